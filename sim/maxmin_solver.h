@@ -10,8 +10,11 @@
 // every unfixed variable's x_v / w_v together; the first constraint to saturate, at
 // level r_c = remaining_c / (sum of unfixed weights on c), fixes all its unfixed variables
 // at x_v = w_v * r_c; a bound b_v fixes v alone at level b_v / w_v. Repeat until every
-// variable is fixed. Levels are kept in a min-heap, so a component of V variables and E
-// (variable, constraint) incidences costs O((V + E) log E).
+// variable is fixed. Levels are kept in an indexed min-heap (one entry per unsaturated
+// constraint and per unfixed bounded variable); fixing a variable only raises the levels
+// of its other constraints, which are updated in place once per step. A component of V
+// variables, C constraints and E (variable, constraint) incidences costs
+// O((V + E) log(V + C)).
 //
 // INCREMENTALITY. The allocation of a variable depends only on the connected component
 // of the variable-constraint graph that holds it. Adding or removing variables and
@@ -33,28 +36,108 @@ class MaxMinSolver {
   using ConstraintId = uint32_t;
   static constexpr double kUnbounded = std::numeric_limits<double>::infinity();
 
+  // Capacity must be finite and >= 0 (0 is allowed: its variables get rate 0).
   ConstraintId add_constraint(double capacity);
   void set_capacity(ConstraintId c, double capacity);
 
-  // Constraints may repeat in `constraints`; a repeated constraint counts once.
+  // Constraints may repeat in `constraints`; a repeated constraint counts once. Weight must
+  // be finite and > 0, bound >= 0. A variable without constraints needs a finite bound
+  // (its rate is the bound). Ids of removed variables are reused.
   VarId add_variable(std::span<const ConstraintId> constraints, double weight = 1.0,
                      double bound = kUnbounded);
   void remove_variable(VarId v);
 
   // Recomputes the components touched since the last call. Appends to the vectors (when
   // not null) the variables whose rate changed and the constraints whose usage changed.
+  // A variable added since the last solve always counts as changed. A change within a
+  // relative 1e-12 is not one: such a rate keeps its previous value, so rate() always
+  // equals what was last reported. The order is deterministic (not sorted).
   void solve(std::vector<VarId>* changed_variables = nullptr,
              std::vector<ConstraintId>* changed_constraints = nullptr);
 
-  double rate(VarId v) const;
-  double usage(ConstraintId c) const;  // sum of the rates of the variables using c
-  double capacity(ConstraintId c) const;
-  size_t num_variables() const;  // variables currently present
-  size_t num_constraints() const;
-  bool dirty() const;
+  // Rates are 0 until the first solve() after add_variable.
+  [[nodiscard]] double rate(VarId v) const;
+  [[nodiscard]] double usage(ConstraintId c) const;  // sum of the rates of the variables using c
+  [[nodiscard]] double capacity(ConstraintId c) const;
+  [[nodiscard]] size_t num_variables() const;  // variables currently present
+  [[nodiscard]] size_t num_constraints() const;
+  [[nodiscard]] bool dirty() const;
 
  private:
-  // (private state: chosen by the implementation)
+  // One (variable, constraint) incidence, seen from each side. `slot` / `pos` is the
+  // index of the mirror entry, so either side is removed in O(1) by swap-remove.
+  struct User {
+    VarId var;
+    uint32_t slot;  // index in vars_[var].uses
+  };
+  struct Use {
+    ConstraintId con;
+    uint32_t pos;  // index in cons_[con].users
+  };
+  static constexpr uint32_t kNotQueued = std::numeric_limits<uint32_t>::max();
+  struct Constraint {
+    double capacity = 0.0;
+    double usage = 0.0;
+    std::vector<User> users;
+    bool dirty = false;
+    // Scratch of the progressive filling, valid while `seen` == the current epoch.
+    uint64_t seen = 0;
+    uint64_t touched = 0;  // == batch_ once queued for a level update
+    double remaining = 0.0;
+    double unfixed_weight = 0.0;
+    uint32_t unfixed = 0;
+    uint32_t heap_pos = kNotQueued;
+  };
+  struct Variable {
+    double weight = 1.0;
+    double bound = kUnbounded;
+    double rate = 0.0;
+    std::vector<Use> uses;
+    bool alive = false;
+    bool solved = false;  // false until the first solve() after add_variable
+    uint64_t seen = 0;
+    uint64_t fixed = 0;  // == epoch once fixed in the current solve
+    double new_rate = 0.0;
+    uint32_t heap_pos = kNotQueued;  // entry of its bound, if finite
+  };
+  // A candidate saturation level: of constraint `id` (kind 0) or of the bound of variable
+  // `id` (kind 1). Ties break on (kind, id), so results never depend on heap internals.
+  struct Level {
+    double level;
+    uint64_t key;  // kind << 32 | id
+    bool before(const Level& o) const { return level != o.level ? level < o.level : key < o.key; }
+  };
+
+  void collect_components();
+  void fill();
+  void fix_variable(VarId v, double rate);
+  void report(std::vector<VarId>* changed_variables,
+              std::vector<ConstraintId>* changed_constraints);
+  // Indexed binary min-heap of Levels; every entry knows its position, so a constraint's
+  // level is updated in place rather than pushed again.
+  uint32_t& heap_pos(uint64_t key);
+  void heap_place(size_t i, const Level& l);
+  void heap_push(const Level& l);
+  void heap_erase(uint32_t pos);
+  void heap_sift_up(size_t i);
+  void heap_sift_down(size_t i);
+
+  std::vector<Constraint> cons_;
+  std::vector<Variable> vars_;
+  std::vector<VarId> free_vars_;
+  size_t num_alive_ = 0;
+  // Seeds of the next solve: constraints marked dirty, variables added.
+  std::vector<ConstraintId> dirty_cons_;
+  std::vector<VarId> dirty_vars_;
+  // Stamps in cons_/vars_ compare against epoch_ and batch_, so nothing is cleared between
+  // solves.
+  uint64_t epoch_ = 0;
+  uint64_t batch_ = 0;  // one per saturation step
+  // Per-solve work lists, kept to reuse their memory.
+  std::vector<ConstraintId> comp_cons_;
+  std::vector<VarId> comp_vars_;
+  std::vector<ConstraintId> touched_;  // constraints whose level changed in this step
+  std::vector<Level> heap_;
 };
 
 }  // namespace dtsim

@@ -1,0 +1,59 @@
+// Collective planning: from (operation, algorithm, group layout, size) to a CollectivePlan,
+// plus the closed-form alpha-beta estimates that resolve CollectiveAlgorithm::kAuto.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/collectives/collective_plan.h"
+#include "sim/units.h"
+
+namespace dtsim {
+
+// Plans `op` over `layout` with `algorithm`. `bytes` follows nccl-tests' "size" (see
+// CollectivePlan::bytes); a group of one rank or bytes == 0 gives a plan with no phases.
+// Throws std::invalid_argument with a clear sentence when the algorithm does not apply
+// (the text of applicability_error), when algorithm is kAuto (resolve it with
+// choose_algorithm first) or when bytes is negative.
+CollectivePlan plan_collective(CollectiveOp op, CollectiveAlgorithm algorithm,
+                               const GroupLayout& layout, Bytes bytes,
+                               const CollectiveOptions& options);
+
+// The algorithms that exist for `op`, in tie-breaking order (never kAuto).
+std::vector<CollectiveAlgorithm> algorithms_for(CollectiveOp op);
+
+// "" when `algorithm` applies to `op` over `layout` with `options`, else the reason, e.g.
+// "halving_doubling needs a power-of-two group, got 6 ranks". Also reports malformed
+// layouts (node_of / region_of not one entry per member, repeated ranks) and options
+// (root out of range, chunk_bytes not positive for pipelined algorithms).
+std::string applicability_error(CollectiveOp op, CollectiveAlgorithm algorithm,
+                                const GroupLayout& layout, const CollectiveOptions& options);
+
+// Per-level alpha-beta figures of the topology the group sits on, measured by the caller.
+struct AlphaBeta {
+  Duration intra_node_alpha;
+  Bandwidth intra_node_bw;
+  Duration inter_node_alpha;
+  Bandwidth inter_node_bw;
+  Duration inter_region_alpha;
+  Bandwidth inter_region_bw;
+};
+
+// Closed-form (uncontended alpha-beta) time of a plan shape; used by auto and by tests.
+// A transfer between members of one node uses the intra-node figures, of one region the
+// inter-node ones, otherwise the inter-region ones. A step costs, for the slowest level
+// present among its transfers, alpha + (bytes the busiest rank sends or receives at that
+// level) / bandwidth: a rank's concurrent transfers share its link, which is what keeps a
+// double binary tree (up to 4 chunks per rank per step) from looking 4x faster than a ring.
+// Pipelined shapes (chain, tree) charge every step at the full-pipeline rate, an upper
+// bound on the fill and drain steps. Throws std::invalid_argument like plan_collective,
+// and when a level the plan uses has a bandwidth that is not positive.
+Duration estimate_time(CollectiveOp op, CollectiveAlgorithm algorithm, const GroupLayout& layout,
+                       Bytes bytes, const CollectiveOptions& options, const AlphaBeta& ab);
+
+// kAuto resolves to the applicable algorithm with the smallest estimate_time (ties: the
+// order of algorithms_for). Throws std::invalid_argument when none applies.
+CollectiveAlgorithm choose_algorithm(CollectiveOp op, const GroupLayout& layout, Bytes bytes,
+                                     const CollectiveOptions& options, const AlphaBeta& ab);
+
+}  // namespace dtsim

@@ -1,0 +1,74 @@
+// Processor sharing per device: n running kernels each progress at 1/n of full speed.
+#include "sim/compute_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace dtsim {
+
+void ComputeModel::start(int device, Duration exclusive, std::function<void()> done) {
+  uint32_t k;
+  if (!free_.empty()) {
+    k = free_.back();
+    free_.pop_back();
+  } else {
+    k = static_cast<uint32_t>(kernels_.size());
+    kernels_.emplace_back();
+  }
+  Kernel& kernel = kernels_[k];
+  kernel.device = device;
+  kernel.remaining_ns = static_cast<double>(exclusive.count_ns());
+  kernel.rate = 0;
+  kernel.last = engine_.now();
+  kernel.running = true;
+  kernel.done = std::move(done);
+  devices_[device].push_back(k);
+  reshare(device);
+}
+
+void ComputeModel::reshare(int device) {
+  const Time now = engine_.now();
+  auto& running = devices_[device];
+  const double rate = running.empty() ? 0 : 1.0 / static_cast<double>(running.size());
+  for (uint32_t k : running) {
+    Kernel& kernel = kernels_[k];
+    kernel.remaining_ns -= kernel.rate * static_cast<double>((now - kernel.last).count_ns());
+    kernel.last = now;
+    kernel.rate = rate;
+    ++kernel.version;
+    const double left = std::ceil(std::max(0.0, kernel.remaining_ns) / rate);
+    completions_.push(Completion{now.count_ns() + static_cast<int64_t>(left), k, kernel.version});
+  }
+}
+
+Time ComputeModel::next_completion() {
+  while (!completions_.empty()) {
+    const Completion& top = completions_.top();
+    const Kernel& kernel = kernels_[top.kernel];
+    if (kernel.running && kernel.version == top.version) return Time::ns(top.time_ns);
+    completions_.pop();
+  }
+  return Time::infinite();
+}
+
+void ComputeModel::complete_due(Time now) {
+  std::vector<int> touched;
+  std::vector<std::function<void()>> callbacks;
+  while (!completions_.empty() && completions_.top().time_ns <= now.count_ns()) {
+    const Completion top = completions_.top();
+    completions_.pop();
+    Kernel& kernel = kernels_[top.kernel];
+    if (!kernel.running || kernel.version != top.version) continue;
+    kernel.running = false;
+    ++kernel.version;
+    auto& running = devices_[kernel.device];
+    running.erase(std::find(running.begin(), running.end(), top.kernel));
+    touched.push_back(kernel.device);
+    callbacks.push_back(std::move(kernel.done));
+    free_.push_back(top.kernel);
+  }
+  for (int d : touched) reshare(d);
+  for (auto& cb : callbacks) cb();
+}
+
+}  // namespace dtsim

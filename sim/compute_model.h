@@ -1,0 +1,52 @@
+// Compute resource model: each device runs its kernels as a fluid resource; kernels that
+// run at the same time on one device (from different streams) share it equally.
+#pragma once
+
+#include <functional>
+#include <queue>
+#include <vector>
+
+#include "sim/engine.h"
+#include "sim/resource_model.h"
+
+namespace dtsim {
+
+class ComputeModel final : public ResourceModel {
+ public:
+  ComputeModel(Engine& engine, int num_devices) : engine_(engine), devices_(num_devices) {}
+
+  // Runs a kernel that would take `exclusive` with the device to itself.
+  void start(int device, Duration exclusive, std::function<void()> done);
+
+  Time next_completion() override;
+  void complete_due(Time now) override;
+
+ private:
+  struct Kernel {
+    int device = 0;
+    double remaining_ns = 0;  // of exclusive device time, as of `last`
+    double rate = 0;          // exclusive ns per simulated ns (1 / kernels on the device)
+    Time last;
+    uint32_t version = 0;
+    bool running = false;
+    std::function<void()> done;
+  };
+  struct Completion {
+    int64_t time_ns;
+    uint32_t kernel;
+    uint32_t version;
+    bool operator>(const Completion& o) const {
+      return time_ns != o.time_ns ? time_ns > o.time_ns : kernel > o.kernel;
+    }
+  };
+  // Re-divides a device among its running kernels after one starts or ends.
+  void reshare(int device);
+
+  Engine& engine_;
+  std::vector<std::vector<uint32_t>> devices_;  // running kernels per device
+  std::vector<Kernel> kernels_;
+  std::vector<uint32_t> free_;
+  std::priority_queue<Completion, std::vector<Completion>, std::greater<>> completions_;
+};
+
+}  // namespace dtsim

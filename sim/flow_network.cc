@@ -1,0 +1,240 @@
+// Flow-level network model: latency, then max-min fair sharing; exact fast-forward of
+// undisturbed repeated rounds.
+#include "sim/flow_network.h"
+
+#include <cmath>
+#include <map>
+
+#include "sim/check.h"
+
+namespace dtsim {
+
+FlowNetworkModel::FlowNetworkModel(Engine& engine, const Topology& topology, Router& router,
+                                   const ObserverList& observers)
+    : NetworkModel(engine, topology, router, observers),
+      link_use_(topology.num_links()),
+      link_stamp_(topology.num_links(), 0) {
+  for (LinkId l = 0; l < topology.num_links(); ++l) {
+    const auto c = solver_.add_constraint(topology.link(l).bandwidth.bytes_per_second());
+    DTSIM_CHECK(c == l, "constraint ids must equal link ids");
+  }
+}
+
+uint32_t FlowNetworkModel::new_flow() {
+  if (!free_flows_.empty()) {
+    const uint32_t f = free_flows_.back();
+    free_flows_.pop_back();
+    const uint32_t version = flows_[f].version + 1;
+    flows_[f] = Flow{};
+    flows_[f].version = version;
+    return f;
+  }
+  flows_.emplace_back();
+  return static_cast<uint32_t>(flows_.size() - 1);
+}
+
+uint32_t FlowNetworkModel::new_group() {
+  if (!free_groups_.empty()) {
+    const uint32_t g = free_groups_.back();
+    free_groups_.pop_back();
+    return g;
+  }
+  groups_.emplace_back();
+  return static_cast<uint32_t>(groups_.size() - 1);
+}
+
+void FlowNetworkModel::start_group(std::vector<FlowSpec> flows, int64_t repeat,
+                                   std::function<void()> done) {
+  DTSIM_CHECK(repeat >= 1, "a group runs at least one round");
+  const uint32_t g = new_group();
+  Group& group = groups_[g];
+  group = Group{};
+  group.flows = std::move(flows);
+  group.rounds_left = repeat;
+  group.done = std::move(done);
+  start_round(g);
+}
+
+void FlowNetworkModel::start_round(uint32_t g) {
+  const Time now = engine_.now();
+  Group& group = groups_[g];
+  group.round_start = now;
+  group.disturbed = false;
+  group.pending = 0;
+  const bool may_fast_forward = group.rounds_left > 1;
+  if (may_fast_forward) {
+    group.links.clear();
+    ++stamp_;
+  }
+  // Flows of equal route latency activate together: one event per distinct latency.
+  std::map<int64_t, std::vector<uint32_t>> by_latency;
+  for (const FlowSpec& spec : group.flows) {
+    if (spec.src == spec.dst) continue;
+    const uint32_t f = new_flow();
+    Flow& flow = flows_[f];
+    flow.group = g;
+    flow.route = router_.route_ref(spec.src, spec.dst);
+    flow.remaining = spec.bytes.as_double();
+    Duration latency;
+    for (LinkId l : router_.links(flow.route)) {
+      latency += topology_.link(l).latency;
+      if (may_fast_forward && link_stamp_[l] != stamp_) {
+        link_stamp_[l] = stamp_;
+        group.links.push_back(l);
+      }
+    }
+    ++group.pending;
+    by_latency[latency.count_ns()].push_back(f);
+  }
+  if (may_fast_forward) {
+    group.bytes_at_start.clear();
+    group.busy_at_start.clear();
+    for (LinkId l : group.links) {
+      link_stats_.flush(l, now);
+      group.bytes_at_start.push_back(link_stats_.stats(l).bytes);
+      group.busy_at_start.push_back(link_stats_.stats(l).busy);
+    }
+  }
+  if (group.pending == 0) {
+    engine_.schedule_at(now, [this, g] { on_round_done(g); });
+    return;
+  }
+  for (auto& [latency, ids] : by_latency) {
+    if (latency == 0) {
+      for (uint32_t f : ids) activate(f);
+    } else {
+      engine_.schedule_after(Duration::ns(latency), [this, ids = std::move(ids)] {
+        for (uint32_t f : ids) activate(f);
+      });
+    }
+  }
+}
+
+void FlowNetworkModel::activate(uint32_t f) {
+  Flow& flow = flows_[f];
+  if (flow.remaining <= 0) {
+    finish_flow(f);
+    return;
+  }
+  const auto links = router_.links(flow.route);
+  for (LinkId l : links) {
+    LinkUse& use = link_use_[l];
+    if (use.active == 0) {
+      use.group = flow.group;
+    } else if (use.group != flow.group) {
+      // Another group loads this link: neither group's round is self-contained now.
+      groups_[flow.group].disturbed = true;
+      groups_[use.group].disturbed = true;
+    }
+    ++use.active;
+  }
+  flow.var = solver_.add_variable(links);
+  flow.in_solver = true;
+  flow.last = engine_.now();
+  if (var_to_flow_.size() <= flow.var) var_to_flow_.resize(flow.var + 1);
+  var_to_flow_[flow.var] = f;
+}
+
+void FlowNetworkModel::settle() {
+  if (!solver_.dirty()) return;
+  const Time now = engine_.now();
+  changed_vars_.clear();
+  changed_links_.clear();
+  solver_.solve(&changed_vars_, &changed_links_);
+  for (MaxMinSolver::VarId v : changed_vars_) {
+    const uint32_t f = var_to_flow_[v];
+    Flow& flow = flows_[f];
+    flow.remaining -= flow.rate * (now - flow.last).seconds();
+    flow.last = now;
+    flow.rate = solver_.rate(v);
+    ++flow.version;
+    if (flow.rate > 0) {
+      const double ns = std::ceil(std::max(0.0, flow.remaining) / flow.rate * 1e9);
+      completions_.push(Completion{now.count_ns() + static_cast<int64_t>(ns), f, flow.version});
+    }
+  }
+  for (MaxMinSolver::ConstraintId c : changed_links_) link_stats_.set_load(c, solver_.usage(c), now);
+}
+
+Time FlowNetworkModel::next_completion() {
+  settle();
+  while (!completions_.empty()) {
+    const Completion& top = completions_.top();
+    const Flow& flow = flows_[top.flow];
+    if (flow.in_solver && flow.version == top.version) return Time::ns(top.time_ns);
+    completions_.pop();
+  }
+  return Time::infinite();
+}
+
+void FlowNetworkModel::complete_due(Time now) {
+  while (!completions_.empty() && completions_.top().time_ns <= now.count_ns()) {
+    const Completion top = completions_.top();
+    completions_.pop();
+    const Flow& flow = flows_[top.flow];
+    if (flow.in_solver && flow.version == top.version) finish_flow(top.flow);
+  }
+}
+
+void FlowNetworkModel::finish_flow(uint32_t f) {
+  Flow& flow = flows_[f];
+  if (flow.in_solver) {
+    solver_.remove_variable(flow.var);
+    for (LinkId l : router_.links(flow.route)) --link_use_[l].active;
+    flow.in_solver = false;
+  }
+  ++flow.version;
+  free_flows_.push_back(f);
+  const uint32_t g = flow.group;
+  if (--groups_[g].pending == 0) {
+    engine_.schedule_at(engine_.now(), [this, g] { on_round_done(g); });
+  }
+}
+
+void FlowNetworkModel::on_round_done(uint32_t g) {
+  const Time now = engine_.now();
+  Group& group = groups_[g];
+  --group.rounds_left;
+  if (group.rounds_left > 0 && !group.disturbed) {
+    const Duration round = now - group.round_start;
+    // Settle first so that the links' loads drop to zero at `now` and their statistics
+    // hold exactly one round's traffic.
+    const Time horizon = std::min(next_completion(), engine_.horizon_excluding(this));
+    int64_t skip = group.rounds_left;
+    if (round.count_ns() > 0 && !horizon.is_infinite()) {
+      skip = std::min(skip, (horizon - now).count_ns() / round.count_ns());
+    }
+    if (skip > 0) {
+      const Time end = now + round * skip;
+      for (size_t i = 0; i < group.links.size(); ++i) {
+        const LinkId l = group.links[i];
+        link_stats_.flush(l, now);
+        const double bytes = link_stats_.stats(l).bytes - group.bytes_at_start[i];
+        const Duration busy = link_stats_.stats(l).busy - group.busy_at_start[i];
+        link_stats_.add_traffic(l, bytes * static_cast<double>(skip), busy * skip, 0, now, end,
+                                skip);
+      }
+      group.rounds_left -= skip;
+      fast_forwarded_rounds_ += skip;
+      engine_.schedule_at(end, [this, g] {
+        if (groups_[g].rounds_left == 0) {
+          auto done = std::move(groups_[g].done);
+          free_groups_.push_back(g);
+          done();
+        } else {
+          start_round(g);
+        }
+      });
+      return;
+    }
+  }
+  if (group.rounds_left == 0) {
+    auto done = std::move(group.done);
+    free_groups_.push_back(g);
+    done();
+    return;
+  }
+  start_round(g);
+}
+
+}  // namespace dtsim

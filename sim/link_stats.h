@@ -1,0 +1,54 @@
+// Per-link traffic statistics, accumulated whenever the load on a link changes.
+#pragma once
+
+#include <algorithm>
+#include <vector>
+
+#include "sim/observer.h"
+#include "sim/topology.h"
+#include "sim/units.h"
+
+namespace dtsim {
+
+struct LinkStats {
+  double bytes = 0;           // bytes carried
+  Duration busy;              // time with any traffic on the link
+  double peak_utilization = 0;  // highest load / capacity seen (can exceed 1 in `analytical`)
+};
+
+// Integrates each link's load (bytes/s) over time. set_load() closes the interval since
+// the last change; flush() closes it without changing the load. Busy spans go to the
+// observers when a link falls idle.
+class LinkStatsTable {
+ public:
+  LinkStatsTable(const Topology& topology, const ObserverList& observers)
+      : topology_(topology), observers_(observers), links_(topology.num_links()) {}
+
+  void set_load(LinkId l, double bytes_per_s, Time now);
+  void flush(LinkId l, Time now);
+  // Adds traffic worked out in closed form rather than by load changes (the analytical
+  // model, and rounds the flow model fast-forwards): bytes and busy time grow by the given
+  // amounts, `load` counts toward the peak, and one busy span [start, end] is reported.
+  void add_traffic(LinkId l, double bytes, Duration busy, double load, Time start, Time end,
+                   int64_t rounds);
+  // Closes every open interval at `end` (call once when the simulation ends).
+  void finish(Time end);
+
+  const LinkStats& stats(LinkId l) const { return links_[l].stats; }
+  double load(LinkId l) const { return links_[l].load; }
+  size_t size() const { return links_.size(); }
+
+ private:
+  struct Entry {
+    LinkStats stats;
+    double load = 0;
+    Time last;
+    Time span_start;
+    double span_bytes = 0;
+  };
+  const Topology& topology_;
+  const ObserverList& observers_;
+  std::vector<Entry> links_;
+};
+
+}  // namespace dtsim

@@ -1,0 +1,330 @@
+// Incremental weighted max-min fair sharing: component search plus progressive filling.
+#include "sim/maxmin_solver.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/check.h"
+
+namespace dtsim {
+namespace {
+
+constexpr uint64_t kConstraintKind = 0;
+constexpr uint64_t kBoundKind = 1;
+constexpr double kChangeTolerance = 1e-12;
+
+bool differs(double a, double b) {
+  return std::abs(a - b) > kChangeTolerance * std::max(std::abs(a), std::abs(b));
+}
+
+}  // namespace
+
+MaxMinSolver::ConstraintId MaxMinSolver::add_constraint(double capacity) {
+  DTSIM_CHECK(std::isfinite(capacity) && capacity >= 0.0,
+              "constraint capacity must be finite and non-negative");
+  DTSIM_CHECK(cons_.size() < std::numeric_limits<ConstraintId>::max(), "too many constraints");
+  cons_.emplace_back();
+  cons_.back().capacity = capacity;
+  return static_cast<ConstraintId>(cons_.size() - 1);
+}
+
+void MaxMinSolver::set_capacity(ConstraintId c, double capacity) {
+  DTSIM_CHECK(c < cons_.size(), "unknown constraint");
+  DTSIM_CHECK(std::isfinite(capacity) && capacity >= 0.0,
+              "constraint capacity must be finite and non-negative");
+  Constraint& con = cons_[c];
+  if (con.capacity == capacity) return;
+  con.capacity = capacity;
+  if (!con.dirty) {
+    con.dirty = true;
+    dirty_cons_.push_back(c);
+  }
+}
+
+MaxMinSolver::VarId MaxMinSolver::add_variable(std::span<const ConstraintId> constraints,
+                                               double weight, double bound) {
+  DTSIM_CHECK(std::isfinite(weight) && weight > 0.0, "variable weight must be finite and > 0");
+  DTSIM_CHECK(bound >= 0.0, "variable bound must be >= 0");  // also rejects NaN
+  DTSIM_CHECK(!constraints.empty() || std::isfinite(bound),
+              "a variable without constraints needs a finite bound");
+  VarId v;
+  if (!free_vars_.empty()) {
+    v = free_vars_.back();
+    free_vars_.pop_back();
+  } else {
+    DTSIM_CHECK(vars_.size() < std::numeric_limits<VarId>::max(), "too many variables");
+    v = static_cast<VarId>(vars_.size());
+    vars_.emplace_back();
+  }
+  Variable& var = vars_[v];
+  var.weight = weight;
+  var.bound = bound;
+  var.rate = 0.0;
+  var.alive = true;
+  var.solved = false;
+  var.uses.clear();  // keeps the capacity of a recycled slot
+  // A fresh stamp value deduplicates the list without clearing anything.
+  const uint64_t mark = ++epoch_;
+  for (const ConstraintId c : constraints) {
+    DTSIM_CHECK(c < cons_.size(), "unknown constraint");
+    Constraint& con = cons_[c];
+    if (con.seen == mark) continue;
+    con.seen = mark;
+    var.uses.push_back(Use{c, static_cast<uint32_t>(con.users.size())});
+    con.users.push_back(User{v, static_cast<uint32_t>(var.uses.size() - 1)});
+  }
+  ++num_alive_;
+  dirty_vars_.push_back(v);
+  return v;
+}
+
+void MaxMinSolver::remove_variable(VarId v) {
+  DTSIM_CHECK(v < vars_.size() && vars_[v].alive, "unknown variable");
+  Variable& var = vars_[v];
+  for (const Use& use : var.uses) {
+    Constraint& con = cons_[use.con];
+    const User moved = con.users.back();
+    con.users[use.pos] = moved;
+    vars_[moved.var].uses[moved.slot].pos = use.pos;
+    con.users.pop_back();
+    if (!con.dirty) {
+      con.dirty = true;
+      dirty_cons_.push_back(use.con);
+    }
+  }
+  var.uses.clear();
+  var.alive = false;
+  var.rate = 0.0;
+  --num_alive_;
+  free_vars_.push_back(v);
+}
+
+void MaxMinSolver::solve(std::vector<VarId>* changed_variables,
+                         std::vector<ConstraintId>* changed_constraints) {
+  if (!dirty()) return;
+  ++epoch_;
+  collect_components();
+  fill();
+  report(changed_variables, changed_constraints);
+}
+
+// Breadth-first search over the bipartite graph from every seed. The work lists double as
+// the BFS queues; stamps make "seen" O(1) without clearing arrays between solves.
+void MaxMinSolver::collect_components() {
+  comp_cons_.clear();
+  comp_vars_.clear();
+  auto reach_constraint = [this](ConstraintId c) {
+    Constraint& con = cons_[c];
+    if (con.seen == epoch_) return;
+    con.seen = epoch_;
+    comp_cons_.push_back(c);
+  };
+  auto reach_variable = [this](VarId v) {
+    Variable& var = vars_[v];
+    if (!var.alive || var.seen == epoch_) return;
+    var.seen = epoch_;
+    comp_vars_.push_back(v);
+  };
+  for (const ConstraintId c : dirty_cons_) {
+    cons_[c].dirty = false;
+    reach_constraint(c);
+  }
+  for (const VarId v : dirty_vars_) reach_variable(v);
+  dirty_cons_.clear();
+  dirty_vars_.clear();
+
+  size_t next_con = 0;
+  size_t next_var = 0;
+  while (next_con < comp_cons_.size() || next_var < comp_vars_.size()) {
+    for (; next_con < comp_cons_.size(); ++next_con) {
+      for (const User& u : cons_[comp_cons_[next_con]].users) reach_variable(u.var);
+    }
+    for (; next_var < comp_vars_.size(); ++next_var) {
+      for (const Use& use : vars_[comp_vars_[next_var]].uses) reach_constraint(use.con);
+    }
+  }
+}
+
+uint32_t& MaxMinSolver::heap_pos(uint64_t key) {
+  const auto id = static_cast<uint32_t>(key);
+  return (key >> 32) == kConstraintKind ? cons_[id].heap_pos : vars_[id].heap_pos;
+}
+
+void MaxMinSolver::heap_place(size_t i, const Level& l) {
+  heap_[i] = l;
+  heap_pos(l.key) = static_cast<uint32_t>(i);
+}
+
+void MaxMinSolver::heap_sift_up(size_t i) {
+  const Level l = heap_[i];
+  while (i > 0) {
+    const size_t parent = (i - 1) / 2;
+    if (!l.before(heap_[parent])) break;
+    heap_place(i, heap_[parent]);
+    i = parent;
+  }
+  heap_place(i, l);
+}
+
+void MaxMinSolver::heap_sift_down(size_t i) {
+  const Level l = heap_[i];
+  const size_t n = heap_.size();
+  while (true) {
+    size_t child = 2 * i + 1;
+    if (child >= n) break;
+    if (child + 1 < n && heap_[child + 1].before(heap_[child])) ++child;
+    if (!heap_[child].before(l)) break;
+    heap_place(i, heap_[child]);
+    i = child;
+  }
+  heap_place(i, l);
+}
+
+void MaxMinSolver::heap_push(const Level& l) {
+  heap_.push_back(l);
+  heap_sift_up(heap_.size() - 1);
+}
+
+void MaxMinSolver::heap_erase(uint32_t pos) {
+  heap_pos(heap_[pos].key) = kNotQueued;
+  const Level last = heap_.back();
+  heap_.pop_back();
+  if (pos == heap_.size()) return;
+  heap_place(pos, last);
+  if (pos > 0 && last.before(heap_[(pos - 1) / 2])) {
+    heap_sift_up(pos);
+  } else {
+    heap_sift_down(pos);
+  }
+}
+
+// Fixes v and takes its rate and weight out of every constraint it crosses; those whose
+// level moved are queued in touched_. A saturating constraint has unfixed == 0 already
+// and is left alone.
+void MaxMinSolver::fix_variable(VarId v, double rate) {
+  Variable& var = vars_[v];
+  var.fixed = epoch_;
+  var.new_rate = rate;
+  if (var.heap_pos != kNotQueued) heap_erase(var.heap_pos);
+  for (const Use& use : var.uses) {
+    Constraint& con = cons_[use.con];
+    if (con.unfixed == 0) continue;
+    if (--con.unfixed == 0) {
+      heap_erase(con.heap_pos);
+      continue;
+    }
+    con.remaining = std::max(0.0, con.remaining - rate);
+    con.unfixed_weight -= var.weight;
+    if (!(con.unfixed_weight > 0.0)) {
+      // Cancellation between weights of very different sizes: recompute exactly.
+      con.unfixed_weight = 0.0;
+      for (const User& u : con.users) {
+        if (vars_[u.var].fixed != epoch_) con.unfixed_weight += vars_[u.var].weight;
+      }
+    }
+    if (con.touched != batch_) {
+      con.touched = batch_;
+      touched_.push_back(use.con);
+    }
+  }
+}
+
+void MaxMinSolver::fill() {
+  heap_.clear();
+  for (const ConstraintId c : comp_cons_) {
+    Constraint& con = cons_[c];
+    con.remaining = con.capacity;
+    con.unfixed = static_cast<uint32_t>(con.users.size());
+    con.unfixed_weight = 0.0;
+    for (const User& u : con.users) con.unfixed_weight += vars_[u.var].weight;
+    con.heap_pos = kNotQueued;
+    if (con.unfixed > 0) {
+      heap_push(Level{con.remaining / con.unfixed_weight, (kConstraintKind << 32) | c});
+    }
+  }
+  for (const VarId v : comp_vars_) {
+    Variable& var = vars_[v];
+    var.heap_pos = kNotQueued;
+    if (std::isfinite(var.bound)) {
+      heap_push(Level{var.bound / var.weight, (kBoundKind << 32) | v});
+    }
+  }
+
+  size_t unfixed_vars = comp_vars_.size();
+  double floor = 0.0;  // the level of the last step
+  while (unfixed_vars > 0) {
+    DTSIM_CHECK(!heap_.empty(), "progressive filling left a variable unfixed");
+    const Level top = heap_.front();
+    heap_erase(0);
+    floor = std::max(floor, top.level);
+    ++batch_;
+    const auto id = static_cast<uint32_t>(top.key);
+    if ((top.key >> 32) == kBoundKind) {
+      fix_variable(id, vars_[id].bound);
+      --unfixed_vars;
+    } else {
+      Constraint& con = cons_[id];
+      con.unfixed = 0;  // saturated: fix_variable must leave it alone
+      for (const User& u : con.users) {
+        const Variable& var = vars_[u.var];
+        if (var.fixed == epoch_) continue;
+        // min: a bound within rounding of the level may not have popped yet.
+        fix_variable(u.var, std::min(var.weight * top.level, var.bound));
+        --unfixed_vars;
+      }
+    }
+    // Mathematically these levels only rise and stay >= floor; rounding can put one a hair
+    // below, and the clamp keeps the filling monotone (the excess is within rounding).
+    for (const ConstraintId c : touched_) {
+      const Constraint& con = cons_[c];
+      if (con.heap_pos == kNotQueued) continue;
+      heap_[con.heap_pos].level = std::max(con.remaining / con.unfixed_weight, floor);
+      heap_sift_down(con.heap_pos);
+      heap_sift_up(con.heap_pos);
+    }
+    touched_.clear();
+  }
+  DTSIM_CHECK(heap_.empty(), "progressive filling left a level queued");
+}
+
+void MaxMinSolver::report(std::vector<VarId>* changed_variables,
+                          std::vector<ConstraintId>* changed_constraints) {
+  for (const VarId v : comp_vars_) {
+    Variable& var = vars_[v];
+    if (var.solved && !differs(var.new_rate, var.rate)) continue;
+    var.solved = true;
+    var.rate = var.new_rate;
+    if (changed_variables != nullptr) changed_variables->push_back(v);
+  }
+  for (const ConstraintId c : comp_cons_) {
+    Constraint& con = cons_[c];
+    double usage = 0.0;
+    for (const User& u : con.users) usage += vars_[u.var].rate;
+    const bool changed = differs(usage, con.usage);
+    con.usage = usage;
+    if (changed && changed_constraints != nullptr) changed_constraints->push_back(c);
+  }
+}
+
+double MaxMinSolver::rate(VarId v) const {
+  DTSIM_CHECK(v < vars_.size() && vars_[v].alive, "unknown variable");
+  return vars_[v].rate;
+}
+
+double MaxMinSolver::usage(ConstraintId c) const {
+  DTSIM_CHECK(c < cons_.size(), "unknown constraint");
+  return cons_[c].usage;
+}
+
+double MaxMinSolver::capacity(ConstraintId c) const {
+  DTSIM_CHECK(c < cons_.size(), "unknown constraint");
+  return cons_[c].capacity;
+}
+
+size_t MaxMinSolver::num_variables() const { return num_alive_; }
+
+size_t MaxMinSolver::num_constraints() const { return cons_.size(); }
+
+bool MaxMinSolver::dirty() const { return !dirty_cons_.empty() || !dirty_vars_.empty(); }
+
+}  // namespace dtsim

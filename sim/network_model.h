@@ -1,0 +1,63 @@
+// The network-model interface and its registry: `analytical` (alpha-beta, no contention)
+// and `flow` (max-min fair sharing along routes; the default).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/engine.h"
+#include "sim/link_stats.h"
+#include "sim/observer.h"
+#include "sim/resource_model.h"
+#include "sim/router.h"
+#include "sim/topology.h"
+
+namespace dtsim {
+
+struct FlowSpec {
+  VertexId src = 0;
+  VertexId dst = 0;
+  Bytes bytes;
+};
+
+// A network model moves groups of flows. A group is one collective phase (or a single
+// send/recv): its flows start together, the round ends when the last one arrives, and
+// `repeat` rounds run back to back. `done` runs once, after the last round.
+class NetworkModel : public ResourceModel {
+ public:
+  NetworkModel(Engine& engine, const Topology& topology, Router& router,
+               const ObserverList& observers)
+      : engine_(engine), topology_(topology), router_(router), link_stats_(topology, observers) {}
+
+  virtual std::string_view name() const = 0;
+  virtual void start_group(std::vector<FlowSpec> flows, int64_t repeat,
+                           std::function<void()> done) = 0;
+
+  // Closes link statistics at the end of the run.
+  void finish(Time end) { link_stats_.finish(end); }
+  const LinkStatsTable& link_stats() const { return link_stats_; }
+  // Rounds that were fast-forwarded rather than simulated flow by flow (for reports).
+  int64_t fast_forwarded_rounds() const { return fast_forwarded_rounds_; }
+
+ protected:
+  Engine& engine_;
+  const Topology& topology_;
+  Router& router_;
+  LinkStatsTable link_stats_;
+  int64_t fast_forwarded_rounds_ = 0;
+};
+
+struct NetworkModelInfo {
+  std::string_view name;
+  std::string_view description;
+};
+std::vector<NetworkModelInfo> network_models();
+// nullptr when the name is unknown.
+std::unique_ptr<NetworkModel> make_network_model(std::string_view name, Engine& engine,
+                                                 const Topology& topology, Router& router,
+                                                 const ObserverList& observers);
+
+}  // namespace dtsim

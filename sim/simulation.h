@@ -1,0 +1,78 @@
+// A Simulation: one engine, one cluster's router, network and compute models, and the
+// observers. Everything lives in the instance, so several can run in one process.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/collectives/planner.h"
+#include "sim/compute_model.h"
+#include "sim/engine.h"
+#include "sim/network_model.h"
+#include "sim/observer.h"
+#include "sim/router.h"
+#include "sim/task_graph.h"
+#include "sim/topology.h"
+
+namespace dtsim {
+
+struct SimulationOptions {
+  std::string network_model = "flow";
+};
+
+// Where one rank's time went. Categories can overlap (compute and communication on
+// different streams); exposed communication is communication while no compute runs.
+struct RankStats {
+  Duration compute;
+  Duration communication;
+  Duration exposed_communication;
+  Duration idle;
+  int64_t tasks = 0;
+  Bytes peak_memory;
+  Bytes memory_capacity;
+  bool out_of_memory = false;
+};
+
+struct RunResult {
+  Time end;
+  uint64_t events = 0;
+  int64_t fast_forwarded_rounds = 0;
+  std::vector<RankStats> ranks;
+  std::vector<CollectiveRecord> collectives;  // in completion order
+  std::vector<MemoryOverflowRecord> memory_overflows;
+  // Tasks that never ran (a dependency cycle through rendezvous, a collective whose
+  // members wait on each other): one sentence each; empty when everything completed.
+  std::vector<std::string> stalled;
+};
+
+class Simulation {
+ public:
+  // Throws std::invalid_argument when the network model name is unknown.
+  Simulation(const Cluster& cluster, const SimulationOptions& options);
+  ~Simulation();
+
+  void add_observer(SimObserver* observer) { observers_.add(observer); }
+  // Runs the graph to completion; a Simulation runs one graph.
+  RunResult run(const TaskGraph& graph);
+
+  const Cluster& cluster() const { return cluster_; }
+  Engine& engine() { return engine_; }
+  Router& router() { return router_; }
+  const NetworkModel& network() const { return *network_; }
+  // Alpha-beta figures of the links a group spans, measured on its routes (for `auto`).
+  AlphaBeta alpha_beta(const GroupLayout& layout);
+  GroupLayout layout_of(const std::vector<int>& members) const;
+
+ private:
+  friend class TaskRuntime;
+  const Cluster& cluster_;
+  Engine engine_;
+  ObserverList observers_;
+  Router router_;
+  std::unique_ptr<NetworkModel> network_;
+  ComputeModel compute_;
+  bool ran_ = false;
+};
+
+}  // namespace dtsim

@@ -1,0 +1,272 @@
+// TaskGraph execution on the simulated cluster.
+#include "sim/task_runtime.h"
+
+#include <algorithm>
+
+#include "sim/check.h"
+
+namespace dtsim {
+
+TaskRuntime::TaskRuntime(Simulation& sim, const TaskGraph& graph)
+    : sim_(sim),
+      graph_(graph),
+      state_(graph.tasks().size()),
+      dependents_(graph.tasks().size()),
+      streams_(static_cast<size_t>(sim.cluster().num_ranks()) * std::max<size_t>(1, graph.streams().size())),
+      ranks_(sim.cluster().num_ranks()),
+      collective_arrived_(graph.collectives().size(), 0),
+      collective_tasks_(graph.collectives().size()),
+      collective_start_(graph.collectives().size()) {
+  const auto errors = graph.validate(sim.cluster().num_ranks());
+  DTSIM_CHECK(errors.empty(), "the TaskGraph must be validated before it runs");
+  for (TaskId id = 0; id < graph.tasks().size(); ++id) {
+    const Task& t = graph.task(id);
+    state_[id].deps_left = static_cast<uint32_t>(t.deps.size());
+    for (TaskId d : t.deps) dependents_[d].push_back(id);
+    stream_of(t).queue.push_back(id);
+  }
+  for (int r = 0; r < sim.cluster().num_ranks(); ++r) {
+    ranks_[r].stats.memory_capacity = sim.cluster().devices[r].spec->memory_capacity;
+  }
+}
+
+RunResult TaskRuntime::run() {
+  // Issue every stream's first task whose dependencies are already met.
+  for (Stream& s : streams_) {
+    if (!s.queue.empty()) try_issue(s.queue.front());
+  }
+  Engine& engine = sim_.engine_;
+  const Time end = engine.run();
+  sim_.network_->finish(end);
+  result_.end = end;
+  result_.events = engine.events_processed();
+  result_.fast_forwarded_rounds = sim_.network_->fast_forwarded_rounds();
+  for (RankClock& rc : ranks_) {
+    // Close the accounting interval; whatever is not busy is idle.
+    const Duration busy_total = rc.stats.idle;  // holds busy time until here (see account)
+    rc.stats.idle = end - busy_total;
+    result_.ranks.push_back(rc.stats);
+  }
+  result_.stalled = describe_stalled();
+  return result_;
+}
+
+bool TaskRuntime::is_compute(const Task& t) const {
+  return t.kind == TaskKind::kCompute ||
+         (t.kind == TaskKind::kMemcpy && t.memcpy_kind == MemcpyKind::kDeviceToDevice);
+}
+
+// Integrates the rank's clocks up to now, then applies the change. While the run lasts,
+// stats.idle holds the busy time (any task running); run() turns it into idle time.
+void TaskRuntime::account(int rank, const Task& t, int delta) {
+  RankClock& rc = ranks_[rank];
+  const Time now = sim_.engine_.now();
+  const Duration dt = now - rc.last;
+  if (rc.compute_running > 0) rc.stats.compute += dt;
+  if (rc.comm_running > 0) rc.stats.communication += dt;
+  if (rc.comm_running > 0 && rc.compute_running == 0) rc.stats.exposed_communication += dt;
+  if (rc.comm_running > 0 || rc.compute_running > 0) rc.stats.idle += dt;
+  rc.last = now;
+  if (t.kind == TaskKind::kAlloc || t.kind == TaskKind::kFree) return;
+  (is_compute(t) ? rc.compute_running : rc.comm_running) += delta;
+}
+
+void TaskRuntime::try_issue(TaskId id) {
+  const Task& t = graph_.task(id);
+  Stream& s = stream_of(t);
+  if (state_[id].started || state_[id].deps_left > 0 || s.busy) return;
+  if (s.head >= s.queue.size() || s.queue[s.head] != id) return;
+  s.busy = true;
+  issue(id);
+}
+
+void TaskRuntime::issue(TaskId id) {
+  const Task& t = graph_.task(id);
+  state_[id].started = true;
+  state_[id].start = sim_.engine_.now();
+  account(t.rank, t, +1);
+  const ClusterDevice& dev = sim_.cluster().devices[t.rank];
+  switch (t.kind) {
+    case TaskKind::kCompute: {
+      const Duration d = t.flops ? *t.flops / dev.spec->peak_for(t.dtype) : t.duration;
+      sim_.compute_.start(t.rank, d, [this, id] { finish(id); });
+      break;
+    }
+    case TaskKind::kCollective: {
+      collective_tasks_[t.collective].push_back(id);
+      const auto& call = graph_.collectives()[t.collective];
+      if (++collective_arrived_[t.collective] == static_cast<int>(call.members.size())) {
+        start_collective(t.collective);
+      }
+      break;
+    }
+    case TaskKind::kSend:
+    case TaskKind::kRecv: {
+      const bool send = t.kind == TaskKind::kSend;
+      const auto key = send ? std::tuple{t.rank, t.peer, t.tag} : std::tuple{t.peer, t.rank, t.tag};
+      auto& mine = send ? ready_sends_[key] : ready_recvs_[key];
+      auto& theirs = send ? ready_recvs_[key] : ready_sends_[key];
+      if (theirs.empty()) {
+        mine.push_back(id);
+      } else {
+        const TaskId other = theirs.front();
+        theirs.pop_front();
+        start_p2p(send ? id : other, send ? other : id);
+      }
+      break;
+    }
+    case TaskKind::kMemcpy: {
+      const ClusterNode& node = sim_.cluster().nodes[dev.node];
+      FlowSpec flow{dev.vertex, dev.vertex, t.bytes};
+      switch (t.memcpy_kind) {
+        case MemcpyKind::kHostToDevice: flow.src = node.host; break;
+        case MemcpyKind::kDeviceToHost: flow.dst = node.host; break;
+        case MemcpyKind::kPeer: flow.dst = sim_.cluster().devices[t.peer].vertex; break;
+        case MemcpyKind::kDeviceToDevice: {
+          // Reads and writes device memory: twice the bytes through HBM.
+          const Duration d = Bytes(2 * t.bytes.count()) / dev.spec->memory_bandwidth;
+          sim_.engine_.schedule_after(d, [this, id] { finish(id); });
+          return;
+        }
+      }
+      sim_.network_->start_group({flow}, 1, [this, id] { finish(id); });
+      break;
+    }
+    case TaskKind::kAlloc:
+    case TaskKind::kFree:
+      memory_change(id, t.kind == TaskKind::kAlloc ? 1 : -1);
+      finish_later(id);
+      break;
+  }
+}
+
+void TaskRuntime::memory_change(TaskId id, int64_t sign) {
+  const Task& t = graph_.task(id);
+  RankClock& rc = ranks_[t.rank];
+  rc.memory_in_use += Bytes(sign * t.bytes.count());
+  rc.stats.peak_memory = std::max(rc.stats.peak_memory, rc.memory_in_use);
+  if (rc.memory_in_use > rc.stats.memory_capacity && !rc.stats.out_of_memory) {
+    rc.stats.out_of_memory = true;
+    const MemoryOverflowRecord rec{t.rank, id, rc.memory_in_use, rc.stats.memory_capacity,
+                                   sim_.engine_.now()};
+    result_.memory_overflows.push_back(rec);
+    sim_.observers_.memory_overflow(rec);
+  }
+}
+
+// Instant tasks finish through an event at the same instant, so that long chains of them
+// do not recurse.
+void TaskRuntime::finish_later(TaskId id) {
+  sim_.engine_.schedule_after(Duration::zero(), [this, id] { finish(id); });
+}
+
+void TaskRuntime::finish(TaskId id) {
+  const Task& t = graph_.task(id);
+  TaskState& st = state_[id];
+  st.done = true;
+  ++finished_;
+  account(t.rank, t, -1);
+  ++ranks_[t.rank].stats.tasks;
+  if (!sim_.observers_.empty()) {
+    sim_.observers_.task(TaskRecord{id, t.rank, graph_.streams()[t.stream], t.name, t.kind,
+                                    st.start, sim_.engine_.now()});
+  }
+  Stream& s = stream_of(t);
+  s.busy = false;
+  ++s.head;
+  for (TaskId d : dependents_[id]) {
+    --state_[d].deps_left;
+    try_issue(d);
+  }
+  if (s.head < s.queue.size()) try_issue(s.queue[s.head]);
+}
+
+std::shared_ptr<const CollectivePlan> TaskRuntime::plan_for(const CollectiveCall& call) {
+  const auto& o = call.options;
+  auto key = std::tuple{static_cast<int>(call.op), static_cast<int>(call.algorithm),
+                        call.bytes.count(), static_cast<int>(o.chunk_bytes.count()), o.torus_x,
+                        o.torus_y, o.root, call.members};
+  if (auto it = plans_.find(key); it != plans_.end()) return it->second;
+  const GroupLayout layout = sim_.layout_of(call.members);
+  CollectiveAlgorithm algorithm = call.algorithm;
+  if (algorithm == CollectiveAlgorithm::kAuto) {
+    algorithm = call.members.size() <= 1
+                    ? algorithms_for(call.op).front()
+                    : choose_algorithm(call.op, layout, call.bytes, o, sim_.alpha_beta(layout));
+  }
+  auto plan = std::make_shared<const CollectivePlan>(
+      plan_collective(call.op, algorithm, layout, call.bytes, o));
+  plans_.emplace(std::move(key), plan);
+  return plan;
+}
+
+void TaskRuntime::start_collective(uint32_t c) {
+  collective_start_[c] = sim_.engine_.now();
+  run_phase(c, plan_for(graph_.collectives()[c]), 0);
+}
+
+void TaskRuntime::run_phase(uint32_t c, std::shared_ptr<const CollectivePlan> plan, size_t phase) {
+  if (phase == plan->phases.size()) {
+    const CollectiveCall& call = graph_.collectives()[c];
+    int64_t steps = 0;
+    for (const Phase& p : plan->phases) steps += p.repeat;
+    CollectiveRecord rec{c, call.label, call.op, plan->algorithm, call.bytes,
+                         static_cast<int>(call.members.size()), steps, collective_start_[c],
+                         sim_.engine_.now()};
+    result_.collectives.push_back(rec);
+    sim_.observers_.collective(rec);
+    for (TaskId id : collective_tasks_[c]) finish(id);
+    return;
+  }
+  const Phase& p = plan->phases[phase];
+  std::vector<FlowSpec> flows;
+  flows.reserve(p.transfers.size());
+  const auto& devices = sim_.cluster().devices;
+  for (const Transfer& tr : p.transfers) {
+    flows.push_back(FlowSpec{devices[tr.src].vertex, devices[tr.dst].vertex, tr.bytes});
+  }
+  sim_.network_->start_group(std::move(flows), p.repeat, [this, c, plan, phase] {
+    run_phase(c, plan, phase + 1);
+  });
+}
+
+void TaskRuntime::start_p2p(TaskId send, TaskId recv) {
+  const Task& s = graph_.task(send);
+  const auto& devices = sim_.cluster().devices;
+  sim_.network_->start_group({FlowSpec{devices[s.rank].vertex, devices[s.peer].vertex, s.bytes}}, 1,
+                             [this, send, recv] {
+                               finish(send);
+                               finish(recv);
+                             });
+}
+
+std::vector<std::string> TaskRuntime::describe_stalled() const {
+  std::vector<std::string> out;
+  if (finished_ == graph_.tasks().size()) return out;
+  for (TaskId id = 0; id < graph_.tasks().size() && out.size() < 20; ++id) {
+    if (state_[id].done) continue;
+    const Task& t = graph_.task(id);
+    std::string why;
+    if (!state_[id].started) {
+      why = state_[id].deps_left > 0 ? "waits for " + std::to_string(state_[id].deps_left) +
+                                           " unfinished dependencies"
+                                     : "waits for earlier tasks on its stream";
+    } else if (t.kind == TaskKind::kCollective) {
+      why = "waits in collective \"" + graph_.collectives()[t.collective].label + "\" (" +
+            std::to_string(collective_arrived_[t.collective]) + " of " +
+            std::to_string(graph_.collectives()[t.collective].members.size()) + " members arrived)";
+    } else if (t.kind == TaskKind::kSend || t.kind == TaskKind::kRecv) {
+      why = "waits for its matching " + std::string(t.kind == TaskKind::kSend ? "recv" : "send") +
+            " on rank " + std::to_string(t.peer);
+    } else {
+      why = "started but never finished";
+    }
+    out.push_back("task " + std::to_string(id) + " (\"" + t.name + "\", rank " +
+                  std::to_string(t.rank) + ") " + why);
+  }
+  const size_t left = graph_.tasks().size() - finished_;
+  if (left > out.size()) out.push_back("... " + std::to_string(left - out.size()) + " more");
+  return out;
+}
+
+}  // namespace dtsim

@@ -1,0 +1,72 @@
+// The TaskGraph runtime: issues ready tasks onto the compute and network models, holds
+// collective and send/recv rendezvous, and accounts per-rank time and memory.
+#pragma once
+
+#include <deque>
+#include <map>
+#include <tuple>
+#include <vector>
+
+#include "sim/simulation.h"
+
+namespace dtsim {
+
+class TaskRuntime {
+ public:
+  TaskRuntime(Simulation& sim, const TaskGraph& graph);
+  RunResult run();
+
+ private:
+  struct TaskState {
+    uint32_t deps_left = 0;
+    bool started = false;
+    bool done = false;
+    Time start;
+  };
+  struct Stream {
+    std::vector<TaskId> queue;
+    size_t head = 0;
+    bool busy = false;
+  };
+  // Time accounting per rank: counters of running tasks per category, integrated at
+  // every change.
+  struct RankClock {
+    int compute_running = 0;
+    int comm_running = 0;
+    Time last;
+    RankStats stats;
+    Bytes memory_in_use;
+  };
+
+  Stream& stream_of(const Task& t) { return streams_[t.rank * graph_.streams().size() + t.stream]; }
+  void try_issue(TaskId id);
+  void issue(TaskId id);
+  void finish(TaskId id);
+  void finish_later(TaskId id);
+  bool is_compute(const Task& t) const;
+  void account(int rank, const Task& t, int delta);
+  void start_collective(uint32_t c);
+  void run_phase(uint32_t c, std::shared_ptr<const CollectivePlan> plan, size_t phase);
+  void start_p2p(TaskId send, TaskId recv);
+  void memory_change(TaskId id, int64_t sign);
+  std::shared_ptr<const CollectivePlan> plan_for(const CollectiveCall& call);
+  std::vector<std::string> describe_stalled() const;
+
+  Simulation& sim_;
+  const TaskGraph& graph_;
+  std::vector<TaskState> state_;
+  std::vector<std::vector<TaskId>> dependents_;
+  std::vector<Stream> streams_;
+  std::vector<RankClock> ranks_;
+  std::vector<int> collective_arrived_;
+  std::vector<std::vector<TaskId>> collective_tasks_;
+  std::vector<Time> collective_start_;
+  std::map<std::tuple<int, int, uint32_t>, std::deque<TaskId>> ready_sends_, ready_recvs_;
+  std::map<std::tuple<int, int, int64_t, int, int, int, int, std::vector<int>>,
+           std::shared_ptr<const CollectivePlan>>
+      plans_;
+  RunResult result_;
+  size_t finished_ = 0;
+};
+
+}  // namespace dtsim
