@@ -6,7 +6,7 @@ packages=(
   build-essential cmake ninja-build ccache git
   libboost-graph-dev nlohmann-json3-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  python3
+  python3 python3-jsonschema
 )
 
 missing=()

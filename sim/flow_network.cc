@@ -2,6 +2,7 @@
 // undisturbed repeated rounds.
 #include "sim/flow_network.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -12,7 +13,7 @@ namespace dtsim {
 FlowNetworkModel::FlowNetworkModel(Engine& engine, const Topology& topology, Router& router,
                                    const ObserverList& observers)
     : NetworkModel(engine, topology, router, observers),
-      link_use_(topology.num_links()),
+      link_users_(topology.num_links()),
       link_stamp_(topology.num_links(), 0) {
   for (LinkId l = 0; l < topology.num_links(); ++l) {
     const auto c = solver_.add_constraint(topology.link(l).bandwidth.bytes_per_second());
@@ -118,15 +119,19 @@ void FlowNetworkModel::activate(uint32_t f) {
   }
   const auto links = router_.links(flow.route);
   for (LinkId l : links) {
-    LinkUse& use = link_use_[l];
-    if (use.active == 0) {
-      use.group = flow.group;
-    } else if (use.group != flow.group) {
-      // Another group loads this link: neither group's round is self-contained now.
-      groups_[flow.group].disturbed = true;
-      groups_[use.group].disturbed = true;
+    auto& users = link_users_[l];
+    bool present = false;
+    for (auto& [group, count] : users) {
+      if (group == flow.group) {
+        ++count;
+        present = true;
+      } else {
+        // Another group loads this link: neither group's round is self-contained now.
+        groups_[group].disturbed = true;
+        groups_[flow.group].disturbed = true;
+      }
     }
-    ++use.active;
+    if (!present) users.emplace_back(flow.group, 1);
   }
   flow.var = solver_.add_variable(links);
   flow.in_solver = true;
@@ -179,8 +184,19 @@ void FlowNetworkModel::complete_due(Time now) {
 void FlowNetworkModel::finish_flow(uint32_t f) {
   Flow& flow = flows_[f];
   if (flow.in_solver) {
+    // What the rate integral credited beyond the flow's size: take it back, so that links
+    // carry exactly the bytes that were sent.
+    const double overshoot = flow.rate * (engine_.now() - flow.last).seconds() - flow.remaining;
+    if (overshoot != 0) {
+      for (LinkId l : router_.links(flow.route)) link_stats_.adjust_bytes(l, -overshoot);
+    }
     solver_.remove_variable(flow.var);
-    for (LinkId l : router_.links(flow.route)) --link_use_[l].active;
+    for (LinkId l : router_.links(flow.route)) {
+      auto& users = link_users_[l];
+      auto it = std::find_if(users.begin(), users.end(),
+                             [&](const auto& u) { return u.first == flow.group; });
+      if (--it->second == 0) users.erase(it);
+    }
     flow.in_solver = false;
   }
   ++flow.version;

@@ -53,10 +53,6 @@ class FlowNetworkModel final : public NetworkModel {
     std::vector<double> bytes_at_start;
     std::vector<Duration> busy_at_start;
   };
-  struct LinkUse {
-    uint32_t group = 0;   // the group whose flows were first to load the link
-    uint32_t active = 0;  // active flows on the link
-  };
   struct Completion {
     int64_t time_ns;
     uint32_t flow;
@@ -80,7 +76,8 @@ class FlowNetworkModel final : public NetworkModel {
   std::vector<Group> groups_;
   std::vector<uint32_t> free_groups_;
   std::vector<uint32_t> var_to_flow_;
-  std::vector<LinkUse> link_use_;
+  // Per link, the groups whose flows are active on it and how many (rarely more than one).
+  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> link_users_;
   std::vector<uint32_t> link_stamp_;
   uint32_t stamp_ = 0;
   std::priority_queue<Completion, std::vector<Completion>, std::greater<>> completions_;

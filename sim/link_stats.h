@@ -31,6 +31,12 @@ class LinkStatsTable {
   // amounts, `load` counts toward the peak, and one busy span [start, end] is reported.
   void add_traffic(LinkId l, double bytes, Duration busy, double load, Time start, Time end,
                    int64_t rounds);
+  // Corrects the bytes integrated on a link by `delta` (a flow's completion is rounded up
+  // to whole nanoseconds, so the integral of its rate overshoots its size slightly).
+  void adjust_bytes(LinkId l, double delta) {
+    links_[l].stats.bytes += delta;
+    links_[l].span_bytes += delta;
+  }
   // Closes every open interval at `end` (call once when the simulation ends).
   void finish(Time end);
 

@@ -1,6 +1,8 @@
 // Direct exchanges: all-to-all as one phase in which every ordered pair exchanges its
 // block (the pattern of NCCL's and MPI's pairwise all-to-all, all at once), and paired
 // send/recv.
+#include <utility>
+
 #include "sim/collectives/plan_util.h"
 
 namespace dtsim::collective_detail {

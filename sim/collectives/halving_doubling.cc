@@ -1,5 +1,7 @@
 // Recursive halving / doubling (Thakur, Rabenseifner & Gropp 2005; Rabenseifner's
 // all-reduce): log2 p steps of reduce-scatter, then log2 p steps of all-gather.
+#include <utility>
+
 #include "sim/collectives/plan_util.h"
 
 namespace dtsim::collective_detail {
@@ -28,7 +30,8 @@ void add_exchange(CollectivePlan& plan, int distance, int64_t pieces, Bytes piec
 void plan_halving_doubling(CollectivePlan& plan) {
   const int p = static_cast<int>(plan.members.size());
   const Bytes piece = piece_of(plan.bytes, p);
-  const bool scatter = plan.op == CollectiveOp::kAllReduce || plan.op == CollectiveOp::kReduceScatter;
+  const bool scatter =
+      plan.op == CollectiveOp::kAllReduce || plan.op == CollectiveOp::kReduceScatter;
   const bool gather = plan.op == CollectiveOp::kAllReduce || plan.op == CollectiveOp::kAllGather;
   if (scatter) {
     for (int d = p / 2; d >= 1; d /= 2) add_exchange(plan, d, d, piece);

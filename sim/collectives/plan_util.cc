@@ -54,8 +54,8 @@ void add_ring_step(const std::vector<std::vector<int>>& rings, const std::vector
     if (ring.size() < 2) continue;
     for (size_t a = 0; a < ring.size(); ++a) {
       const size_t next = (a + 1) % ring.size();
-      out.push_back({members[static_cast<size_t>(ring[a])],
-                     members[static_cast<size_t>(ring[next])], bytes});
+      out.push_back(
+          {members[static_cast<size_t>(ring[a])], members[static_cast<size_t>(ring[next])], bytes});
     }
   }
 }

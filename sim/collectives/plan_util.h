@@ -50,10 +50,10 @@ TwoLevelRings two_level_rings(std::vector<std::vector<int>> groups);
 // A rooted binary tree over indices 0..p-1.
 struct BinaryTree {
   int root = 0;
-  std::vector<int> parent;                 // -1 at the root
+  std::vector<int> parent;                   // -1 at the root
   std::vector<std::array<int, 2>> children;  // -1 where absent
-  std::vector<int> height;                 // leaves 0
-  std::vector<int> depth;                  // root 0
+  std::vector<int> height;                   // leaves 0
+  std::vector<int> depth;                    // root 0
 
   int root_height() const { return height[static_cast<size_t>(root)]; }
   int num_children(int v) const;

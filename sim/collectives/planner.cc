@@ -28,12 +28,15 @@ std::string layout_error(const GroupLayout& layout) {
   std::unordered_set<int> seen;
   for (int rank : layout.members) {
     if (rank < 0) return "rank " + std::to_string(rank) + " is not a valid rank";
-    if (!seen.insert(rank).second) return "rank " + std::to_string(rank) + " appears twice in the group";
+    if (!seen.insert(rank).second)
+      return "rank " + std::to_string(rank) + " appears twice in the group";
   }
   return "";
 }
 
-bool is_rooted(CollectiveOp op) { return op == CollectiveOp::kBroadcast || op == CollectiveOp::kReduce; }
+bool is_rooted(CollectiveOp op) {
+  return op == CollectiveOp::kBroadcast || op == CollectiveOp::kReduce;
+}
 
 bool is_pipelined(CollectiveOp op, CollectiveAlgorithm a) {
   return a == CollectiveAlgorithm::kTree || (a == CollectiveAlgorithm::kRing && is_rooted(op));
@@ -53,7 +56,8 @@ std::string shape_error(CollectiveOp op, CollectiveAlgorithm algorithm, const Gr
   const size_t p = layout.members.size();
   switch (algorithm) {
     case CollectiveAlgorithm::kHalvingDoubling:
-      if (!is_power_of_two(p)) return "halving_doubling needs a power-of-two group, got " + ranks(p);
+      if (!is_power_of_two(p))
+        return "halving_doubling needs a power-of-two group, got " + ranks(p);
       return "";
     case CollectiveAlgorithm::kHierarchical: {
       const std::string uneven = uneven_groups(group_by(layout.node_of), layout.node_of, "node");
@@ -93,8 +97,8 @@ std::vector<CollectiveAlgorithm> algorithms_for(CollectiveOp op) {
   using A = CollectiveAlgorithm;
   switch (op) {
     case CollectiveOp::kAllReduce:
-      return {A::kRing, A::kTree, A::kHalvingDoubling, A::kHierarchical, A::kTorus2D,
-              A::kCrossRegion};
+      return {A::kRing,         A::kTree,    A::kHalvingDoubling,
+              A::kHierarchical, A::kTorus2D, A::kCrossRegion};
     case CollectiveOp::kReduceScatter:
     case CollectiveOp::kAllGather:
       return {A::kRing, A::kHalvingDoubling, A::kHierarchical, A::kCrossRegion};

@@ -45,9 +45,10 @@ struct AlphaBeta {
 // present among its transfers, alpha + (bytes the busiest rank sends or receives at that
 // level) / bandwidth: a rank's concurrent transfers share its link, which is what keeps a
 // double binary tree (up to 4 chunks per rank per step) from looking 4x faster than a ring.
-// Pipelined shapes (chain, tree) charge every step at the full-pipeline rate, an upper
-// bound on the fill and drain steps. Throws std::invalid_argument like plan_collective,
-// and when a level the plan uses has a bandwidth that is not positive.
+// A tree charges every step at the full-pipeline rate (an upper bound on its fill and
+// drain steps); a chain (ring broadcast/reduce) costs the first chunk's trip over every hop
+// plus c-1 chunks through its slowest hop. Throws std::invalid_argument like
+// plan_collective, and when a level the group uses has a bandwidth that is not positive.
 Duration estimate_time(CollectiveOp op, CollectiveAlgorithm algorithm, const GroupLayout& layout,
                        Bytes bytes, const CollectiveOptions& options, const AlphaBeta& ab);
 

@@ -2,6 +2,7 @@
 // reduce-scatter and/or p-1 of all-gather, n/p per step; broadcast/reduce as a pipelined
 // chain from/to the root.
 #include <algorithm>
+#include <utility>
 
 #include "sim/collectives/plan_util.h"
 

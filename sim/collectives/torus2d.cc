@@ -2,6 +2,7 @@
 // Training in a Flash"): ring reduce-scatter along X, ring all-reduce along Y on 1/X of the
 // data, ring all-gather along X.
 #include <string>
+#include <utility>
 
 #include "sim/collectives/plan_util.h"
 
@@ -15,8 +16,8 @@ TorusGrid torus_grid(const GroupLayout& layout, const CollectiveOptions& options
     return grid;
   }
   if ((grid.x == 0) != (grid.y == 0)) {
-    grid.error = "torus2d needs both torus_x and torus_y, or neither (got " +
-                 dims(grid.x, grid.y) + ")";
+    grid.error =
+        "torus2d needs both torus_x and torus_y, or neither (got " + dims(grid.x, grid.y) + ")";
     return grid;
   }
   if (grid.x == 0) {
@@ -25,8 +26,10 @@ TorusGrid torus_grid(const GroupLayout& layout, const CollectiveOptions& options
     const auto nodes = group_by(layout.node_of);
     const std::string uneven = uneven_groups(nodes, layout.node_of, "node");
     if (!uneven.empty()) {
-      grid.error = "torus2d without torus_x/torus_y takes X = members per node and needs the "
-                   "same number of members on every node (" + uneven + ")";
+      grid.error =
+          "torus2d without torus_x/torus_y takes X = members per node and needs the "
+          "same number of members on every node (" +
+          uneven + ")";
       return grid;
     }
     grid.x = static_cast<int>(nodes.front().size());
@@ -34,8 +37,8 @@ TorusGrid torus_grid(const GroupLayout& layout, const CollectiveOptions& options
   }
   const int64_t p = static_cast<int64_t>(layout.members.size());
   if (static_cast<int64_t>(grid.x) * grid.y != p) {
-    grid.error = "torus2d grid " + dims(grid.x, grid.y) + " does not match " +
-                 std::to_string(p) + (p == 1 ? " rank" : " ranks");
+    grid.error = "torus2d grid " + dims(grid.x, grid.y) + " does not match " + std::to_string(p) +
+                 (p == 1 ? " rank" : " ranks");
   }
   return grid;
 }

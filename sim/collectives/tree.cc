@@ -1,5 +1,7 @@
 // Pipelined binary-tree collectives: NCCL's double binary tree all-reduce (Sanders,
-// Speck & Träff 2009; NCCL 2.4), and single-tree broadcast / reduce.
+// Speck & Traff 2009; NCCL 2.4), and single-tree broadcast / reduce.
+#include <utility>
+
 #include "sim/collectives/plan_util.h"
 
 namespace dtsim::collective_detail {

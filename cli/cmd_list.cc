@@ -1,0 +1,76 @@
+// `dtsim list devices|networks|collectives`: the registries, with one-line descriptions.
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "sim/collectives/planner.h"
+#include "sim/device_catalog.h"
+#include "sim/network_model.h"
+#include "sim/unit_parse.h"
+
+namespace dtsim::cli {
+namespace {
+
+void list_devices() {
+  std::cout << fmt::format("{:<11} {:>8} {:>10} {:>10} {:>10} {:>9} {:>9} {:>9}  {}\n", "name",
+                           "memory", "mem bw", "nvlink", "pcie", "fp32", "bf16/fp16", "fp8",
+                           "description");
+  for (const DeviceSpec& d : builtin_devices()) {
+    const FlopRate half = std::max(d.peak_for(DType::kBf16), d.peak_for(DType::kFp16));
+    auto tflops = [](FlopRate r) {
+      return r.flops_per_second() > 0 ? fmt::format("{:.1f}T", r.flops_per_second() / 1e12)
+                                      : std::string("-");
+    };
+    std::cout << fmt::format(
+        "{:<11} {:>8} {:>10} {:>10} {:>10} {:>9} {:>9} {:>9}  {}\n", d.name,
+        format_bytes(d.memory_capacity), format_bandwidth(d.memory_bandwidth),
+        d.intra_node_bandwidth.bytes_per_second() > 0 ? format_bandwidth(d.intra_node_bandwidth) : "-",
+        format_bandwidth(d.pcie_bandwidth), tflops(d.peak_for(DType::kFp32)), tflops(half),
+        tflops(d.peak_for(DType::kFp8)), d.description);
+  }
+}
+
+void list_networks() {
+  for (const auto& n : network_models()) {
+    std::cout << fmt::format("{:<12} {}\n", n.name, n.description);
+  }
+}
+
+void list_collectives() {
+  std::cout << "operations and their algorithms:\n";
+  for (CollectiveOp op : {CollectiveOp::kAllReduce, CollectiveOp::kReduceScatter,
+                          CollectiveOp::kAllGather, CollectiveOp::kBroadcast, CollectiveOp::kReduce,
+                          CollectiveOp::kAllToAll, CollectiveOp::kSendRecv}) {
+    std::string algos = "auto";
+    for (CollectiveAlgorithm a : algorithms_for(op)) algos += ", " + std::string(algorithm_name(a));
+    std::cout << fmt::format("  {:<15} {}\n", collective_op_name(op), algos);
+  }
+  std::cout << "\nalgorithms:\n";
+  for (CollectiveAlgorithm a :
+       {CollectiveAlgorithm::kAuto, CollectiveAlgorithm::kRing, CollectiveAlgorithm::kTree,
+        CollectiveAlgorithm::kHalvingDoubling, CollectiveAlgorithm::kHierarchical,
+        CollectiveAlgorithm::kTorus2D, CollectiveAlgorithm::kCrossRegion,
+        CollectiveAlgorithm::kDirect}) {
+    std::cout << fmt::format("  {:<17} {}\n", algorithm_name(a), algorithm_description(a));
+  }
+}
+
+}  // namespace
+
+Command add_list_command(CLI::App& app) {
+  auto what = std::make_shared<std::string>();
+  CLI::App* cmd = app.add_subcommand("list", "List registered devices, network models or collectives");
+  cmd->add_option("what", *what, "devices | networks | collectives")
+      ->required()
+      ->check(CLI::IsMember({"devices", "networks", "collectives"}));
+  return {cmd, [what] {
+            if (*what == "devices") list_devices();
+            if (*what == "networks") list_networks();
+            if (*what == "collectives") list_collectives();
+            return kExitOk;
+          }};
+}
+
+}  // namespace dtsim::cli

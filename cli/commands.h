@@ -1,0 +1,29 @@
+// The dtsim subcommands. Each registers its options on a CLI11 subcommand and returns the
+// process exit code: 0 success, 2 bad input, 1 any other failure.
+#pragma once
+
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace dtsim::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitBadInput = 2;
+
+using Action = std::function<int()>;
+struct Command {
+  CLI::App* app;
+  Action action;
+};
+
+Command add_run_command(CLI::App& app);
+Command add_check_command(CLI::App& app);
+Command add_list_command(CLI::App& app);
+Command add_sweep_command(CLI::App& app);
+
+// Prints a ScenarioError's lines (or any exception) to stderr; returns the exit code.
+int report_error(const std::exception& e);
+
+}  // namespace dtsim::cli

@@ -1,0 +1,33 @@
+// dtsim: simulate distributed deep-learning training on a described cluster.
+#include <iostream>
+
+#include "cli/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"dtsim: a discrete-event simulator and performance model of distributed "
+               "deep-learning training"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "dtsim 0.1.0");
+  using namespace dtsim::cli;
+  std::vector<Command> commands;
+  for (auto add : {add_run_command, add_check_command, add_list_command, add_sweep_command}) {
+    commands.push_back(add(app));
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    // --help and --version are successes; every other parse error is bad input.
+    return code == 0 ? kExitOk : kExitBadInput;
+  }
+  for (auto& [sub, action] : commands) {
+    if (sub->parsed()) {
+      try {
+        return action();
+      } catch (const std::exception& e) {
+        return report_error(e);
+      }
+    }
+  }
+  return kExitFailure;
+}

@@ -1,0 +1,40 @@
+// CSV writers for per-rank and per-link figures.
+#include "reports/csv_tables.h"
+
+#include <fmt/format.h>
+
+namespace dtsim {
+
+void write_ranks_csv(std::ostream& out, const Scenario& scenario, const ScenarioRun& run) {
+  const Cluster& c = scenario.cluster;
+  out << "rank,device,vertex,node,region,compute_s,communication_s,exposed_communication_s,"
+         "idle_s,tasks,peak_memory_bytes,memory_capacity_bytes,oom\n";
+  for (int r = 0; r < c.num_ranks(); ++r) {
+    const RankStats& s = run.result.ranks[r];
+    const ClusterDevice& d = c.devices[r];
+    out << fmt::format("{},{},{},{},{},{:.9f},{:.9f},{:.9f},{:.9f},{},{},{},{}\n", r, d.spec->name,
+                       c.topology.vertex(d.vertex).name, c.nodes[d.node].name,
+                       c.regions[d.region].name, s.compute.seconds(), s.communication.seconds(),
+                       s.exposed_communication.seconds(), s.idle.seconds(), s.tasks,
+                       s.peak_memory.count(), s.memory_capacity.count(), s.out_of_memory ? 1 : 0);
+  }
+}
+
+void write_links_csv(std::ostream& out, const Scenario& scenario, const ScenarioRun& run) {
+  const Topology& t = scenario.cluster.topology;
+  const double span = run.result.end.seconds();
+  out << "link,src,dst,kind,bandwidth_Bps,latency_s,bytes,busy_s,mean_utilization,"
+         "peak_utilization\n";
+  for (LinkId l = 0; l < run.links.size(); ++l) {
+    const LinkStats& s = run.links[l];
+    if (s.bytes <= 0) continue;
+    const LinkInfo& info = t.link(l);
+    const double capacity = info.bandwidth.bytes_per_second();
+    out << fmt::format("{},{},{},{},{:.0f},{:.9f},{:.0f},{:.9f},{:.6f},{:.6f}\n", l,
+                       t.vertex(info.src).name, t.vertex(info.dst).name, link_kind_name(info.kind),
+                       capacity, info.latency.seconds(), s.bytes, s.busy.seconds(),
+                       span > 0 ? s.bytes / (capacity * span) : 0.0, s.peak_utilization);
+  }
+}
+
+}  // namespace dtsim

@@ -1,0 +1,15 @@
+// ranks.csv (where each rank's time and memory went) and links.csv (per-link traffic).
+#pragma once
+
+#include <ostream>
+
+#include "scenarios/scenario.h"
+#include "scenarios/scenario_runner.h"
+
+namespace dtsim {
+
+void write_ranks_csv(std::ostream& out, const Scenario& scenario, const ScenarioRun& run);
+// Only links that carried traffic are listed; the rest carried nothing.
+void write_links_csv(std::ostream& out, const Scenario& scenario, const ScenarioRun& run);
+
+}  // namespace dtsim

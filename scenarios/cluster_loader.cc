@@ -1,0 +1,442 @@
+// The `cluster` section: node groups, fabrics, regions and WAN links, validated so that
+// build_cluster never meets input it assumes away.
+#include "scenarios/cluster_loader.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <string_view>
+
+#include "sim/device_catalog.h"
+
+namespace dtsim::scenario_detail {
+
+namespace {
+
+constexpr std::string_view kIntraNames[] = {"nvswitch", "nvlink_mesh", "pcie"};
+constexpr IntraNodeKind kIntraKinds[] = {IntraNodeKind::kNvSwitch, IntraNodeKind::kNvLinkMesh,
+                                         IntraNodeKind::kPcie};
+constexpr std::string_view kFabricNames[] = {"none",           "single_switch", "fat_tree",
+                                             "rail_optimized", "thin_tree",     "torus"};
+constexpr FabricKind kFabricKinds[] = {FabricKind::kNone,          FabricKind::kSingleSwitch,
+                                       FabricKind::kFatTree,       FabricKind::kRailOptimized,
+                                       FabricKind::kThinTree,      FabricKind::kTorus};
+// Generous bounds that real machines stay far below; they keep a typo from building a
+// topology that exhausts memory.
+constexpr int64_t kMaxDevicesPerNode = 1024;
+constexpr int64_t kMaxNics = 64;
+constexpr int64_t kMaxSpines = 4096;
+
+struct NodeGroupRead {
+  NodeGroupSpec spec;
+  std::string pointer;
+  std::optional<int64_t> count;  // known even when other keys of the group are wrong
+  std::optional<int64_t> devices_per_node;
+  bool valid = false;
+};
+
+std::string device_list_hint(const DeviceTable& custom) {
+  std::string names;
+  for (const DeviceSpec& spec : builtin_devices()) names += (names.empty() ? "" : ", ") + spec.name;
+  for (const auto& [name, spec] : custom) names += ", " + name;
+  return names;
+}
+
+const DeviceSpec* lookup_device(const std::string& name, const std::string& pointer,
+                                const DeviceTable& custom, Diagnostics& d) {
+  if (auto it = custom.find(name); it != custom.end()) return it->second;
+  if (const DeviceSpec* spec = find_builtin_device(name)) return spec;
+  std::vector<std::string_view> names;
+  for (const DeviceSpec& spec : builtin_devices()) names.push_back(spec.name);
+  for (const auto& [custom_name, spec] : custom) names.push_back(custom_name);
+  const std::string guess = closest_match(name, names);
+  d.error(pointer, "unknown device \"" + name + "\" (" +
+                       (guess.empty() ? "" : "did you mean \"" + guess + "\"? ") +
+                       "expected a catalog device or a cluster.devices name: " +
+                       device_list_hint(custom) + ")");
+  return nullptr;
+}
+
+NodeGroupRead read_node_group(const json& value, const std::string& pointer,
+                              const DeviceTable& custom, Diagnostics& d) {
+  NodeGroupRead out;
+  out.pointer = pointer;
+  auto o = JsonObject::open(value, pointer, d);
+  if (!o) return out;
+  const size_t errors_before = d.count();
+  NodeGroupSpec& g = out.spec;
+
+  out.count = o->integer("count", Need::kRequired, 1, kMaxRanks);
+  if (out.count) g.count = static_cast<int>(*out.count);
+  const DeviceSpec* device = nullptr;
+  if (auto name = o->string("device", Need::kRequired)) {
+    device = lookup_device(*name, o->pointer("device"), custom, d);
+  }
+  out.devices_per_node = o->integer("devices_per_node", Need::kRequired, 1, kMaxDevicesPerNode);
+  if (out.devices_per_node) g.devices_per_node = static_cast<int>(*out.devices_per_node);
+
+  const auto intra = o->choice("intra", Need::kOptional, kIntraNames, "intra-node kind");
+  const auto intra_bandwidth = o->bandwidth("intra_bandwidth", Need::kOptional);
+  if (auto v = o->duration("intra_latency", Need::kOptional)) g.intra_latency = *v;
+  const auto pcie_bandwidth = o->bandwidth("pcie_bandwidth", Need::kOptional);
+  if (auto v = o->duration("pcie_latency", Need::kOptional)) g.pcie_latency = *v;
+  const auto nics = o->integer("nics", Need::kOptional, 0, kMaxNics);
+  if (nics) g.nics = static_cast<int>(*nics);
+  if (g.nics > 0) {
+    if (auto v = o->bandwidth("nic_bandwidth", Need::kRequired)) g.nic_bandwidth = *v;
+    if (auto v = o->duration("nic_latency", Need::kOptional)) g.nic_latency = *v;
+  } else if (nics) {
+    o->reject("nic_bandwidth", "applies only when nics > 0");
+    o->reject("nic_latency", "applies only when nics > 0");
+  } else {
+    o->accept({"nic_bandwidth", "nic_latency"});
+  }
+  if (auto v = o->bandwidth("host_bandwidth", Need::kOptional)) g.host_bandwidth = *v;
+  o->report_unknown_keys();
+
+  if (device != nullptr) {
+    g.device = device;
+    const bool has_nvlink = device->intra_node_bandwidth.bytes_per_second() > 0;
+    const bool intra_given = o->value().contains("intra");
+    if (intra) {
+      g.intra = kIntraKinds[*intra];
+    } else if (!intra_given) {
+      // An explicit intra_bandwidth says the node has NVLink even if the device lacks it.
+      g.intra = has_nvlink || intra_bandwidth ? IntraNodeKind::kNvSwitch : IntraNodeKind::kPcie;
+    }
+    if (intra || !intra_given) {
+      if (g.intra != IntraNodeKind::kPcie) {
+        g.intra_bandwidth = intra_bandwidth ? *intra_bandwidth : device->intra_node_bandwidth;
+        if (g.intra_bandwidth.bytes_per_second() <= 0) {
+          d.error(o->pointer("intra"),
+                  "\"" + std::string(intra_node_kind_name(g.intra)) + "\" needs NVLink, and device \"" +
+                      device->name + "\" has none (set intra_bandwidth, or use \"pcie\")");
+        }
+      } else {
+        for (std::string_view key : {"intra_bandwidth", "intra_latency"}) {
+          if (o->value().contains(std::string(key))) {
+            d.error(o->pointer(key), "\"" + std::string(key) +
+                                         "\" applies only when intra is nvswitch or nvlink_mesh");
+          }
+        }
+      }
+    }
+    g.pcie_bandwidth = pcie_bandwidth ? *pcie_bandwidth : device->pcie_bandwidth;
+    if (g.pcie_bandwidth.bytes_per_second() <= 0) {
+      d.error(o->pointer("pcie_bandwidth"), "missing required key \"pcie_bandwidth\" (device \"" +
+                                                device->name + "\" does not give one)");
+    }
+  }
+  out.valid = device != nullptr && d.count() == errors_before;
+  return out;
+}
+
+std::string kinds_text(std::initializer_list<FabricKind> kinds) {
+  std::string out;
+  for (FabricKind k : kinds) out += (out.empty() ? "" : ", ") + std::string(fabric_kind_name(k));
+  return out;
+}
+
+// Reads `fabric` (nullptr when absent) for a region of `nodes` nodes (nullopt when the
+// node groups have errors, which skips the checks that need the count).
+void read_fabric(const json* value, const std::string& pointer, std::optional<int64_t> nodes,
+                 Diagnostics& d, FabricSpec& out) {
+  if (value == nullptr) {
+    if (nodes && *nodes > 1) {
+      d.error(pointer, "missing required key \"fabric\" (the region has " +
+                           std::to_string(*nodes) +
+                           " nodes, so they need a fabric: an object with a kind, one of " +
+                           join_names(kFabricNames) + ")");
+    }
+    out.kind = FabricKind::kNone;
+    return;
+  }
+  auto o = JsonObject::open(*value, pointer, d);
+  if (!o) return;
+  const size_t errors_before = d.count();
+  const Need kind_need = nodes && *nodes > 1 ? Need::kRequired : Need::kOptional;
+  const auto kind_index = o->choice("kind", kind_need, kFabricNames, "fabric kind");
+  if (auto v = o->duration("link_latency", Need::kOptional)) out.link_latency = *v;
+  const bool kind_known = kind_index || (!o->value().contains("kind") && kind_need == Need::kOptional);
+  if (!kind_known) {
+    o->accept({"nodes_per_leaf", "nodes_per_group", "spines", "oversubscription", "group_uplink",
+               "torus_dims", "torus_link_bandwidth"});
+    o->report_unknown_keys();
+    return;
+  }
+  out.kind = kind_index ? kFabricKinds[*kind_index] : FabricKind::kNone;
+  const FabricKind k = out.kind;
+  const std::string kind_name(fabric_kind_name(k));
+
+  // Each key applies to some kinds only; elsewhere it would be silently ignored.
+  auto applies = [&](std::string_view key, std::initializer_list<FabricKind> kinds) {
+    if (std::find(kinds.begin(), kinds.end(), k) != kinds.end()) return true;
+    o->reject(key, "applies only to fabric kind " + kinds_text(kinds) + ", not " + kind_name);
+    return false;
+  };
+  using F = FabricKind;
+  if (applies("nodes_per_leaf", {F::kFatTree})) {
+    if (auto v = o->integer("nodes_per_leaf", Need::kOptional, 1, kMaxRanks)) {
+      out.nodes_per_leaf = static_cast<int>(*v);
+    }
+  }
+  if (applies("nodes_per_group", {F::kRailOptimized, F::kThinTree})) {
+    if (auto v = o->integer("nodes_per_group", Need::kOptional, 1, kMaxRanks)) {
+      out.nodes_per_group = static_cast<int>(*v);
+    }
+  }
+  if (applies("spines", {F::kFatTree, F::kRailOptimized})) {
+    if (auto v = o->integer("spines", Need::kOptional, 1, kMaxSpines)) out.spines = static_cast<int>(*v);
+  }
+  if (applies("oversubscription", {F::kFatTree, F::kRailOptimized})) {
+    if (auto v = o->number("oversubscription", Need::kOptional, 1.0)) out.oversubscription = *v;
+  }
+  if (applies("group_uplink", {F::kThinTree})) {
+    const bool group_size_ok = d.count() == errors_before;
+    const int64_t groups =
+        nodes && group_size_ok ? (*nodes + out.nodes_per_group - 1) / out.nodes_per_group : 1;
+    if (groups > 1 && !o->value().contains("group_uplink")) {
+      d.error(o->pointer("group_uplink"),
+              "missing required key \"group_uplink\" (thin_tree with " + std::to_string(groups) +
+                  " groups of up to " + std::to_string(out.nodes_per_group) +
+                  " nodes needs the bandwidth from each group switch to the core)");
+      o->accept({"group_uplink"});
+    } else if (auto v = o->bandwidth("group_uplink", Need::kOptional)) {
+      out.group_uplink = *v;
+    }
+  }
+  if (applies("torus_dims", {F::kTorus})) {
+    const std::string dims_pointer = o->pointer("torus_dims");
+    if (const json* dims = o->get("torus_dims", Need::kRequired, "an array of 2 or 3 integers")) {
+      if (!dims->is_array() || dims->size() < 2 || dims->size() > 3) {
+        d.error(dims_pointer, "expected an array of 2 or 3 integers >= 1, got " + describe(*dims));
+      } else {
+        bool ok = true;
+        for (size_t i = 0; i < dims->size(); ++i) {
+          auto v = read_integer((*dims)[i], child_pointer(dims_pointer, i), d, 1, kMaxRanks);
+          ok = ok && v.has_value();
+          if (v) out.torus_dims.push_back(static_cast<int>(*v));
+        }
+        const int64_t product = std::accumulate(out.torus_dims.begin(), out.torus_dims.end(),
+                                                int64_t{1}, std::multiplies<>());
+        if (ok && nodes && product != *nodes) {
+          std::string shape;
+          for (int dim : out.torus_dims) shape += (shape.empty() ? "" : " x ") + std::to_string(dim);
+          d.error(dims_pointer, "torus dims " + shape + " hold " + std::to_string(product) +
+                                    " nodes, but the region has " + std::to_string(*nodes) +
+                                    " (the product of the dims must equal the node count)");
+        }
+      }
+    }
+  }
+  if (applies("torus_link_bandwidth", {F::kTorus})) {
+    if (auto v = o->bandwidth("torus_link_bandwidth", Need::kOptional)) out.torus_link_bandwidth = *v;
+  }
+  o->report_unknown_keys();
+  if (k == FabricKind::kNone && nodes && *nodes > 1) {
+    d.error(o->pointer("kind"), "fabric kind \"none\" holds exactly one node, but the region has " +
+                                    std::to_string(*nodes) + " (pick one of single_switch, "
+                                                             "fat_tree, rail_optimized, thin_tree, torus)");
+  }
+}
+
+// What a region contributes before the cluster is assembled.
+struct RegionRead {
+  RegionSpec spec;
+  int64_t ranks = 0;
+  bool valid = false;
+};
+
+// Reads `nodes` and `fabric` of `o`, which is either a region or (single region) the
+// cluster itself. `multi_region`: nodes then also need NICs to reach the region gateway.
+RegionRead read_region_body(JsonObject& o, bool multi_region, const DeviceTable& custom,
+                            Diagnostics& d, std::string_view nodes_expected) {
+  RegionRead out;
+  const size_t errors_before = d.count();
+  std::vector<NodeGroupRead> groups;
+  std::optional<int64_t> nodes = 0;
+  if (const json* list = o.get("nodes", Need::kRequired, nodes_expected)) {
+    if (const auto* items = read_array(*list, o.pointer("nodes"), d, "node group")) {
+      for (size_t i = 0; i < items->size(); ++i) {
+        groups.push_back(read_node_group((*items)[i], child_pointer(o.pointer("nodes"), i), custom, d));
+        const NodeGroupRead& g = groups.back();
+        if (nodes && g.count) {
+          *nodes += *g.count;
+        } else {
+          nodes.reset();
+        }
+        if (g.count && g.devices_per_node) out.ranks += *g.count * *g.devices_per_node;
+      }
+    } else {
+      nodes.reset();
+    }
+  } else {
+    nodes.reset();
+  }
+  if (nodes && *nodes > kMaxRanks) {
+    d.error(o.pointer("nodes"), "the region has " + std::to_string(*nodes) + " nodes; at most " +
+                                    std::to_string(kMaxRanks) + " are supported");
+    nodes.reset();
+  }
+  const json* fabric = o.get("fabric", Need::kOptional, "");
+  read_fabric(fabric, o.pointer("fabric"), nodes, d, out.spec.fabric);
+
+  // A node reaches other nodes (and the region's gateway) only through its NICs.
+  if (nodes && (*nodes > 1 || multi_region)) {
+    for (const NodeGroupRead& g : groups) {
+      if (g.valid && g.spec.nics == 0) {
+        d.error(child_pointer(g.pointer, "nics"),
+                "must be at least 1: " +
+                    std::string(*nodes > 1 ? "the region has " + std::to_string(*nodes) +
+                                                 " nodes, joined through their NICs"
+                                           : "the node reaches the WAN gateway through its NICs"));
+      }
+    }
+  }
+  for (const NodeGroupRead& g : groups) out.spec.node_groups.push_back(g.spec);
+  out.valid = d.count() == errors_before;
+  return out;
+}
+
+// Reads `wan`; reports unknown regions, self-links, and regions that cannot reach the rest.
+void read_wan(const json& value, const std::string& pointer, const std::vector<std::string>& names,
+              bool names_valid, Diagnostics& d, std::vector<WanLinkSpec>& out) {
+  if (!value.is_array()) {
+    d.error(pointer, "expected an array of WAN links, got " + describe(value));
+    return;
+  }
+  std::vector<std::string_view> name_views(names.begin(), names.end());
+  std::vector<size_t> parent(names.size());
+  std::iota(parent.begin(), parent.end(), size_t{0});
+  auto root = [&](size_t r) {
+    while (parent[r] != r) r = parent[r] = parent[parent[r]];
+    return r;
+  };
+  bool links_valid = true;
+  for (size_t i = 0; i < value.size(); ++i) {
+    auto o = JsonObject::open(value[i], child_pointer(pointer, i), d);
+    if (!o) {
+      links_valid = false;
+      continue;
+    }
+    const size_t errors_before = d.count();
+    WanLinkSpec link;
+    std::vector<size_t> ends;
+    if (const json* between = o->get("between", Need::kRequired, "two region names")) {
+      const std::string between_pointer = o->pointer("between");
+      if (!between->is_array() || between->size() != 2) {
+        d.error(between_pointer, "expected an array of two region names, got " + describe(*between));
+      } else {
+        for (size_t e = 0; e < 2; ++e) {
+          auto end = names_valid ? read_choice((*between)[e], child_pointer(between_pointer, e), d,
+                                               name_views, "region")
+                                 : std::nullopt;
+          if (end) ends.push_back(*end);
+        }
+        if (ends.size() == 2 && ends[0] == ends[1]) {
+          d.error(between_pointer, "a WAN link joins two different regions, got \"" +
+                                       names[ends[0]] + "\" twice");
+        }
+      }
+    }
+    if (auto v = o->bandwidth("bandwidth", Need::kRequired)) link.bandwidth = *v;
+    if (auto v = o->duration("latency", Need::kRequired)) link.latency = *v;
+    o->report_unknown_keys();
+    if (d.count() != errors_before || ends.size() != 2) {
+      links_valid = false;
+      continue;
+    }
+    link.a = names[ends[0]];
+    link.b = names[ends[1]];
+    parent[root(ends[0])] = root(ends[1]);
+    out.push_back(std::move(link));
+  }
+  if (!names_valid || !links_valid || names.size() < 2) return;
+  std::map<size_t, std::vector<std::string>> components;
+  for (size_t r = 0; r < names.size(); ++r) components[root(r)].push_back(names[r]);
+  if (components.size() > 1) {
+    std::string parts;
+    for (const auto& [root_index, members] : components) {
+      std::string part;
+      for (const auto& n : members) part += (part.empty() ? "" : ", ") + n;
+      parts += (parts.empty() ? "{" : " | {") + part + "}";
+    }
+    d.error(pointer, "the regions are not all connected: " + parts +
+                         " (every region must reach every other through wan links)");
+  }
+}
+
+}  // namespace
+
+std::optional<LoadedCluster> read_cluster(const json& cluster, const std::string& pointer,
+                                          Diagnostics& d) {
+  auto o = JsonObject::open(cluster, pointer, d);
+  if (!o) return std::nullopt;
+  const size_t errors_before = d.count();
+  LoadedCluster out;
+  DeviceTable custom;
+  if (const json* devices = o->get("devices", Need::kOptional, "")) {
+    read_custom_devices(*devices, o->pointer("devices"), d, custom, out.owned_specs);
+  }
+  int64_t ranks = 0;
+  if (o->has("regions")) {
+    for (std::string_view key : {"nodes", "fabric"}) {
+      o->reject(key, "cannot be combined with \"regions\": give either nodes + fabric (one "
+                     "region) or regions + wan (several)");
+    }
+    const std::string regions_pointer = o->pointer("regions");
+    const auto* regions = read_array(*o->get("regions", Need::kRequired, ""), regions_pointer, d, "region");
+    std::vector<std::string> names;
+    bool names_valid = regions != nullptr;
+    std::map<std::string, std::string> name_pointers;
+    for (size_t i = 0; regions && i < regions->size(); ++i) {
+      auto r = JsonObject::open((*regions)[i], child_pointer(regions_pointer, i), d);
+      if (!r) {
+        names_valid = false;
+        continue;
+      }
+      auto name = r->string("name", Need::kRequired);
+      if (name && name->empty()) {
+        d.error(r->pointer("name"), "a region name may not be empty");
+        name.reset();
+      } else if (name && name_pointers.contains(*name)) {
+        d.error(r->pointer("name"), "duplicate region name \"" + *name + "\" (also at " +
+                                        name_pointers[*name] + ")");
+        name.reset();
+      }
+      if (name) {
+        name_pointers[*name] = r->pointer("name");
+        names.push_back(*name);
+      }
+      names_valid = names_valid && name.has_value();
+      RegionRead region = read_region_body(*r, regions->size() > 1, custom, d, "an array of node groups");
+      region.spec.name = name.value_or("");
+      if (auto v = r->bandwidth("gateway_bandwidth", Need::kRequired)) {
+        region.spec.gateway_bandwidth = *v;
+      }
+      r->report_unknown_keys();
+      ranks += region.ranks;
+      out.spec.regions.push_back(std::move(region.spec));
+    }
+    const Need wan_need = regions && regions->size() > 1 ? Need::kRequired : Need::kOptional;
+    if (const json* wan = o->get("wan", wan_need, "an array of WAN links joining the regions")) {
+      read_wan(*wan, o->pointer("wan"), names, names_valid, d, out.spec.wan);
+    }
+  } else {
+    o->reject("wan", "applies only with \"regions\" (several regions joined by WAN links)");
+    RegionRead region = read_region_body(
+        *o, false, custom, d, "an array of node groups, or \"regions\" for several regions");
+    region.spec.name = "default";
+    ranks = region.ranks;
+    out.spec.regions.push_back(std::move(region.spec));
+  }
+  o->report_unknown_keys();
+  if (ranks > kMaxRanks) {
+    d.error(pointer, "the cluster has " + std::to_string(ranks) + " ranks; at most " +
+                         std::to_string(kMaxRanks) + " are supported");
+  }
+  if (d.count() != errors_before) return std::nullopt;
+  return out;
+}
+
+}  // namespace dtsim::scenario_detail

@@ -1,0 +1,182 @@
+// The loader's front end: file and JSON syntax errors, overrides, the top-level keys and
+// the simulation section; cluster and workload have their own files.
+#include "scenarios/loader.h"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "scenarios/cluster_loader.h"
+#include "scenarios/json_reader.h"
+#include "scenarios/workload_loader.h"
+#include "sim/network_model.h"
+
+namespace dtsim {
+
+namespace scenario_detail {
+
+namespace {
+
+constexpr std::string_view kWorkloadKinds[] = {"collective", "task_graph"};
+
+std::string join_lines(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const auto& line : lines) out += (out.empty() ? "" : "\n") + line;
+  return out;
+}
+
+SimulationSettings read_simulation(const json* value, const std::string& pointer, Diagnostics& d) {
+  SimulationSettings out;
+  if (value == nullptr) return out;
+  auto o = JsonObject::open(*value, pointer, d);
+  if (!o) return out;
+  std::vector<std::string_view> models;
+  for (const NetworkModelInfo& info : network_models()) models.push_back(info.name);
+  if (auto v = o->choice("network_model", Need::kOptional, models, "network model")) {
+    out.network_model = std::string(models[*v]);
+  }
+  if (auto v = o->boolean("trace", Need::kOptional)) out.trace = *v;
+  o->report_unknown_keys();
+  return out;
+}
+
+// "line 3, column 5" of byte offset `byte` (1-based, as nlohmann reports it) in `text`.
+std::string line_and_column(const std::string& text, size_t byte) {
+  size_t line = 1;
+  size_t column = 1;
+  for (size_t i = 0; i + 1 < byte && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return "line " + std::to_string(line) + ", column " + std::to_string(column);
+}
+
+}  // namespace
+
+std::optional<WorkloadSpec> read_workload(const json& value, const std::string& pointer,
+                                          Diagnostics& d) {
+  auto o = JsonObject::open(value, pointer, d);
+  if (!o) return std::nullopt;
+  const auto kind = o->choice("kind", Need::kRequired, kWorkloadKinds, "workload kind");
+  // Without a kind, which keys belong here is unknown: report nothing more.
+  if (!kind) return std::nullopt;
+  WorkloadSpec out;
+  if (*kind == 0) {
+    out.kind = WorkloadKind::kCollective;
+    out.sweep = read_sweep(*o);
+  } else {
+    out.kind = WorkloadKind::kTaskGraph;
+    out.graph = read_task_graph(*o);
+  }
+  o->report_unknown_keys();
+  return out;
+}
+
+void resolve_workload(const WorkloadSpec& spec, const Cluster& cluster, Diagnostics& d,
+                      Scenario& out) {
+  out.workload_kind = spec.kind;
+  if (spec.kind == WorkloadKind::kCollective) {
+    const size_t errors_before = d.count();
+    resolve_sweep(spec.sweep, cluster, d, out.collective);
+    if (d.count() == errors_before && spec.sweep.valid) {
+      out.graph = build_collective_sweep_graph(out.collective);
+    }
+  } else {
+    resolve_task_graph(spec.graph, cluster, d, out.graph);
+  }
+}
+
+}  // namespace scenario_detail
+
+using scenario_detail::Diagnostics;
+using scenario_detail::JsonObject;
+using scenario_detail::Need;
+
+ScenarioError::ScenarioError(std::vector<std::string> messages)
+    : std::runtime_error(scenario_detail::join_lines(messages)), messages_(std::move(messages)) {}
+
+Scenario load_scenario_file(const std::string& path, const std::vector<std::string>& overrides) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw ScenarioError({path + ": cannot read the file: it is a directory"});
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw ScenarioError({path + ": cannot read the file: " + std::strerror(errno)});
+  }
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  if (in.bad()) throw ScenarioError({path + ": cannot read the file: " + std::strerror(errno)});
+  const std::string text = buffer.str();
+  nlohmann::json document;
+  try {
+    document = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    // nlohmann's text repeats the position after a "[json.exception...]" prefix; keep the
+    // explanation only.
+    std::string detail = e.what();
+    if (const size_t column = detail.find("column "); column != std::string::npos) {
+      if (const size_t colon = detail.find(": ", column); colon != std::string::npos) {
+        detail = detail.substr(colon + 2);
+      }
+    }
+    throw ScenarioError({path + ": invalid JSON at " +
+                         scenario_detail::line_and_column(text, e.byte) + ": " + detail});
+  }
+  return load_scenario(std::move(document), path, overrides);
+}
+
+Scenario load_scenario(nlohmann::json document, const std::string& source,
+                       const std::vector<std::string>& overrides) {
+  std::vector<std::string> override_errors;
+  for (const std::string& assignment : overrides) {
+    if (std::string error = apply_override(document, assignment); !error.empty()) {
+      override_errors.push_back(source + ": --set " + assignment + ": " + error);
+    }
+  }
+  // Validating a half-overridden document would report problems the user did not write.
+  if (!override_errors.empty()) throw ScenarioError(std::move(override_errors));
+
+  Scenario scenario;
+  scenario.source = source;
+  Diagnostics d;
+  {
+    auto root = JsonObject::open(document, "", d);
+    if (!root) throw ScenarioError(d.format(source));
+    // "$schema" lets editors find scenarios/schema/scenario.schema.json.
+    root->string("$schema", Need::kOptional);
+    scenario.name = root->string("name", Need::kOptional)
+                        .value_or(std::filesystem::path(source).stem().string());
+    scenario.description = root->string("description", Need::kOptional).value_or("");
+    std::optional<scenario_detail::LoadedCluster> cluster;
+    if (const nlohmann::json* v = root->get("cluster", Need::kRequired, "an object")) {
+      cluster = scenario_detail::read_cluster(*v, root->pointer("cluster"), d);
+    }
+    std::optional<scenario_detail::WorkloadSpec> workload;
+    if (const nlohmann::json* v = root->get("workload", Need::kRequired, "an object with a kind")) {
+      workload = scenario_detail::read_workload(*v, root->pointer("workload"), d);
+    }
+    scenario.simulation = scenario_detail::read_simulation(
+        root->get("simulation", Need::kOptional, ""), root->pointer("simulation"), d);
+    root->report_unknown_keys();
+
+    if (cluster) {
+      scenario.cluster = build_cluster(cluster->spec);
+      // The specs move as unique_ptrs, so the node groups' pointers stay valid.
+      scenario.cluster.owned_specs = std::move(cluster->owned_specs);
+      scenario.cluster_spec = std::move(cluster->spec);
+      if (workload) scenario_detail::resolve_workload(*workload, scenario.cluster, d, scenario);
+    }
+  }
+  if (!d.empty()) throw ScenarioError(d.format(source));
+  scenario.document = std::move(document);
+  return scenario;
+}
+
+}  // namespace dtsim

@@ -1,0 +1,295 @@
+// Reading the `kind: "task_graph"` workload: collective definitions and task entries, with
+// the checks that need no cluster (ids, deps, kind-specific keys, units).
+#include <map>
+#include <string_view>
+
+#include "scenarios/collective_spec.h"
+#include "scenarios/workload_loader.h"
+
+namespace dtsim::scenario_detail {
+
+namespace {
+
+constexpr TaskKind kTaskKinds[] = {TaskKind::kCompute, TaskKind::kCollective, TaskKind::kSend,
+                                   TaskKind::kRecv,    TaskKind::kMemcpy,     TaskKind::kAlloc,
+                                   TaskKind::kFree};
+constexpr MemcpyKind kMemcpyKinds[] = {MemcpyKind::kHostToDevice, MemcpyKind::kDeviceToHost,
+                                       MemcpyKind::kDeviceToDevice, MemcpyKind::kPeer};
+
+constexpr unsigned bit(TaskKind k) { return 1u << static_cast<unsigned>(k); }
+
+// Keys that mean something for some task kinds only.
+struct KindKey {
+  std::string_view key;
+  unsigned kinds;
+  std::string_view kinds_text;
+};
+constexpr KindKey kKindKeys[] = {
+    {"duration", bit(TaskKind::kCompute), "compute"},
+    {"flops", bit(TaskKind::kCompute), "compute"},
+    {"dtype", bit(TaskKind::kCompute), "compute"},
+    {"collective", bit(TaskKind::kCollective), "collective"},
+    {"peer", bit(TaskKind::kSend) | bit(TaskKind::kRecv) | bit(TaskKind::kMemcpy),
+     "send, recv and memcpy"},
+    {"tag", bit(TaskKind::kSend) | bit(TaskKind::kRecv), "send and recv"},
+    {"direction", bit(TaskKind::kMemcpy), "memcpy"},
+    {"bytes",
+     bit(TaskKind::kSend) | bit(TaskKind::kRecv) | bit(TaskKind::kMemcpy) | bit(TaskKind::kAlloc) |
+         bit(TaskKind::kFree),
+     "send, recv, memcpy, alloc and free"},
+};
+
+template <typename T, size_t N>
+std::vector<std::string_view> names_of(const T (&values)[N], std::string_view (*name)(T)) {
+  std::vector<std::string_view> out;
+  for (T v : values) out.push_back(name(v));
+  return out;
+}
+
+CollectiveDef read_collective_def(const json& value, const std::string& pointer,
+                                  std::map<std::string, size_t>& names, size_t index,
+                                  Diagnostics& d) {
+  CollectiveDef out;
+  out.pointer = pointer;
+  auto o = JsonObject::open(value, pointer, d);
+  if (!o) return out;
+  const size_t errors_before = d.count();
+  if (auto name = o->string("name", Need::kRequired)) {
+    if (name->empty()) {
+      d.error(o->pointer("name"), "a collective name may not be empty");
+    } else if (auto [it, inserted] = names.emplace(*name, index); !inserted) {
+      d.error(o->pointer("name"), "duplicate collective name " + in_quotes(*name) + " (also at " +
+                                      sibling_pointer(pointer, it->second) + "/name)");
+    } else {
+      out.name = *name;
+    }
+  }
+  if (const json* op = o->get("op", Need::kRequired, "a collective op")) {
+    if (auto v = read_op(*op, o->pointer("op"), d)) out.op = *v;
+  }
+  if (const json* algorithm = o->get("algorithm", Need::kOptional, "")) {
+    out.algorithm_given = true;
+    if (auto v = read_algorithm(*algorithm, o->pointer("algorithm"), d)) out.algorithm = *v;
+  }
+  if (const json* group = o->get("group", Need::kOptional, "")) {
+    out.group = read_rank_set(*group, o->pointer("group"), d);
+  }
+  if (auto v = o->bytes("bytes", Need::kRequired)) out.bytes = *v;
+  read_collective_options(*o, out.options);
+  o->report_unknown_keys();
+  out.valid = d.count() == errors_before;
+  return out;
+}
+
+// What read_task needs to know about the whole graph.
+struct GraphNames {
+  std::map<std::string, size_t> task_ids;  // first entry with each id
+  bool task_ids_complete = true;           // every entry has a readable id
+  std::map<std::string, size_t> collectives;
+  bool collectives_complete = true;
+};
+
+void read_deps(JsonObject& o, size_t index, const GraphNames& names, TaskSpec& out) {
+  Diagnostics& d = o.diagnostics();
+  const json* deps = o.get("deps", Need::kOptional, "");
+  if (deps == nullptr) return;
+  const std::string pointer = o.pointer("deps");
+  if (!deps->is_array()) {
+    d.error(pointer, "expected an array of task ids, got " + describe(*deps));
+    return;
+  }
+  std::vector<std::string_view> earlier;
+  for (const auto& [id, at] : names.task_ids) {
+    if (at < index) earlier.push_back(id);
+  }
+  for (size_t j = 0; j < deps->size(); ++j) {
+    const std::string dep_pointer = child_pointer(pointer, j);
+    auto id = read_string((*deps)[j], dep_pointer, d);
+    if (!id) continue;
+    const auto it = names.task_ids.find(*id);
+    if (it == names.task_ids.end()) {
+      if (!names.task_ids_complete) continue;  // it may be the entry whose id was unreadable
+      const std::string guess = closest_match(*id, earlier);
+      d.error(dep_pointer, "unknown task id " + in_quotes(*id) +
+                               (guess.empty() ? "" : " (did you mean " + in_quotes(guess) + "?)"));
+    } else if (it->second == index) {
+      d.error(dep_pointer, "a task cannot depend on itself");
+    } else if (it->second > index) {
+      d.error(dep_pointer, "task " + in_quotes(*id) + " is defined later (at " +
+                               sibling_pointer(o.pointer(), it->second) +
+                               "); deps must name tasks listed earlier");
+    } else {
+      out.deps.push_back(TaskDep{it->second, dep_pointer});
+    }
+  }
+}
+
+void read_compute(JsonObject& o, TaskSpec& out) {
+  Diagnostics& d = o.diagnostics();
+  const bool has_duration = o.has("duration");
+  const bool has_flops = o.has("flops");
+  if (has_duration && has_flops) {
+    d.error(o.pointer(), "give either \"duration\" or \"flops\", not both");
+  } else if (!has_duration && !has_flops) {
+    d.error(o.pointer(), "a compute task needs \"duration\" (a fixed time) or \"flops\" (run at "
+                         "the device's peak for \"dtype\")");
+  }
+  if (auto v = o.duration("duration", Need::kOptional)) out.prototype.duration = *v;
+  if (auto v = o.flops("flops", Need::kOptional)) out.prototype.flops = *v;
+  if (!has_duration) {
+    std::vector<std::string_view> dtypes;
+    for (DType t : kAllDTypes) dtypes.push_back(dtype_name(t));
+    out.dtype_given = o.value().contains("dtype");
+    if (auto v = o.choice("dtype", Need::kOptional, dtypes, "dtype")) {
+      out.prototype.dtype = kAllDTypes[*v];
+    }
+  } else {
+    o.reject("dtype", "applies only with \"flops\"");
+  }
+}
+
+TaskSpec read_task(const json& value, const std::string& pointer, size_t index,
+                   const GraphNames& names, Diagnostics& d) {
+  TaskSpec out;
+  out.pointer = pointer;
+  auto o = JsonObject::open(value, pointer, d);
+  if (!o) return out;
+  const size_t errors_before = d.count();
+  if (auto id = o->string("id", Need::kRequired)) {
+    const auto it = names.task_ids.find(*id);
+    if (id->empty()) {
+      d.error(o->pointer("id"), "a task id may not be empty");
+    } else if (it != names.task_ids.end() && it->second != index) {
+      d.error(o->pointer("id"), "duplicate task id " + in_quotes(*id) + " (also at " +
+                                    sibling_pointer(pointer, it->second) +
+                                    ")");
+    }
+    out.id = *id;
+  }
+  const bool has_rank = o->has("rank");
+  const bool has_ranks = o->has("ranks");
+  if (has_rank && has_ranks) {
+    d.error(pointer, "give either \"rank\" (one rank) or \"ranks\" (a set), not both");
+  } else if (has_rank) {
+    out.ranks_pointer = o->pointer("rank");
+    if (auto r = read_single_rank(*o->get("rank", Need::kOptional, ""), out.ranks_pointer, d)) out.ranks = *r;
+  } else if (has_ranks) {
+    out.ranks_pointer = o->pointer("ranks");
+    if (auto r = read_rank_set(*o->get("ranks", Need::kOptional, ""), out.ranks_pointer, d)) out.ranks = *r;
+  } else {
+    d.error(pointer, "missing required key \"rank\" or \"ranks\" (expected a rank, \"all\", an "
+                     "array of ranks or {\"first\", \"count\", \"stride\"})");
+  }
+  const auto kind_names = names_of(kTaskKinds, task_kind_name);
+  const auto kind_index = o->choice("kind", Need::kRequired, kind_names, "task kind");
+  if (auto stream = o->string("stream", Need::kOptional)) {
+    if (stream->empty()) d.error(o->pointer("stream"), "a stream name may not be empty");
+    out.stream = *stream;
+  }
+  read_deps(*o, index, names, out);
+
+  if (!kind_index) {
+    for (const KindKey& k : kKindKeys) o->accept({k.key});
+    o->report_unknown_keys();
+    return out;
+  }
+  const TaskKind kind = kTaskKinds[*kind_index];
+  out.prototype.kind = kind;
+  for (const KindKey& k : kKindKeys) {
+    if ((k.kinds & bit(kind)) == 0) {
+      o->reject(k.key, "applies only to " + std::string(k.kinds_text) + " tasks, not " +
+                           std::string(task_kind_name(kind)));
+    }
+  }
+  switch (kind) {
+    case TaskKind::kCompute:
+      read_compute(*o, out);
+      break;
+    case TaskKind::kCollective:
+      if (auto name = o->string("collective", Need::kRequired)) {
+        if (auto it = names.collectives.find(*name); it != names.collectives.end()) {
+          out.collective = it->second;
+        } else if (names.collectives_complete) {
+          std::vector<std::string_view> known;
+          for (const auto& [n, i] : names.collectives) known.push_back(n);
+          d.error(o->pointer("collective"),
+                  "unknown collective " + in_quotes(*name) + " (expected a workload.collectives name" +
+                      (known.empty() ? ": none are defined" : ": " + join_names(known)) + ")");
+        }
+      }
+      break;
+    case TaskKind::kSend:
+    case TaskKind::kRecv:
+      if (auto v = o->integer("peer", Need::kRequired, 0)) out.prototype.peer = static_cast<int>(*v);
+      if (auto v = o->bytes("bytes", Need::kRequired)) out.prototype.bytes = *v;
+      if (auto v = o->integer("tag", Need::kOptional, 0)) out.prototype.tag = static_cast<uint32_t>(*v);
+      break;
+    case TaskKind::kMemcpy: {
+      const auto directions = names_of(kMemcpyKinds, memcpy_kind_name);
+      const auto direction = o->choice("direction", Need::kRequired, directions, "memcpy direction");
+      if (direction) out.prototype.memcpy_kind = kMemcpyKinds[*direction];
+      if (auto v = o->bytes("bytes", Need::kRequired)) out.prototype.bytes = *v;
+      if (direction && out.prototype.memcpy_kind == MemcpyKind::kPeer) {
+        if (auto v = o->integer("peer", Need::kRequired, 0)) out.prototype.peer = static_cast<int>(*v);
+      } else if (direction) {
+        o->reject("peer", "applies only with direction \"peer\"");
+      }
+      break;
+    }
+    case TaskKind::kAlloc:
+    case TaskKind::kFree:
+      if (auto v = o->bytes("bytes", Need::kRequired)) out.prototype.bytes = *v;
+      break;
+  }
+  if (out.stream.empty()) {
+    const bool on_compute = kind == TaskKind::kCompute ||
+                            (kind == TaskKind::kMemcpy &&
+                             out.prototype.memcpy_kind == MemcpyKind::kDeviceToDevice);
+    out.stream = on_compute ? "compute" : "comm";
+  }
+  o->report_unknown_keys();
+  out.valid = d.count() == errors_before;
+  return out;
+}
+
+}  // namespace
+
+TaskGraphSpec read_task_graph(JsonObject& o) {
+  Diagnostics& d = o.diagnostics();
+  TaskGraphSpec out;
+  GraphNames names;
+  if (const json* collectives = o.get("collectives", Need::kOptional, "")) {
+    const std::string pointer = o.pointer("collectives");
+    if (!collectives->is_array()) {
+      d.error(pointer, "expected an array of collectives, got " + describe(*collectives));
+      names.collectives_complete = false;
+    } else {
+      for (size_t i = 0; i < collectives->size(); ++i) {
+        out.collectives.push_back(
+            read_collective_def((*collectives)[i], child_pointer(pointer, i), names.collectives, i, d));
+        names.collectives_complete = names.collectives_complete && !out.collectives.back().name.empty();
+      }
+    }
+  }
+  out.tasks_pointer = o.pointer("tasks");
+  const json* tasks = o.get("tasks", Need::kRequired, "an array of tasks");
+  if (tasks == nullptr) return out;
+  const std::string& pointer = out.tasks_pointer;
+  const auto* items = read_array(*tasks, pointer, d, "task");
+  if (items == nullptr) return out;
+  // Ids first, so that a dep naming a later task says so rather than "unknown".
+  for (size_t i = 0; i < items->size(); ++i) {
+    const json& t = (*items)[i];
+    if (t.is_object() && t.contains("id") && t["id"].is_string()) {
+      names.task_ids.emplace(t["id"].get<std::string>(), i);
+    } else {
+      names.task_ids_complete = false;
+    }
+  }
+  for (size_t i = 0; i < items->size(); ++i) {
+    out.tasks.push_back(read_task((*items)[i], child_pointer(pointer, i), i, names, d));
+  }
+  return out;
+}
+
+}  // namespace dtsim::scenario_detail

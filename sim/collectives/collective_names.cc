@@ -1,0 +1,90 @@
+// Names (as used in scenario files and reports) and one-line descriptions of collective
+// operations and algorithms.
+#include <array>
+#include <utility>
+
+#include "sim/collectives/collective_plan.h"
+
+namespace dtsim {
+
+namespace {
+
+constexpr std::array<std::pair<CollectiveOp, std::string_view>, 7> kOpNames{{
+    {CollectiveOp::kAllReduce, "all_reduce"},
+    {CollectiveOp::kReduceScatter, "reduce_scatter"},
+    {CollectiveOp::kAllGather, "all_gather"},
+    {CollectiveOp::kBroadcast, "broadcast"},
+    {CollectiveOp::kReduce, "reduce"},
+    {CollectiveOp::kAllToAll, "all_to_all"},
+    {CollectiveOp::kSendRecv, "send_recv"},
+}};
+
+struct AlgorithmInfo {
+  CollectiveAlgorithm algorithm;
+  std::string_view name;
+  std::string_view description;
+};
+
+constexpr std::array<AlgorithmInfo, 8> kAlgorithms{{
+    {CollectiveAlgorithm::kAuto, "auto",
+     "the applicable algorithm with the smallest alpha-beta estimate for this size and layout"},
+    {CollectiveAlgorithm::kRing, "ring",
+     "bandwidth-optimal ring: p-1 reduce-scatter and/or p-1 all-gather steps of n/p "
+     "(Patarasuk & Yuan 2009); broadcast/reduce as a pipelined chain"},
+    {CollectiveAlgorithm::kTree, "tree",
+     "NCCL's pipelined double binary tree, each tree carrying half the data (Sanders, Speck & "
+     "Traff 2009); broadcast/reduce over one tree"},
+    {CollectiveAlgorithm::kHalvingDoubling, "halving_doubling",
+     "recursive halving reduce-scatter and recursive doubling all-gather, log2 p steps each "
+     "(Thakur, Rabenseifner & Gropp 2005); power-of-two groups"},
+    {CollectiveAlgorithm::kHierarchical, "hierarchical",
+     "ring reduce-scatter inside each node, ring all-reduce across nodes on n/g, ring "
+     "all-gather inside each node"},
+    {CollectiveAlgorithm::kTorus2D, "torus2d",
+     "2D torus all-reduce on an X*Y grid: reduce-scatter along X, all-reduce along Y, "
+     "all-gather along X (Mikami et al. 2018)"},
+    {CollectiveAlgorithm::kCrossRegion, "cross_region",
+     "reduce-scatter inside each region, all-reduce across regions on n/g, all-gather inside "
+     "each region, so the WAN carries 1/g of the data"},
+    {CollectiveAlgorithm::kDirect, "direct",
+     "every pair exchanges directly in one step (all-to-all, paired send/recv)"},
+}};
+
+}  // namespace
+
+std::string_view collective_op_name(CollectiveOp op) {
+  for (const auto& [o, name] : kOpNames) {
+    if (o == op) return name;
+  }
+  return "unknown";
+}
+
+std::optional<CollectiveOp> collective_op_from_name(std::string_view name) {
+  for (const auto& [o, n] : kOpNames) {
+    if (n == name) return o;
+  }
+  return std::nullopt;
+}
+
+std::string_view algorithm_name(CollectiveAlgorithm a) {
+  for (const auto& info : kAlgorithms) {
+    if (info.algorithm == a) return info.name;
+  }
+  return "unknown";
+}
+
+std::optional<CollectiveAlgorithm> algorithm_from_name(std::string_view name) {
+  for (const auto& info : kAlgorithms) {
+    if (info.name == name) return info.algorithm;
+  }
+  return std::nullopt;
+}
+
+std::string_view algorithm_description(CollectiveAlgorithm a) {
+  for (const auto& info : kAlgorithms) {
+    if (info.algorithm == a) return info.description;
+  }
+  return "unknown algorithm";
+}
+
+}  // namespace dtsim

@@ -1,0 +1,205 @@
+// Network models on hand-built topologies: alpha-beta timing, max-min sharing, contention
+// between groups, and exact fast-forward of repeated rounds.
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "sim/analytical_network.h"
+#include "sim/flow_network.h"
+
+namespace dtsim {
+namespace {
+
+// Devices d0..d(n-1) on one switch; every device link is 10 GB/s with 1 us latency, so a
+// device-to-device route is 2 links, 2 us, bottleneck 10 GB/s.
+struct Star {
+  explicit Star(int n, const char* model = "flow") {
+    const VertexId sw = topology.add_vertex({"switch", VertexKind::kSwitch, 0, -1});
+    for (int i = 0; i < n; ++i) {
+      devices.push_back(topology.add_vertex({"d" + std::to_string(i), VertexKind::kDevice, 0, i}));
+      topology.connect(devices.back(), sw, Bandwidth::gb_per_s(10), Duration::us(1), LinkKind::kNetwork);
+    }
+    router = std::make_unique<Router>(topology);
+    net = make_network_model(model, engine, topology, *router, observers);
+    engine.add_model(net.get());
+  }
+  // Starts a group now and returns a slot that receives its completion time.
+  std::shared_ptr<Time> group(std::vector<FlowSpec> flows, int64_t repeat = 1) {
+    auto done = std::make_shared<Time>(Time::infinite());
+    net->start_group(std::move(flows), repeat, [this, done] { *done = engine.now(); });
+    return done;
+  }
+  FlowSpec flow(int a, int b, Bytes bytes) { return FlowSpec{devices[a], devices[b], bytes}; }
+  LinkId uplink(int i) const { return static_cast<LinkId>(2 * i); }      // d_i -> switch
+  LinkId downlink(int i) const { return static_cast<LinkId>(2 * i + 1); }  // switch -> d_i
+
+  Topology topology;
+  std::vector<VertexId> devices;
+  Engine engine;
+  ObserverList observers;
+  std::unique_ptr<Router> router;
+  std::unique_ptr<NetworkModel> net;
+};
+
+constexpr int64_t kLatencyNs = 2000;
+
+TEST(FlowNetwork, SingleFlowTakesLatencyPlusBytesOverBandwidth) {
+  Star s(2);
+  auto t = s.group({s.flow(0, 1, Bytes(1'000'000'000))});  // 1 GB at 10 GB/s = 0.1 s
+  s.engine.run();
+  EXPECT_EQ(t->count_ns(), kLatencyNs + 100'000'000);
+  s.net->finish(s.engine.now());
+  EXPECT_DOUBLE_EQ(s.net->link_stats().stats(s.uplink(0)).bytes, 1e9);
+  EXPECT_EQ(s.net->link_stats().stats(s.uplink(0)).busy.count_ns(), 100'000'000);
+  EXPECT_DOUBLE_EQ(s.net->link_stats().stats(s.uplink(0)).peak_utilization, 1.0);
+}
+
+TEST(FlowNetwork, TwoFlowsIntoOneDeviceShareItsDownlink) {
+  // d0->d2 and d1->d2 meet on switch->d2: 5 GB/s each; 1 GB each takes 0.2 s.
+  Star s(3);
+  auto a = s.group({s.flow(0, 2, Bytes(1'000'000'000))});
+  auto b = s.group({s.flow(1, 2, Bytes(1'000'000'000))});
+  s.engine.run();
+  EXPECT_EQ(a->count_ns(), kLatencyNs + 200'000'000);
+  EXPECT_EQ(b->count_ns(), kLatencyNs + 200'000'000);
+}
+
+TEST(FlowNetwork, ShortFlowLeavesItsShareToTheLongOne) {
+  // Both at 5 GB/s until the 0.5 GB flow ends at 0.1 s; the 1 GB flow has 0.5 GB left and
+  // then runs alone at 10 GB/s for 0.05 s: done at 0.15 s.
+  Star s(3);
+  auto small = s.group({s.flow(0, 2, Bytes(500'000'000))});
+  auto large = s.group({s.flow(1, 2, Bytes(1'000'000'000))});
+  s.engine.run();
+  EXPECT_EQ(small->count_ns(), kLatencyNs + 100'000'000);
+  EXPECT_EQ(large->count_ns(), kLatencyNs + 150'000'000);
+}
+
+TEST(FlowNetwork, DisjointFlowsDoNotInteract) {
+  Star s(4);
+  auto a = s.group({s.flow(0, 1, Bytes(1'000'000'000))});
+  auto b = s.group({s.flow(2, 3, Bytes(1'000'000'000))});
+  s.engine.run();
+  EXPECT_EQ(a->count_ns(), kLatencyNs + 100'000'000);
+  EXPECT_EQ(b->count_ns(), kLatencyNs + 100'000'000);
+}
+
+TEST(FlowNetwork, ARoundEndsWithItsSlowestFlow) {
+  // One round: 1 GB d0->d1 and 2 GB d2->d3 in parallel -> the round lasts 0.2 s + latency.
+  Star s(4);
+  auto t = s.group({s.flow(0, 1, Bytes(1'000'000'000)), s.flow(2, 3, Bytes(2'000'000'000))});
+  s.engine.run();
+  EXPECT_EQ(t->count_ns(), kLatencyNs + 200'000'000);
+}
+
+TEST(FlowNetwork, FastForwardEqualsRunningEveryRound) {
+  // A ring step over 4 devices, 1 MiB each, 1000 rounds: (2 us + 104.8576 us) x 1000.
+  const Bytes chunk = MiB(1);
+  auto ring = [&](Star& s) {
+    return std::vector<FlowSpec>{s.flow(0, 1, chunk), s.flow(1, 2, chunk), s.flow(2, 3, chunk),
+                                 s.flow(3, 0, chunk)};
+  };
+  Star fast(4);
+  auto t_fast = fast.group(ring(fast), 1000);
+  fast.engine.run();
+  fast.net->finish(fast.engine.now());
+  EXPECT_EQ(t_fast->count_ns(), (kLatencyNs + 104858) * 1000);
+  EXPECT_EQ(fast.net->fast_forwarded_rounds(), 999);
+
+  // Reference: the same rounds as 1000 separate groups chained one after the other.
+  Star slow(4);
+  int left = 1000;
+  std::function<void()> next = [&] {
+    if (--left > 0) slow.net->start_group(ring(slow), 1, next);
+  };
+  slow.net->start_group(ring(slow), 1, next);
+  slow.engine.run();
+  slow.net->finish(slow.engine.now());
+  EXPECT_EQ(slow.net->fast_forwarded_rounds(), 0);
+  EXPECT_EQ(slow.engine.now(), *t_fast);
+  for (LinkId l = 0; l < fast.topology.num_links(); ++l) {
+    EXPECT_NEAR(fast.net->link_stats().stats(l).bytes, slow.net->link_stats().stats(l).bytes, 1.0);
+    EXPECT_EQ(fast.net->link_stats().stats(l).busy, slow.net->link_stats().stats(l).busy);
+  }
+}
+
+TEST(FlowNetwork, NoFastForwardWhileAnotherGroupSharesALink) {
+  // Two groups of 10 rounds each send 1 MB into d2 at the same time: every round both
+  // share the downlink (5 GB/s each): 10 x (2 us + 200 us).
+  Star s(3);
+  auto a = s.group({s.flow(0, 2, Bytes(1'000'000))}, 10);
+  auto b = s.group({s.flow(1, 2, Bytes(1'000'000))}, 10);
+  s.engine.run();
+  EXPECT_EQ(a->count_ns(), 10 * (kLatencyNs + 200'000));
+  EXPECT_EQ(b->count_ns(), 10 * (kLatencyNs + 200'000));
+  EXPECT_EQ(s.net->fast_forwarded_rounds(), 0);
+}
+
+TEST(FlowNetwork, FastForwardStopsBeforeALaterFlowArrives) {
+  // Group A: 100 rounds of 1 MB d0->d2 (102 us each). At t = 1 ms a 10 MB flow d1->d2
+  // starts. The result must equal the run where every round is simulated.
+  auto scenario = [](Star& s, bool expand, Time& a_done, Time& b_done) {
+    int left = 100;
+    std::function<void()> next = [&] {
+      if (--left > 0) {
+        s.net->start_group({s.flow(0, 2, Bytes(1'000'000))}, 1, next);
+      } else {
+        a_done = s.engine.now();
+      }
+    };
+    if (expand) {
+      s.net->start_group({s.flow(0, 2, Bytes(1'000'000))}, 1, next);
+    } else {
+      s.net->start_group({s.flow(0, 2, Bytes(1'000'000))}, 100, [&] { a_done = s.engine.now(); });
+    }
+    s.engine.schedule_at(Time::ns(1'000'000), [&] {
+      s.net->start_group({s.flow(1, 2, Bytes(10'000'000))}, 1, [&] { b_done = s.engine.now(); });
+    });
+    s.engine.run();
+  };
+  Star fast(3), slow(3);
+  Time fa, fb, sa, sb;
+  scenario(fast, false, fa, fb);
+  scenario(slow, true, sa, sb);
+  EXPECT_EQ(fa, sa);
+  EXPECT_EQ(fb, sb);
+  EXPECT_GT(fast.net->fast_forwarded_rounds(), 0);
+  // Without B, A would end at 100 x 102 us = 10.2 ms; sharing with B delays it.
+  EXPECT_GT(fa.count_ns(), 100 * (kLatencyNs + 100'000));
+}
+
+TEST(FlowNetwork, ZeroByteAndSelfFlowsFinishAfterLatencyOnly) {
+  Star s(2);
+  auto t = s.group({s.flow(0, 1, Bytes(0)), s.flow(1, 1, MiB(1))});
+  s.engine.run();
+  EXPECT_EQ(t->count_ns(), kLatencyNs);
+}
+
+TEST(AnalyticalNetwork, IgnoresContention) {
+  // The same two flows into d2 as above: each takes latency + 1 GB / 10 GB/s as if alone.
+  // The downlink carries 1 GB + 3 x 1 GB. Separate groups know nothing of each other, so
+  // each group's own peak load is 1.
+  Star s(3, "analytical");
+  auto a = s.group({s.flow(0, 2, Bytes(1'000'000'000))});
+  auto b = s.group({s.flow(1, 2, Bytes(1'000'000'000))}, 3);
+  s.engine.run();
+  s.net->finish(s.engine.now());
+  EXPECT_EQ(a->count_ns(), kLatencyNs + 100'000'000);
+  EXPECT_EQ(b->count_ns(), 3 * (kLatencyNs + 100'000'000));
+  EXPECT_DOUBLE_EQ(s.net->link_stats().stats(s.downlink(2)).bytes, 4e9);
+  EXPECT_DOUBLE_EQ(s.net->link_stats().stats(s.downlink(2)).peak_utilization, 1.0);
+}
+
+TEST(NetworkRegistry, KnowsBothModelsAndRejectsOthers) {
+  Topology t;
+  Router r(t);
+  Engine e;
+  ObserverList o;
+  EXPECT_NE(make_network_model("flow", e, t, r, o), nullptr);
+  EXPECT_NE(make_network_model("analytical", e, t, r, o), nullptr);
+  EXPECT_EQ(make_network_model("packet", e, t, r, o), nullptr);
+  EXPECT_EQ(network_models().size(), 2u);
+}
+
+}  // namespace
+}  // namespace dtsim

@@ -1,0 +1,226 @@
+// The TaskGraph runtime: streams, dependencies, rendezvous, memcpy, memory, stalls, and
+// per-rank accounting.
+#include <gtest/gtest.h>
+
+#include "sim/simulation.h"
+#include "tests/sim/test_clusters.h"
+
+namespace dtsim {
+namespace {
+
+using testing::fabric;
+using testing::node_group;
+using testing::one_region;
+
+Cluster two_h100() {
+  return build_cluster(one_region(node_group(1, 2, "H100", 2), fabric(FabricKind::kNone)));
+}
+
+Task compute(int rank, uint16_t stream, Duration d, std::vector<TaskId> deps = {}) {
+  Task t;
+  t.kind = TaskKind::kCompute;
+  t.rank = rank;
+  t.stream = stream;
+  t.name = "compute";
+  t.duration = d;
+  t.deps = std::move(deps);
+  return t;
+}
+
+struct Recorder : SimObserver {
+  void on_task(const TaskRecord& r) override { tasks.push_back(r); }
+  std::vector<TaskRecord> tasks;
+  Time end_of(TaskId id) const {
+    for (const auto& t : tasks) {
+      if (t.task == id) return t.end;
+    }
+    return Time::infinite();
+  }
+};
+
+TEST(TaskRuntime, OneStreamRunsInOrderAndStreamsShareTheDevice) {
+  const Cluster c = two_h100();
+  TaskGraph g;
+  const uint16_t s0 = g.stream("compute"), s1 = g.stream("other");
+  const TaskId a = g.add(compute(0, s0, Duration::ms(10)));
+  const TaskId b = g.add(compute(0, s0, Duration::ms(10)));  // after a, same stream
+  const TaskId x = g.add(compute(1, s0, Duration::ms(10)));  // rank 1, alone
+  const TaskId y = g.add(compute(1, s1, Duration::ms(10)));  // rank 1, concurrent with x
+  Simulation sim(c, {});
+  Recorder rec;
+  sim.add_observer(&rec);
+  const RunResult r = sim.run(g);
+  EXPECT_EQ(rec.end_of(a), Time::ms(10));
+  EXPECT_EQ(rec.end_of(b), Time::ms(20));
+  // x and y share rank 1's device: each at half speed, both end at 20 ms.
+  EXPECT_EQ(rec.end_of(x), Time::ms(20));
+  EXPECT_EQ(rec.end_of(y), Time::ms(20));
+  EXPECT_EQ(r.end, Time::ms(20));
+  EXPECT_TRUE(r.stalled.empty());
+  EXPECT_EQ(r.ranks[0].compute, Duration::ms(20));
+  EXPECT_EQ(r.ranks[1].compute, Duration::ms(20));
+}
+
+TEST(TaskRuntime, DependenciesCrossRanksAndFlopsUseThePeakRate) {
+  const Cluster c = two_h100();
+  TaskGraph g;
+  const uint16_t s = g.stream("compute");
+  const TaskId a = g.add(compute(0, s, Duration::ms(3)));
+  Task f = compute(1, s, Duration::zero(), {a});
+  f.flops = Flops(989.4e12 * 0.002);  // 2 ms at H100's bf16 peak
+  f.dtype = DType::kBf16;
+  const TaskId b = g.add(f);
+  Simulation sim(c, {});
+  Recorder rec;
+  sim.add_observer(&rec);
+  const RunResult r = sim.run(g);
+  EXPECT_EQ(rec.end_of(b), Time::ms(5));
+  EXPECT_EQ(r.ranks[1].idle, Duration::ms(3));
+}
+
+TEST(TaskRuntime, SendAndRecvMeetBeforeTheTransferStarts) {
+  const Cluster c = two_h100();
+  TaskGraph g;
+  const uint16_t comp = g.stream("compute"), comm = g.stream("comm");
+  const TaskId late = g.add(compute(1, comp, Duration::ms(1)));
+  Task send;
+  send.kind = TaskKind::kSend;
+  send.rank = 0;
+  send.stream = comm;
+  send.peer = 1;
+  send.bytes = Bytes(450'000'000);  // 1 ms over NVLink at 450 GB/s
+  send.name = "send";
+  const TaskId s = g.add(send);
+  Task recv = send;
+  recv.kind = TaskKind::kRecv;
+  recv.rank = 1;
+  recv.peer = 0;
+  recv.deps = {late};
+  recv.name = "recv";
+  const TaskId rv = g.add(recv);
+  Simulation sim(c, {});
+  Recorder rec;
+  sim.add_observer(&rec);
+  const RunResult r = sim.run(g);
+  // The recv is ready at 1 ms; then 1 us of latency (2 NVLink hops) and 1 ms of data.
+  const Time expected = Time::ms(2) + Duration::us(1);
+  EXPECT_EQ(rec.end_of(s), expected);
+  EXPECT_EQ(rec.end_of(rv), expected);
+  // Rank 0 waited in its send from 0 (communication) with nothing to overlap it.
+  EXPECT_EQ(r.ranks[0].exposed_communication, expected);
+  EXPECT_EQ(r.ranks[1].exposed_communication, expected - Time::ms(1));
+}
+
+TEST(TaskRuntime, MemcpyFromHostCrossesPcie) {
+  const Cluster c = two_h100();
+  TaskGraph g;
+  Task m;
+  m.kind = TaskKind::kMemcpy;
+  m.memcpy_kind = MemcpyKind::kHostToDevice;
+  m.rank = 0;
+  m.stream = g.stream("copy");
+  m.bytes = Bytes(63'000'000);  // 1 ms at H100's PCIe Gen5 63 GB/s
+  m.name = "h2d";
+  g.add(m);
+  m.memcpy_kind = MemcpyKind::kDeviceToDevice;  // 2 x 33.5 MB through 3.35 TB/s HBM = 20 us
+  m.bytes = Bytes(33'500'000);
+  m.name = "d2d";
+  g.add(m);
+  Simulation sim(c, {});
+  Recorder rec;
+  sim.add_observer(&rec);
+  sim.run(g);
+  // host -> rc (no latency, 100 GB/s) -> pcie0 -> gpu0: 2 PCIe hops of 500 ns.
+  EXPECT_EQ(rec.end_of(0), Time::ms(1) + Duration::us(1));
+  EXPECT_EQ(rec.end_of(1), Time::ms(1) + Duration::us(21));
+}
+
+TEST(TaskRuntime, MemoryOverflowIsReportedAndTheRunCompletes) {
+  const Cluster c = two_h100();  // 80 GiB each
+  TaskGraph g;
+  const uint16_t s = g.stream("mem");
+  auto mem = [&](TaskKind k, int64_t gib, const char* name) {
+    Task t;
+    t.kind = k;
+    t.rank = 1;
+    t.stream = s;
+    t.bytes = GiB(gib);
+    t.name = name;
+    return g.add(t);
+  };
+  mem(TaskKind::kAlloc, 60, "weights");
+  const TaskId act = mem(TaskKind::kAlloc, 30, "activations");
+  mem(TaskKind::kFree, 30, "activations-free");
+  mem(TaskKind::kAlloc, 10, "buffers");
+  Simulation sim(c, {});
+  const RunResult r = sim.run(g);
+  EXPECT_TRUE(r.stalled.empty());
+  ASSERT_EQ(r.memory_overflows.size(), 1u);
+  EXPECT_EQ(r.memory_overflows[0].rank, 1);
+  EXPECT_EQ(r.memory_overflows[0].task, act);
+  EXPECT_EQ((r.memory_overflows[0].in_use - r.memory_overflows[0].capacity), GiB(10));
+  EXPECT_TRUE(r.ranks[1].out_of_memory);
+  EXPECT_FALSE(r.ranks[0].out_of_memory);
+  EXPECT_EQ(r.ranks[1].peak_memory, GiB(90));
+}
+
+TEST(TaskRuntime, ADeadlockIsReportedNotHung) {
+  // Rank 0 runs the collective before X on one stream; rank 1 needs X before it can join
+  // the collective: neither can proceed.
+  const Cluster c = two_h100();
+  TaskGraph g;
+  const uint16_t s = g.stream("main");
+  const uint32_t call = g.add_collective(CollectiveCall{CollectiveOp::kAllReduce,
+                                                        CollectiveAlgorithm::kRing, {0, 1}, MiB(1), {}, "ar"});
+  Task coll;
+  coll.kind = TaskKind::kCollective;
+  coll.collective = call;
+  coll.stream = s;
+  coll.rank = 0;
+  coll.name = "ar";
+  g.add(coll);
+  const TaskId x = g.add(compute(0, s, Duration::ms(1)));
+  coll.rank = 1;
+  coll.deps = {x};
+  g.add(coll);
+  Simulation sim(c, {});
+  const RunResult r = sim.run(g);
+  ASSERT_FALSE(r.stalled.empty());
+  EXPECT_NE(r.stalled[0].find("1 of 2 members arrived"), std::string::npos) << r.stalled[0];
+}
+
+TEST(TaskGraph, ValidateNamesEachStructuralProblem) {
+  TaskGraph g;
+  Task t = compute(5, g.stream("s"), Duration::ms(1), {3});
+  g.add(t);
+  Task send;
+  send.kind = TaskKind::kSend;
+  send.rank = 0;
+  send.peer = 1;
+  g.add(send);
+  const auto errors = g.validate(2);
+  ASSERT_EQ(errors.size(), 3u);
+  EXPECT_NE(errors[0].find("rank is outside 0..1"), std::string::npos);
+  EXPECT_NE(errors[1].find("not an earlier task"), std::string::npos);
+  EXPECT_NE(errors[2].find("without a matching recv"), std::string::npos);
+}
+
+TEST(Simulation, TwoSimulationsInOneProcessAreIndependent) {
+  const Cluster c = two_h100();
+  TaskGraph g1, g2;
+  g1.add(compute(0, g1.stream("s"), Duration::ms(1)));
+  g2.add(compute(0, g2.stream("s"), Duration::ms(7)));
+  Simulation a(c, {}), b(c, {});
+  EXPECT_EQ(b.run(g2).end, Time::ms(7));
+  EXPECT_EQ(a.run(g1).end, Time::ms(1));
+}
+
+TEST(Simulation, RejectsUnknownNetworkModel) {
+  const Cluster c = two_h100();
+  SimulationOptions o;
+  o.network_model = "packet";
+  EXPECT_THROW(Simulation(c, o), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace dtsim

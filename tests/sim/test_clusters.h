@@ -1,0 +1,40 @@
+// Small cluster specs for tests, built in code (the loader has its own tests).
+#pragma once
+
+#include "sim/cluster_spec.h"
+#include "sim/device_catalog.h"
+
+namespace dtsim::testing {
+
+inline NodeGroupSpec node_group(int count, int devices_per_node, const char* device = "H100",
+                                int nics = 1, double nic_gbps = 400) {
+  NodeGroupSpec g;
+  g.count = count;
+  g.device = find_builtin_device(device);
+  g.devices_per_node = devices_per_node;
+  g.intra = g.device->intra_node_bandwidth.bytes_per_second() > 0 ? IntraNodeKind::kNvSwitch
+                                                                 : IntraNodeKind::kPcie;
+  g.intra_bandwidth = g.device->intra_node_bandwidth;
+  g.pcie_bandwidth = g.device->pcie_bandwidth;
+  g.nics = nics;
+  g.nic_bandwidth = Bandwidth::gbps(nic_gbps);
+  return g;
+}
+
+inline ClusterSpec one_region(NodeGroupSpec nodes, FabricSpec fabric) {
+  ClusterSpec c;
+  RegionSpec r;
+  r.name = "r0";
+  r.node_groups.push_back(nodes);
+  r.fabric = fabric;
+  c.regions.push_back(r);
+  return c;
+}
+
+inline FabricSpec fabric(FabricKind kind) {
+  FabricSpec f;
+  f.kind = kind;
+  return f;
+}
+
+}  // namespace dtsim::testing
