@@ -2,10 +2,12 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <algorithm>
 #include <functional>
 #include <vector>
 
+#include "sim/event_queue.h"
 #include "sim/resource_model.h"
 #include "sim/units.h"
 
@@ -23,9 +25,9 @@ struct EventId {
 // instant, all pending events run first, then resource models finish what completes at
 // that instant (so many actions started at one instant are settled together).
 //
-// Complexity: schedule O(log n), cancel O(1) (lazy: cancelled events are skipped when they
-// reach the top), run loop O(log n) per event. The heap holds 24-byte keys (a 4-ary heap,
-// for cache locality); callbacks live in a slab of reusable slots so they never move.
+// Complexity: schedule O(1), cancel O(1) (lazy: cancelled events are skipped when they
+// reach the top), run loop O(1) amortised per event (a radix heap, see event_queue.h).
+// Callbacks live in a slab of reusable slots; the queue holds small keys.
 //
 // There is no global state: every simulation owns its engine.
 class Engine {
@@ -33,8 +35,17 @@ class Engine {
   using Callback = std::function<void()>;
 
   Time now() const { return now_; }
-  EventId schedule_at(Time t, Callback cb);
-  EventId schedule_after(Duration d, Callback cb) { return schedule_at(now_ + d, std::move(cb)); }
+  // Callables are stored straight into the event's slot (no temporary std::function).
+  template <typename F>
+  EventId schedule_at(Time t, F&& callback) {
+    const EventId id = reserve_slot(t);
+    slot_cb_[id.slot] = std::forward<F>(callback);
+    return id;
+  }
+  template <typename F>
+  EventId schedule_after(Duration d, F&& callback) {
+    return schedule_at(now_ + d, std::forward<F>(callback));
+  }
   // Cancelling an event that already ran or was cancelled is a no-op.
   void cancel(EventId id);
 
@@ -55,21 +66,9 @@ class Engine {
   size_t pending_events() const { return live_events_; }
 
  private:
-  struct Key {
-    int64_t time_ns;
-    uint64_t seq;
-    uint32_t slot;
-    bool before(const Key& o) const {
-      return time_ns != o.time_ns ? time_ns < o.time_ns : seq < o.seq;
-    }
-  };
-  struct Slot {
-    uint64_t seq = 0;  // 0 when free or cancelled
-    Callback cb;
-  };
-  void heap_push(Key k);
-  Key heap_pop();
-  void drop_dead_top();
+  // Takes a free slot, queues the event's key and returns its id; the caller fills the slot.
+  EventId reserve_slot(Time t);
+  bool live(const EventQueue::Key& k) const { return slot_seq_[k.slot] == k.seq; }
   // Runs every event scheduled for exactly now_ (including ones they schedule).
   void run_due_events();
 
@@ -77,8 +76,12 @@ class Engine {
   uint64_t next_seq_ = 1;
   uint64_t events_processed_ = 0;
   size_t live_events_ = 0;
-  std::vector<Key> heap_;
-  std::vector<Slot> slots_;
+  EventQueue queue_;
+  // Per slot: the callback, and the sequence number of the event holding it (0 when free
+  // or cancelled). Kept apart so that liveness checks read a dense array.
+  // A deque, so that a callback can run in place while it schedules events that add slots.
+  std::deque<Callback> slot_cb_;
+  std::vector<uint64_t> slot_seq_;
   std::vector<uint32_t> free_slots_;
   std::vector<ResourceModel*> models_;
 };

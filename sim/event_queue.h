@@ -1,0 +1,135 @@
+// The engine's pending-event queue: a radix heap (Ahuja, Mehlhorn, Orlin & Tarjan 1990)
+// with radix 16 over integer times, FIFO among equal times.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+namespace dtsim {
+
+// Keys are (time, seq); times never go below the time of the last pop (simulated time is
+// monotone), which is what a radix heap needs. Bucket 0 holds keys whose time equals
+// `last_`. Other keys sit in bucket 1 + 16 p + d, where p is the highest 4-bit digit in
+// which their time differs from `last_` and d is their value of that digit: bucket order
+// is key order. Popping refills bucket 0 from the lowest non-empty bucket; a key only
+// ever moves to a lower digit position, so at most 16 times (about 5 for delays up to a
+// millisecond): push O(1), pop O(1) amortised, no pointer chasing. Keys are appended in
+// increasing seq and buckets are redistributed in order, so keys of equal time leave in
+// the order they were pushed.
+//
+// Liveness is decided by the caller (a cancelled event stays queued until it is reached):
+// `is_live(key)` is consulted by peek and pop, which skip dead keys.
+class EventQueue {
+ public:
+  struct Key {
+    int64_t time;
+    uint64_t seq;
+    uint32_t slot;
+  };
+
+  void push(Key k);
+  // Time of the earliest live key, or INT64_MAX when none.
+  template <typename IsLive>
+  int64_t peek_time(IsLive&& is_live);
+  // Removes and returns the earliest live key; call only when peek_time() returned a time.
+  template <typename IsLive>
+  Key pop(IsLive&& is_live);
+
+ private:
+  static constexpr int kBuckets = 1 + 16 * 16;
+  static int bucket_of(int64_t time, int64_t last) {
+    if (time == last) return 0;
+    const int position = (63 - __builtin_clzll(static_cast<uint64_t>(time ^ last))) / 4;
+    const int digit = static_cast<int>((static_cast<uint64_t>(time) >> (4 * position)) & 15);
+    return 1 + 16 * position + digit;
+  }
+  void mark(int b) { occupied_[(b - 1) / 64] |= uint64_t{1} << ((b - 1) % 64); }
+  void unmark(int b) { occupied_[(b - 1) / 64] &= ~(uint64_t{1} << ((b - 1) % 64)); }
+  int first_occupied() const {
+    for (int w = 0; w < 4; ++w) {
+      if (occupied_[w] != 0) return 1 + 64 * w + __builtin_ctzll(occupied_[w]);
+    }
+    return -1;
+  }
+  template <typename IsLive>
+  int lowest_live_bucket(IsLive&& is_live);
+
+  std::array<std::vector<Key>, kBuckets> buckets_;
+  size_t head0_ = 0;  // bucket 0 is consumed from the front
+  int64_t last_ = 0;
+  int64_t min_time_ = 0;  // earliest live time in lowest_ (valid when lowest_ > 0)
+  int lowest_ = -1;       // cached result of lowest_live_bucket, -1 when stale
+  std::array<uint64_t, 4> occupied_{};  // bit b-1 set when bucket b >= 1 is not empty
+};
+
+inline void EventQueue::push(Key k) {
+  const int b = bucket_of(k.time, last_);
+  buckets_[b].push_back(k);
+  if (b > 0) mark(b);
+  if (b == 0) {
+    lowest_ = 0;
+  } else if (lowest_ > 0 && (b < lowest_ || (b == lowest_ && k.time < min_time_))) {
+    lowest_ = b;
+    min_time_ = k.time;
+  }
+}
+
+// Finds the lowest bucket holding a live key, dropping buckets of dead keys on the way.
+template <typename IsLive>
+int EventQueue::lowest_live_bucket(IsLive&& is_live) {
+  if (lowest_ >= 0) return lowest_;
+  auto& b0 = buckets_[0];
+  while (head0_ < b0.size() && !is_live(b0[head0_])) ++head0_;
+  if (head0_ < b0.size()) return lowest_ = 0;
+  b0.clear();
+  head0_ = 0;
+  for (int i = first_occupied(); i > 0; i = first_occupied()) {
+    auto& b = buckets_[i];
+    int64_t best = INT64_MAX;
+    for (const Key& k : b) {
+      if (k.time < best && is_live(k)) best = k.time;
+    }
+    if (best == INT64_MAX) {
+      b.clear();
+      unmark(i);
+      continue;
+    }
+    min_time_ = best;
+    return lowest_ = i;
+  }
+  return lowest_ = -2;  // empty
+}
+
+template <typename IsLive>
+int64_t EventQueue::peek_time(IsLive&& is_live) {
+  const int b = lowest_live_bucket(is_live);
+  if (b == -2) {
+    lowest_ = -1;
+    return INT64_MAX;
+  }
+  return b == 0 ? last_ : min_time_;
+}
+
+template <typename IsLive>
+EventQueue::Key EventQueue::pop(IsLive&& is_live) {
+  const int b = lowest_live_bucket(is_live);
+  if (b > 0) {
+    last_ = min_time_;
+    auto& from = buckets_[b];
+    for (const Key& k : from) {
+      const int to = bucket_of(k.time, last_);
+      buckets_[to].push_back(k);
+      if (to > 0) mark(to);
+    }
+    from.clear();
+    unmark(b);
+    lowest_ = -1;
+    lowest_live_bucket(is_live);
+  }
+  const Key k = buckets_[0][head0_++];
+  lowest_ = -1;
+  return k;
+}
+
+}  // namespace dtsim
