@@ -32,7 +32,8 @@ std::ofstream open_output(const std::filesystem::path& path) {
 int run(const RunArgs& args) {
   const Scenario scenario = load_scenario_file(args.scenario, args.sets);
   const std::filesystem::path out =
-      args.out.empty() ? std::filesystem::path("dtsim-out") / scenario.name : args.out;
+      args.out.empty() ? std::filesystem::path("dtsim-out") / scenario.name
+                       : std::filesystem::path(args.out);
   std::filesystem::create_directories(out);
   auto trace = std::make_unique<TraceWriter>();
   std::vector<SimObserver*> observers;

@@ -12,29 +12,32 @@ EventId Engine::reserve_slot(Time t) {
     slot = free_slots_.back();
     free_slots_.pop_back();
   } else {
-    slot = static_cast<uint32_t>(slot_seq_.size());
-    slot_seq_.push_back(0);
+    slot = static_cast<uint32_t>(slot_live_.size());
+    slot_generation_.push_back(0);
+    slot_live_.push_back(0);
     slot_cb_.emplace_back();
   }
-  const uint64_t seq = next_seq_++;
-  slot_seq_[slot] = seq;
-  queue_.push(EventQueue::Key{t.count_ns(), seq, slot});
+  const uint64_t generation = ++slot_generation_[slot];
+  slot_live_[slot] = 1;
+  queue_.push(EventQueue::Key{t.count_ns(), slot});
   ++live_events_;
-  return EventId{seq, slot};
+  return EventId{generation, slot};
 }
 
 void Engine::cancel(EventId id) {
-  if (id.slot >= slot_seq_.size() || slot_seq_[id.slot] != id.seq || id.seq == 0) return;
-  slot_seq_[id.slot] = 0;
+  if (id.slot >= slot_live_.size() || slot_generation_[id.slot] != id.generation ||
+      !slot_live_[id.slot]) {
+    return;
+  }
+  slot_live_[id.slot] = 0;
   slot_cb_[id.slot] = nullptr;
   --live_events_;
-  // The queue's key stays until it is reached and skipped. The slot can be reused at once:
-  // the stale key carries the old sequence number, which no later event has.
-  free_slots_.push_back(id.slot);
+  // The key stays queued until it is reached and dropped; the slot is released then.
 }
 
 Time Engine::next_event_time() {
-  const int64_t t = queue_.peek_time([this](const EventQueue::Key& k) { return live(k); });
+  const int64_t t = queue_.peek_time([this](uint32_t s) { return live(s); },
+                                     [this](uint32_t s) { release(s); });
   return t == INT64_MAX ? Time::infinite() : Time::ns(t);
 }
 
@@ -47,10 +50,11 @@ Time Engine::horizon_excluding(const ResourceModel* self) {
 }
 
 void Engine::run_due_events() {
-  auto is_live = [this](const EventQueue::Key& k) { return live(k); };
-  while (queue_.peek_time(is_live) == now_.count_ns()) {
-    const EventQueue::Key k = queue_.pop(is_live);
-    slot_seq_[k.slot] = 0;  // running: no longer cancellable
+  auto is_live = [this](uint32_t s) { return live(s); };
+  auto drop = [this](uint32_t s) { release(s); };
+  while (queue_.peek_time(is_live, drop) == now_.count_ns()) {
+    const EventQueue::Key k = queue_.pop(is_live, drop);
+    slot_live_[k.slot] = 0;  // running: no longer cancellable
     --live_events_;
     ++events_processed_;
     // Run in place; the slot is freed only afterwards, so nothing scheduled meanwhile can

@@ -15,13 +15,13 @@ namespace dtsim {
 
 // Handle to a scheduled event; pass it to Engine::cancel.
 struct EventId {
-  uint64_t seq = 0;
+  uint64_t generation = 0;  // of the slot when the event was scheduled
   uint32_t slot = 0;
   friend bool operator==(EventId, EventId) = default;
 };
 
 // Ordering guarantee: events run in increasing time; events scheduled for the same time
-// run in the order they were scheduled (key = time, sequence number), as in ns-3. At one
+// run in the order they were scheduled, as in ns-3 (the queue is FIFO among equal times). At one
 // instant, all pending events run first, then resource models finish what completes at
 // that instant (so many actions started at one instant are settled together).
 //
@@ -68,20 +68,23 @@ class Engine {
  private:
   // Takes a free slot, queues the event's key and returns its id; the caller fills the slot.
   EventId reserve_slot(Time t);
-  bool live(const EventQueue::Key& k) const { return slot_seq_[k.slot] == k.seq; }
+  bool live(uint32_t slot) const { return slot_live_[slot] != 0; }
+  void release(uint32_t slot) { free_slots_.push_back(slot); }
   // Runs every event scheduled for exactly now_ (including ones they schedule).
   void run_due_events();
 
   Time now_ = Time::zero();
-  uint64_t next_seq_ = 1;
   uint64_t events_processed_ = 0;
   size_t live_events_ = 0;
   EventQueue queue_;
-  // Per slot: the callback, and the sequence number of the event holding it (0 when free
-  // or cancelled). Kept apart so that liveness checks read a dense array.
-  // A deque, so that a callback can run in place while it schedules events that add slots.
+  // Per slot: the callback (in a deque, so that a callback can run in place while it
+  // schedules events that add slots); a generation counter, bumped each time the slot
+  // takes a new event, so that a stale EventId cannot cancel a later event; and whether
+  // the event is still due (a byte array, so the queue's liveness checks stay in cache).
+  // A slot returns to the free list only once its key has left the queue.
   std::deque<Callback> slot_cb_;
-  std::vector<uint64_t> slot_seq_;
+  std::vector<uint64_t> slot_generation_;
+  std::vector<uint8_t> slot_live_;
   std::vector<uint32_t> free_slots_;
   std::vector<ResourceModel*> models_;
 };

@@ -8,33 +8,34 @@
 
 namespace dtsim {
 
-// Keys are (time, seq); times never go below the time of the last pop (simulated time is
+// Keys are (time, slot); times never go below the time of the last pop (simulated time is
 // monotone), which is what a radix heap needs. Bucket 0 holds keys whose time equals
 // `last_`. Other keys sit in bucket 1 + 16 p + d, where p is the highest 4-bit digit in
 // which their time differs from `last_` and d is their value of that digit: bucket order
 // is key order. Popping refills bucket 0 from the lowest non-empty bucket; a key only
 // ever moves to a lower digit position, so at most 16 times (about 5 for delays up to a
 // millisecond): push O(1), pop O(1) amortised, no pointer chasing. Keys are appended in
-// increasing seq and buckets are redistributed in order, so keys of equal time leave in
-// the order they were pushed.
+// push order and buckets are redistributed in order, so keys of equal time leave in the
+// order they were pushed.
 //
 // Liveness is decided by the caller (a cancelled event stays queued until it is reached):
-// `is_live(key)` is consulted by peek and pop, which skip dead keys.
+// `is_live(slot)` is consulted by peek and pop, which skip dead keys; every dead key that
+// leaves the queue is handed to `drop(slot)` so that the caller can reuse its slot only
+// then (a slot is never named by two queued keys, so keys need no sequence number).
 class EventQueue {
  public:
   struct Key {
     int64_t time;
-    uint64_t seq;
     uint32_t slot;
   };
 
   void push(Key k);
   // Time of the earliest live key, or INT64_MAX when none.
-  template <typename IsLive>
-  int64_t peek_time(IsLive&& is_live);
+  template <typename IsLive, typename Drop>
+  int64_t peek_time(IsLive&& is_live, Drop&& drop);
   // Removes and returns the earliest live key; call only when peek_time() returned a time.
-  template <typename IsLive>
-  Key pop(IsLive&& is_live);
+  template <typename IsLive, typename Drop>
+  Key pop(IsLive&& is_live, Drop&& drop);
 
  private:
   static constexpr int kBuckets = 1 + 16 * 16;
@@ -52,8 +53,8 @@ class EventQueue {
     }
     return -1;
   }
-  template <typename IsLive>
-  int lowest_live_bucket(IsLive&& is_live);
+  template <typename IsLive, typename Drop>
+  int lowest_live_bucket(IsLive&& is_live, Drop&& drop);
 
   std::array<std::vector<Key>, kBuckets> buckets_;
   size_t head0_ = 0;  // bucket 0 is consumed from the front
@@ -76,11 +77,11 @@ inline void EventQueue::push(Key k) {
 }
 
 // Finds the lowest bucket holding a live key, dropping buckets of dead keys on the way.
-template <typename IsLive>
-int EventQueue::lowest_live_bucket(IsLive&& is_live) {
+template <typename IsLive, typename Drop>
+int EventQueue::lowest_live_bucket(IsLive&& is_live, Drop&& drop) {
   if (lowest_ >= 0) return lowest_;
   auto& b0 = buckets_[0];
-  while (head0_ < b0.size() && !is_live(b0[head0_])) ++head0_;
+  while (head0_ < b0.size() && !is_live(b0[head0_].slot)) drop(b0[head0_++].slot);
   if (head0_ < b0.size()) return lowest_ = 0;
   b0.clear();
   head0_ = 0;
@@ -88,9 +89,10 @@ int EventQueue::lowest_live_bucket(IsLive&& is_live) {
     auto& b = buckets_[i];
     int64_t best = INT64_MAX;
     for (const Key& k : b) {
-      if (k.time < best && is_live(k)) best = k.time;
+      if (k.time < best && is_live(k.slot)) best = k.time;
     }
     if (best == INT64_MAX) {
+      for (const Key& k : b) drop(k.slot);
       b.clear();
       unmark(i);
       continue;
@@ -101,9 +103,9 @@ int EventQueue::lowest_live_bucket(IsLive&& is_live) {
   return lowest_ = -2;  // empty
 }
 
-template <typename IsLive>
-int64_t EventQueue::peek_time(IsLive&& is_live) {
-  const int b = lowest_live_bucket(is_live);
+template <typename IsLive, typename Drop>
+int64_t EventQueue::peek_time(IsLive&& is_live, Drop&& drop) {
+  const int b = lowest_live_bucket(is_live, drop);
   if (b == -2) {
     lowest_ = -1;
     return INT64_MAX;
@@ -111,13 +113,17 @@ int64_t EventQueue::peek_time(IsLive&& is_live) {
   return b == 0 ? last_ : min_time_;
 }
 
-template <typename IsLive>
-EventQueue::Key EventQueue::pop(IsLive&& is_live) {
-  const int b = lowest_live_bucket(is_live);
+template <typename IsLive, typename Drop>
+EventQueue::Key EventQueue::pop(IsLive&& is_live, Drop&& drop) {
+  const int b = lowest_live_bucket(is_live, drop);
   if (b > 0) {
     last_ = min_time_;
     auto& from = buckets_[b];
     for (const Key& k : from) {
+      if (!is_live(k.slot)) {
+        drop(k.slot);
+        continue;
+      }
       const int to = bucket_of(k.time, last_);
       buckets_[to].push_back(k);
       if (to > 0) mark(to);
@@ -125,7 +131,7 @@ EventQueue::Key EventQueue::pop(IsLive&& is_live) {
     from.clear();
     unmark(b);
     lowest_ = -1;
-    lowest_live_bucket(is_live);
+    lowest_live_bucket(is_live, drop);
   }
   const Key k = buckets_[0][head0_++];
   lowest_ = -1;

@@ -51,20 +51,5 @@ void BM_EngineHold(benchmark::State& state) {
 }
 BENCHMARK(BM_EngineHold)->Arg(10'000)->Arg(100'000)->Unit(benchmark::kMillisecond);
 
-void BM_EngineScheduleCancel(benchmark::State& state) {
-  Engine e;
-  std::vector<EventId> ids(10'000);
-  int64_t t = 1;
-  for (auto& id : ids) id = e.schedule_at(Time::ns(t++), [] {});
-  size_t i = 0;
-  for (auto _ : state) {
-    e.cancel(ids[i]);
-    ids[i] = e.schedule_at(Time::ns(t++), [] {});
-    i = (i + 1) % ids.size();
-  }
-  state.SetItemsProcessed(state.iterations());
-}
-BENCHMARK(BM_EngineScheduleCancel);
-
 }  // namespace
 }  // namespace dtsim

@@ -1,0 +1,171 @@
+// End-to-end tests of the `dtsim` command: outputs, determinism, exit codes, list, sweep.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+Result dtsim(const std::string& args) {
+  const std::string cmd = std::string(DTSIM_BINARY) + " " + args + " 2>&1";
+  Result r;
+  FILE* p = popen(cmd.c_str(), "r");
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, p)) r.output.append(buf, n);
+  const int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string example(const std::string& name) {
+  return std::string(DTSIM_SOURCE_DIR) + "/scenarios/examples/" + name;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+fs::path scratch(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("dtsim_cli_test_" + name);
+  fs::remove_all(dir);
+  return dir;
+}
+
+TEST(Cli, RunWritesSummaryTraceAndTables) {
+  const fs::path out = scratch("run");
+  const Result r = dtsim("run " + example("allreduce-8xH100-nvswitch.json") + " --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("busbw GB/s"), std::string::npos) << r.output;
+
+  const auto summary = nlohmann::json::parse(slurp(out / "summary.json"));
+  for (const char* key : {"simulated_time_s", "wall_time_s", "events", "network_model", "collectives"}) {
+    EXPECT_TRUE(summary.contains(key)) << key;
+  }
+  EXPECT_EQ(summary["network_model"], "flow");
+  const auto& colls = summary["collectives"];
+  ASSERT_EQ(colls.size(), 18u);  // 6 sizes x 3 algorithms
+  for (const auto& c : colls) {
+    for (const char* key : {"op", "algorithm", "bytes", "ranks", "time_s", "algbw_GBps", "busbw_GBps"}) {
+      EXPECT_TRUE(c.contains(key)) << key;
+    }
+    EXPECT_NE(c["algorithm"], "auto");  // resolved
+    const double algbw = c["bytes"].get<double>() / c["time_s"].get<double>() / 1e9;
+    EXPECT_NEAR(c["algbw_GBps"].get<double>(), algbw, 1e-9 * algbw);
+    // nccl-tests: all-reduce busbw = algbw x 2(n-1)/n.
+    EXPECT_NEAR(c["busbw_GBps"].get<double>(), algbw * 2 * 7 / 8, 1e-9 * algbw);
+  }
+  // A 1 GiB ring on NVSwitch reaches most of the 450 GB/s NVLink bandwidth.
+  EXPECT_GT(colls[10]["busbw_GBps"].get<double>(), 400);
+
+  const auto trace = nlohmann::json::parse(slurp(out / "trace.json"));
+  bool rank_track = false, link_track = false;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "process_name") {
+      const std::string n = e["args"]["name"];
+      rank_track |= n.rfind("rank 0", 0) == 0;
+      link_track |= n == "links";
+    }
+  }
+  EXPECT_TRUE(rank_track);
+  EXPECT_TRUE(link_track);
+
+  std::istringstream ranks(slurp(out / "ranks.csv"));
+  std::string line;
+  int rows = 0;
+  while (std::getline(ranks, line)) ++rows;
+  EXPECT_EQ(rows, 1 + 8);
+  EXPECT_EQ(slurp(out / "links.csv").rfind("link,src,dst,kind,bandwidth_Bps", 0), 0u);
+}
+
+TEST(Cli, SameScenarioTwiceGivesByteIdenticalOutputs) {
+  const fs::path a = scratch("det_a"), b = scratch("det_b");
+  const std::string scenario = example("taskgraph-dp-overlap.json");
+  ASSERT_EQ(dtsim("run " + scenario + " --no-timing --quiet --out " + a.string()).exit_code, 0);
+  ASSERT_EQ(dtsim("run " + scenario + " --no-timing --quiet --out " + b.string()).exit_code, 0);
+  for (const char* f : {"summary.json", "trace.json", "ranks.csv", "links.csv"}) {
+    const std::string x = slurp(a / f), y = slurp(b / f);
+    EXPECT_FALSE(x.empty()) << f;
+    EXPECT_EQ(x, y) << f << " differs between two runs";
+  }
+  EXPECT_EQ(nlohmann::json::parse(slurp(a / "summary.json")).count("wall_time_s"), 0u);
+}
+
+TEST(Cli, ExitCodes) {
+  EXPECT_EQ(dtsim("--help").exit_code, 0);
+  EXPECT_EQ(dtsim("run --help").exit_code, 0);
+  EXPECT_EQ(dtsim("sweep --help").exit_code, 0);
+  EXPECT_EQ(dtsim("frobnicate").exit_code, 2);
+  EXPECT_EQ(dtsim("run").exit_code, 2);
+  const Result missing = dtsim("run /nonexistent/scenario.json");
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.output.find("/nonexistent/scenario.json"), std::string::npos) << missing.output;
+  const Result bad_set = dtsim("check " + example("allreduce-8xH100-nvswitch.json") +
+                               " --set cluster.nodes.0.nic_bandwidth=40OGbps");
+  EXPECT_EQ(bad_set.exit_code, 2);
+  EXPECT_NE(bad_set.output.find("/cluster/nodes/0/nic_bandwidth"), std::string::npos) << bad_set.output;
+  EXPECT_EQ(dtsim("list gadgets").exit_code, 2);
+}
+
+TEST(Cli, CheckValidatesWithoutRunning) {
+  const Result r = dtsim("check " + example("allreduce-2048xV100-2dtorus.json"));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("2048 ranks"), std::string::npos) << r.output;
+}
+
+TEST(Cli, ListsRegistries) {
+  const Result devices = dtsim("list devices");
+  EXPECT_EQ(devices.exit_code, 0);
+  for (const char* d : {"H100", "H200", "A100-80GB", "V100", "P100", "P40", "CPU"}) {
+    EXPECT_NE(devices.output.find(d), std::string::npos) << d;
+  }
+  const Result networks = dtsim("list networks");
+  EXPECT_NE(networks.output.find("flow"), std::string::npos);
+  EXPECT_NE(networks.output.find("analytical"), std::string::npos);
+  const Result colls = dtsim("list collectives");
+  for (const char* a : {"ring", "tree", "halving_doubling", "hierarchical", "torus2d", "cross_region"}) {
+    EXPECT_NE(colls.output.find(a), std::string::npos) << a;
+  }
+}
+
+TEST(Cli, SweepRunsTheCartesianProduct) {
+  const fs::path csv = scratch("sweep.csv");
+  const Result r = dtsim("sweep " + example("allreduce-8xH100-nvswitch.json") +
+                         " --set 'workload.sizes=[\"64MiB\"]' --set 'workload.algorithms=[\"ring\"]'" +
+                         " --vary cluster.nodes.0.devices_per_node=2,4,8" +
+                         " --vary simulation.network_model=flow,analytical --jobs 2 --out " + csv.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::istringstream in(slurp(csv));
+  std::string header, line;
+  std::getline(in, header);
+  EXPECT_EQ(header.rfind("point,cluster.nodes.0.devices_per_node,simulation.network_model,", 0), 0u)
+      << header;
+  std::vector<std::string> lines;
+  while (std::getline(in, line)) lines.push_back(line);
+  EXPECT_EQ(lines.size(), 6u);
+  EXPECT_EQ(lines[0].rfind("0,2,flow,1,", 0), 0u) << lines[0];
+  EXPECT_EQ(lines[5].rfind("5,8,analytical,1,", 0), 0u) << lines[5];
+
+  const Result bad = dtsim("sweep " + example("allreduce-8xH100-nvswitch.json") +
+                           " --vary cluster.nodes.0.count=1,zero --out " + csv.string());
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.output.find("/cluster/nodes/0/count"), std::string::npos) << bad.output;
+}
+
+}  // namespace
