@@ -1,4 +1,4 @@
-// Shortest-path routing with ECMP over the topology graph, cached per (src, dst) pair.
+// Least-cost routing with ECMP over the topology graph, cached per (src, dst) pair.
 #pragma once
 
 #include <cstdint>
@@ -11,13 +11,23 @@
 namespace dtsim {
 
 // Routes are least-cost paths (link cost from Topology: inversely proportional to
-// bandwidth). Among equal-cost paths, one is picked by hashing (src, dst), as flow-level
-// ECMP hashing does in switches: every flow of a pair takes the same path, different pairs
-// spread over the equal paths. Devices and hosts never forward traffic.
+// bandwidth). Among equal-cost paths through the fabric, one is picked by hashing
+// (src, dst), as flow-level ECMP hashing does in switches: every flow of a pair takes the
+// same path, different pairs spread over the equal paths. Devices and hosts never forward
+// traffic, and a route never passes through a third node (NICs and PCIe switches do not
+// forward between fabrics for other nodes).
 //
-// The search is Dijkstra over the Boost.Graph adjacency with an early exit at the
-// destination and scratch arrays stamped per search, so a route costs what it explores,
-// not the size of the graph (neighbours in a 16,384-GPU fabric are a few hops apart).
+// A route has three parts, each searched (Dijkstra over the Boost.Graph adjacency) and
+// cached on its own, so that the cost of routing grows with the number of pairs, not with
+// pairs times the size of the fabric:
+//   1. inside the source's node, from the source to each fabric switch its node touches
+//      (cached per source);
+//   2. across the fabric, among switches and gateways only, between two such switches
+//      (an ECMP DAG cached per switch pair; a 16,384-GPU ring needs a few hundred);
+//   3. inside the destination's node, from each fabric switch to the destination (cached
+//      per destination).
+// The route is the cheapest combination; inside a node the cheapest path is unique in
+// every topology the builders make (ties are broken by link order).
 class Router {
  public:
   // A cached route, valid for the router's lifetime (unlike a span into the cache).
@@ -30,7 +40,6 @@ class Router {
 
   RouteRef route_ref(VertexId src, VertexId dst);
   std::span<const LinkId> links(RouteRef r) const { return {route_links_.data() + r.begin, r.size}; }
-
   // The links from src to dst, in order. Empty when src == dst. Aborts (internal error)
   // when dst is unreachable: cluster builders guarantee connectivity.
   std::span<const LinkId> route(VertexId src, VertexId dst);
@@ -41,20 +50,54 @@ class Router {
   size_t cached_routes() const { return cache_.size(); }
 
  private:
-  // Runs the search from src until dst is settled; fills dist_/preds_ for the explored part.
-  void search(VertexId src, VertexId dst);
-  bool fresh(VertexId v) const { return stamp_[v] == epoch_; }
+  // Node-local paths between an endpoint and the fabric switches its node touches.
+  struct Local {
+    struct Port {
+      VertexId fabric;            // the switch just outside the node
+      int64_t cost;               // endpoint <-> fabric, all links included
+      std::vector<LinkId> links;  // in travel order (from the source / to the destination)
+    };
+    std::vector<Port> ports;
+  };
+  // Least-cost DAG between two fabric vertices: for each vertex on a least-cost path,
+  // its incoming links on such paths.
+  struct FabricDag {
+    int64_t cost = 0;
+    std::unordered_map<VertexId, std::vector<LinkId>> preds;
+  };
+
+  const Local& outbound(VertexId src);
+  const Local& inbound(VertexId dst);
+  const FabricDag& fabric_dag(VertexId from, VertexId to);
+  // Dijkstra inside the endpoint's node, up to the fabric. With `target` set (outbound
+  // only), also returns the cheapest path to that same-node vertex in `inside`.
+  Local search_local(VertexId endpoint, bool outbound, VertexId target = UINT32_MAX,
+                     std::pair<int64_t, std::vector<LinkId>>* inside = nullptr);
+  FabricDag search_fabric(VertexId from, VertexId to);
+  // The cheapest combinations of (outbound port, fabric DAG, inbound port), or the
+  // inside path; fills `best` and returns the cost.
+  struct Choice {
+    const Local::Port* out = nullptr;
+    const Local::Port* in = nullptr;
+    const FabricDag* dag = nullptr;
+    bool inside = false;
+  };
+  int64_t cheapest(VertexId src, VertexId dst, std::vector<Choice>& best);
+  bool in_fabric(VertexId v) const { return topology_.vertex(v).node < 0; }
 
   const Topology& topology_;
   std::unordered_map<uint64_t, RouteRef> cache_;
   std::vector<LinkId> route_links_;  // all cached routes, back to back
+  std::unordered_map<VertexId, Local> outbound_, inbound_;
+  std::unordered_map<uint64_t, FabricDag> fabric_;
+  std::vector<LinkId> inside_path_;  // scratch: the same-node path of the current pair
 
   // Per-search scratch, valid where stamp_[v] == epoch_.
   uint32_t epoch_ = 0;
   std::vector<uint32_t> stamp_;
   std::vector<int64_t> dist_;
   std::vector<bool> settled_;
-  std::vector<std::vector<LinkId>> preds_;  // incoming links on least-cost paths
+  std::vector<std::vector<LinkId>> preds_;
 };
 
 }  // namespace dtsim
