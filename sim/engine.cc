@@ -30,8 +30,9 @@ void Engine::cancel(EventId id) {
     return;
   }
   slot_live_[id.slot] = 0;
-  slot_cb_[id.slot] = nullptr;
+  slot_cb_[id.slot].reset();
   --live_events_;
+  queue_.note_dead();
   // The key stays queued until it is reached and dropped; the slot is released then.
 }
 
@@ -59,9 +60,9 @@ void Engine::run_due_events() {
     ++events_processed_;
     // Run in place; the slot is freed only afterwards, so nothing scheduled meanwhile can
     // take it.
-    Callback& cb = slot_cb_[k.slot];
+    EventCallback& cb = slot_cb_[k.slot];
     cb();
-    cb = nullptr;
+    cb.reset();
     free_slots_.push_back(k.slot);
   }
 }

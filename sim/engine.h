@@ -7,6 +7,7 @@
 #include <functional>
 #include <vector>
 
+#include "sim/event_callback.h"
 #include "sim/event_queue.h"
 #include "sim/resource_model.h"
 #include "sim/units.h"
@@ -27,19 +28,18 @@ struct EventId {
 //
 // Complexity: schedule O(1), cancel O(1) (lazy: cancelled events are skipped when they
 // reach the top), run loop O(1) amortised per event (a radix heap, see event_queue.h).
-// Callbacks live in a slab of reusable slots; the queue holds small keys.
+// Callbacks live in place in a slab of reusable slots; the queue holds 16-byte keys.
 //
 // There is no global state: every simulation owns its engine.
 class Engine {
  public:
-  using Callback = std::function<void()>;
 
   Time now() const { return now_; }
   // Callables are stored straight into the event's slot (no temporary std::function).
   template <typename F>
   EventId schedule_at(Time t, F&& callback) {
     const EventId id = reserve_slot(t);
-    slot_cb_[id.slot] = std::forward<F>(callback);
+    slot_cb_[id.slot].emplace(std::forward<F>(callback));
     return id;
   }
   template <typename F>
@@ -82,7 +82,7 @@ class Engine {
   // takes a new event, so that a stale EventId cannot cancel a later event; and whether
   // the event is still due (a byte array, so the queue's liveness checks stay in cache).
   // A slot returns to the free list only once its key has left the queue.
-  std::deque<Callback> slot_cb_;
+  std::deque<EventCallback> slot_cb_;
   std::vector<uint64_t> slot_generation_;
   std::vector<uint8_t> slot_live_;
   std::vector<uint32_t> free_slots_;

@@ -2,6 +2,7 @@
 // with radix 16 over integer times, FIFO among equal times.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <vector>
@@ -30,6 +31,9 @@ class EventQueue {
   };
 
   void push(Key k);
+  // A queued key became dead (its event was cancelled). While dead keys are queued, the
+  // queue finds bucket minima by scanning; otherwise it tracks them as keys arrive.
+  void note_dead() { ++dead_; }
   // Time of the earliest live key, or INT64_MAX when none.
   template <typename IsLive, typename Drop>
   int64_t peek_time(IsLive&& is_live, Drop&& drop);
@@ -39,6 +43,11 @@ class EventQueue {
 
  private:
   static constexpr int kBuckets = 1 + 16 * 16;
+  static constexpr std::array<int64_t, kBuckets> filled(int64_t v) {
+    std::array<int64_t, kBuckets> a{};
+    a.fill(v);
+    return a;
+  }
   static int bucket_of(int64_t time, int64_t last) {
     if (time == last) return 0;
     const int position = (63 - __builtin_clzll(static_cast<uint64_t>(time ^ last))) / 4;
@@ -55,6 +64,11 @@ class EventQueue {
   }
   template <typename IsLive, typename Drop>
   int lowest_live_bucket(IsLive&& is_live, Drop&& drop);
+  template <typename Drop>
+  void dropped(Drop&& drop, uint32_t slot) {
+    --dead_;
+    drop(slot);
+  }
 
   std::array<std::vector<Key>, kBuckets> buckets_;
   size_t head0_ = 0;  // bucket 0 is consumed from the front
@@ -62,12 +76,17 @@ class EventQueue {
   int64_t min_time_ = 0;  // earliest live time in lowest_ (valid when lowest_ > 0)
   int lowest_ = -1;       // cached result of lowest_live_bucket, -1 when stale
   std::array<uint64_t, 4> occupied_{};  // bit b-1 set when bucket b >= 1 is not empty
+  std::array<int64_t, kBuckets> bucket_min_ = filled(INT64_MAX);  // earliest time per bucket
+  size_t dead_ = 0;  // dead keys still queued
 };
 
 inline void EventQueue::push(Key k) {
   const int b = bucket_of(k.time, last_);
   buckets_[b].push_back(k);
-  if (b > 0) mark(b);
+  if (b > 0) {
+    mark(b);
+    bucket_min_[b] = std::min(bucket_min_[b], k.time);
+  }
   if (b == 0) {
     lowest_ = 0;
   } else if (lowest_ > 0 && (b < lowest_ || (b == lowest_ && k.time < min_time_))) {
@@ -81,10 +100,16 @@ template <typename IsLive, typename Drop>
 int EventQueue::lowest_live_bucket(IsLive&& is_live, Drop&& drop) {
   if (lowest_ >= 0) return lowest_;
   auto& b0 = buckets_[0];
-  while (head0_ < b0.size() && !is_live(b0[head0_].slot)) drop(b0[head0_++].slot);
+  while (head0_ < b0.size() && !is_live(b0[head0_].slot)) dropped(drop, b0[head0_++].slot);
   if (head0_ < b0.size()) return lowest_ = 0;
   b0.clear();
   head0_ = 0;
+  if (dead_ == 0) {
+    const int i = first_occupied();
+    if (i < 0) return lowest_ = -2;
+    min_time_ = bucket_min_[i];
+    return lowest_ = i;
+  }
   for (int i = first_occupied(); i > 0; i = first_occupied()) {
     auto& b = buckets_[i];
     int64_t best = INT64_MAX;
@@ -92,9 +117,10 @@ int EventQueue::lowest_live_bucket(IsLive&& is_live, Drop&& drop) {
       if (k.time < best && is_live(k.slot)) best = k.time;
     }
     if (best == INT64_MAX) {
-      for (const Key& k : b) drop(k.slot);
+      for (const Key& k : b) dropped(drop, k.slot);
       b.clear();
       unmark(i);
+      bucket_min_[i] = INT64_MAX;
       continue;
     }
     min_time_ = best;
@@ -120,16 +146,20 @@ EventQueue::Key EventQueue::pop(IsLive&& is_live, Drop&& drop) {
     last_ = min_time_;
     auto& from = buckets_[b];
     for (const Key& k : from) {
-      if (!is_live(k.slot)) {
-        drop(k.slot);
+      if (dead_ > 0 && !is_live(k.slot)) {
+        dropped(drop, k.slot);
         continue;
       }
       const int to = bucket_of(k.time, last_);
       buckets_[to].push_back(k);
-      if (to > 0) mark(to);
+      if (to > 0) {
+        mark(to);
+        bucket_min_[to] = std::min(bucket_min_[to], k.time);
+      }
     }
     from.clear();
     unmark(b);
+    bucket_min_[b] = INT64_MAX;
     lowest_ = -1;
     lowest_live_bucket(is_live, drop);
   }
