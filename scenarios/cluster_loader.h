@@ -33,6 +33,11 @@ using DeviceTable = std::map<std::string, const DeviceSpec*, std::less<>>;
 void read_custom_devices(const json& devices, const std::string& pointer, Diagnostics& d,
                          DeviceTable& table, std::vector<std::unique_ptr<DeviceSpec>>& owned);
 
+// Reads a region's `fabric` (nullptr when absent) for `nodes` nodes (nullopt when the node
+// groups have errors, which skips the checks that need the count).
+void read_fabric(const json* value, const std::string& pointer, std::optional<int64_t> nodes,
+                 Diagnostics& d, FabricSpec& out);
+
 // nullopt when the section has errors, each reported to `d`.
 std::optional<LoadedCluster> read_cluster(const json& cluster, const std::string& pointer,
                                           Diagnostics& d);

@@ -33,7 +33,7 @@ std::vector<Bytes> read_sizes(const json& value, const std::string& pointer, Dia
   const size_t errors_before = d.count();
   const auto from = o->bytes("from", Need::kRequired);
   const auto to = o->bytes("to", Need::kRequired);
-  const auto factor = o->integer("factor", Need::kOptional, 2, 1 << 20);
+  const auto factor = o->integer("factor", Need::kOptional, 2);
   o->report_unknown_keys();
   if (from && from->count() < 1) {
     d.error(o->pointer("from"), "must be at least 1B (the range multiplies it by factor)");

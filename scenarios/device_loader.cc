@@ -49,7 +49,7 @@ std::unique_ptr<DeviceSpec> read_device(const json& value, const std::string& po
   const size_t errors_before = d.count();
   auto spec = std::make_unique<DeviceSpec>();
 
-  const auto name = o->string("name", Need::kRequired);
+  const auto name = o->string("name", Need::kRequired, "a unique device name");
   bool named = false;
   if (name && name->empty()) {
     d.error(o->pointer("name"), "a device name may not be empty");
@@ -66,7 +66,7 @@ std::unique_ptr<DeviceSpec> read_device(const json& value, const std::string& po
   // Without a usable base every figure must be given; with an unknown base that is
   // already an error, so the missing figures are not reported on top of it.
   const bool has_base = o->has("base");
-  const auto base = o->string("base", Need::kOptional);
+  const auto base = o->string("base", Need::kOptional, "a catalog device name");
   if (base) {
     if (const DeviceSpec* catalog = find_builtin_device(*base)) {
       *spec = *catalog;

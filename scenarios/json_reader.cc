@@ -18,19 +18,22 @@ std::string lower(std::string_view s) {
   return out;
 }
 
+// Optimal string alignment distance: Levenshtein plus adjacent transpositions, the most
+// common typo ("fdw" for "fwd").
 size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  std::vector<std::vector<size_t>> m(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) m[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) m[0][j] = j;
   for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
     for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
+      const size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      m[i][j] = std::min({m[i - 1][j] + 1, m[i][j - 1] + 1, m[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+        m[i][j] = std::min(m[i][j], m[i - 2][j - 2] + 1);
+      }
     }
   }
-  return row[b.size()];
+  return m[a.size()][b.size()];
 }
 
 std::string integer_expectation(int64_t min, int64_t max) {
@@ -289,8 +292,9 @@ const json* JsonObject::get(std::string_view key, Need need, std::string_view ex
   return nullptr;
 }
 
-std::optional<std::string> JsonObject::string(std::string_view key, Need need) {
-  const json* v = get(key, need, "a string");
+std::optional<std::string> JsonObject::string(std::string_view key, Need need,
+                                              std::string_view expected) {
+  const json* v = get(key, need, expected);
   return v ? read_string(*v, pointer(key), *diag_) : std::nullopt;
 }
 

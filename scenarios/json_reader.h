@@ -94,7 +94,8 @@ class JsonObject {
   // should be there).
   const json* get(std::string_view key, Need need, std::string_view expected);
 
-  std::optional<std::string> string(std::string_view key, Need need);
+  std::optional<std::string> string(std::string_view key, Need need,
+                                    std::string_view expected = "a string");
   std::optional<int64_t> integer(std::string_view key, Need need, int64_t min,
                                  int64_t max = INT32_MAX);
   std::optional<double> number(std::string_view key, Need need, double min);

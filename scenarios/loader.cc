@@ -143,37 +143,48 @@ Scenario load_scenario(nlohmann::json document, const std::string& source,
   // Validating a half-overridden document would report problems the user did not write.
   if (!override_errors.empty()) throw ScenarioError(std::move(override_errors));
 
-  Scenario scenario;
-  scenario.source = source;
   Diagnostics d;
+  std::string name;
+  std::string description;
+  std::optional<scenario_detail::LoadedCluster> cluster;
+  std::optional<scenario_detail::WorkloadSpec> workload;
+  SimulationSettings simulation;
   {
     auto root = JsonObject::open(document, "", d);
     if (!root) throw ScenarioError(d.format(source));
     // "$schema" lets editors find scenarios/schema/scenario.schema.json.
     root->string("$schema", Need::kOptional);
-    scenario.name = root->string("name", Need::kOptional)
-                        .value_or(std::filesystem::path(source).stem().string());
-    scenario.description = root->string("description", Need::kOptional).value_or("");
-    std::optional<scenario_detail::LoadedCluster> cluster;
+    name = root->string("name", Need::kOptional)
+               .value_or(std::filesystem::path(source).stem().string());
+    description = root->string("description", Need::kOptional).value_or("");
     if (const nlohmann::json* v = root->get("cluster", Need::kRequired, "an object")) {
       cluster = scenario_detail::read_cluster(*v, root->pointer("cluster"), d);
     }
-    std::optional<scenario_detail::WorkloadSpec> workload;
     if (const nlohmann::json* v = root->get("workload", Need::kRequired, "an object with a kind")) {
       workload = scenario_detail::read_workload(*v, root->pointer("workload"), d);
     }
-    scenario.simulation = scenario_detail::read_simulation(
-        root->get("simulation", Need::kOptional, ""), root->pointer("simulation"), d);
+    simulation = scenario_detail::read_simulation(root->get("simulation", Need::kOptional, ""),
+                                                  root->pointer("simulation"), d);
     root->report_unknown_keys();
-
-    if (cluster) {
-      scenario.cluster = build_cluster(cluster->spec);
-      // The specs move as unique_ptrs, so the node groups' pointers stay valid.
-      scenario.cluster.owned_specs = std::move(cluster->owned_specs);
-      scenario.cluster_spec = std::move(cluster->spec);
-      if (workload) scenario_detail::resolve_workload(*workload, scenario.cluster, d, scenario);
-    }
   }
+  // Without a valid cluster the workload's ranks cannot be checked; what was found so far
+  // is the whole report.
+  if (!cluster) throw ScenarioError(d.format(source));
+
+  // The cluster is built in place: moving a Cluster copies its Boost graph.
+  Scenario scenario{.source = source,
+                    .name = std::move(name),
+                    .description = std::move(description),
+                    .document = {},
+                    .cluster_spec = cluster->spec,
+                    .cluster = build_cluster(cluster->spec),
+                    .simulation = std::move(simulation),
+                    .workload_kind = WorkloadKind::kCollective,
+                    .collective = {},
+                    .graph = {}};
+  // The specs move as unique_ptrs, so the node groups' pointers stay valid.
+  scenario.cluster.owned_specs = std::move(cluster->owned_specs);
+  if (workload) scenario_detail::resolve_workload(*workload, scenario.cluster, d, scenario);
   if (!d.empty()) throw ScenarioError(d.format(source));
   scenario.document = std::move(document);
   return scenario;

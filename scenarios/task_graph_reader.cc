@@ -54,7 +54,7 @@ CollectiveDef read_collective_def(const json& value, const std::string& pointer,
   auto o = JsonObject::open(value, pointer, d);
   if (!o) return out;
   const size_t errors_before = d.count();
-  if (auto name = o->string("name", Need::kRequired)) {
+  if (auto name = o->string("name", Need::kRequired, "a unique collective name")) {
     if (name->empty()) {
       d.error(o->pointer("name"), "a collective name may not be empty");
     } else if (auto [it, inserted] = names.emplace(*name, index); !inserted) {
@@ -155,7 +155,7 @@ TaskSpec read_task(const json& value, const std::string& pointer, size_t index,
   auto o = JsonObject::open(value, pointer, d);
   if (!o) return out;
   const size_t errors_before = d.count();
-  if (auto id = o->string("id", Need::kRequired)) {
+  if (auto id = o->string("id", Need::kRequired, "a unique task id")) {
     const auto it = names.task_ids.find(*id);
     if (id->empty()) {
       d.error(o->pointer("id"), "a task id may not be empty");
@@ -206,7 +206,7 @@ TaskSpec read_task(const json& value, const std::string& pointer, size_t index,
       read_compute(*o, out);
       break;
     case TaskKind::kCollective:
-      if (auto name = o->string("collective", Need::kRequired)) {
+      if (auto name = o->string("collective", Need::kRequired, "a workload.collectives name")) {
         if (auto it = names.collectives.find(*name); it != names.collectives.end()) {
           out.collective = it->second;
         } else if (names.collectives_complete) {

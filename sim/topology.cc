@@ -31,7 +31,7 @@ std::string_view link_kind_name(LinkKind k) {
 }
 
 VertexId Topology::add_vertex(VertexInfo info) {
-  const auto v = static_cast<VertexId>(boost::add_vertex(graph_));
+  const auto v = static_cast<VertexId>(boost::add_vertex(*graph_));
   DTSIM_CHECK(v == vertices_.size(), "vertex ids must be dense");
   vertices_.push_back(std::move(info));
   return v;
@@ -46,7 +46,7 @@ LinkId Topology::connect(VertexId a, VertexId b, Bandwidth bw, Duration latency,
   for (auto [s, d] : {std::pair{a, b}, std::pair{b, a}}) {
     const auto id = static_cast<LinkId>(links_.size());
     links_.push_back(LinkInfo{s, d, bw, latency, kind, cost});
-    boost::add_edge(s, d, id, graph_);
+    boost::add_edge(s, d, id, *graph_);
   }
   return first;
 }

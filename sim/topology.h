@@ -55,14 +55,16 @@ class Topology {
   const VertexInfo& vertex(VertexId v) const { return vertices_[v]; }
   const LinkInfo& link(LinkId l) const { return links_[l]; }
   std::string link_name(LinkId l) const;
-  const Graph& graph() const { return graph_; }
+  const Graph& graph() const { return *graph_; }
   // Devices and hosts terminate traffic; they never forward it for others.
   bool is_transit(VertexId v) const {
     return vertices_[v].kind != VertexKind::kDevice && vertices_[v].kind != VertexKind::kHost;
   }
 
  private:
-  Graph graph_;
+  // Behind a pointer so that a Topology (and a Cluster, a Scenario) moves without copying
+  // the graph: Boost 1.74's adjacency_list has no move constructor.
+  std::unique_ptr<Graph> graph_ = std::make_unique<Graph>();
   std::vector<VertexInfo> vertices_;
   std::vector<LinkInfo> links_;
 };
