@@ -12,25 +12,23 @@ EventId Engine::reserve_slot(Time t) {
     slot = free_slots_.back();
     free_slots_.pop_back();
   } else {
-    slot = static_cast<uint32_t>(slot_live_.size());
-    slot_generation_.push_back(0);
-    slot_live_.push_back(0);
-    slot_cb_.emplace_back();
+    slot = static_cast<uint32_t>(slots_.size());
+    slots_.emplace_back();
   }
-  const uint64_t generation = ++slot_generation_[slot];
-  slot_live_[slot] = 1;
+  Slot& s = slots_[slot];
+  const uint64_t generation = ++s.generation;
+  s.live = true;
   queue_.push(EventQueue::Key{t.count_ns(), slot});
   ++live_events_;
   return EventId{generation, slot};
 }
 
 void Engine::cancel(EventId id) {
-  if (id.slot >= slot_live_.size() || slot_generation_[id.slot] != id.generation ||
-      !slot_live_[id.slot]) {
-    return;
-  }
-  slot_live_[id.slot] = 0;
-  slot_cb_[id.slot].reset();
+  if (id.slot >= slots_.size()) return;
+  Slot& s = slots_[id.slot];
+  if (s.generation != id.generation || !s.live) return;
+  s.live = false;
+  s.callback.reset();
   --live_events_;
   queue_.note_dead();
   // The key stays queued until it is reached and dropped; the slot is released then.
@@ -55,14 +53,14 @@ void Engine::run_due_events() {
   auto drop = [this](uint32_t s) { release(s); };
   while (queue_.peek_time(is_live, drop) == now_.count_ns()) {
     const EventQueue::Key k = queue_.pop(is_live, drop);
-    slot_live_[k.slot] = 0;  // running: no longer cancellable
+    Slot& s = slots_[k.slot];
+    s.live = false;  // running: no longer cancellable
     --live_events_;
     ++events_processed_;
     // Run in place; the slot is freed only afterwards, so nothing scheduled meanwhile can
     // take it.
-    EventCallback& cb = slot_cb_[k.slot];
-    cb();
-    cb.reset();
+    s.callback();
+    s.callback.reset();
     free_slots_.push_back(k.slot);
   }
 }

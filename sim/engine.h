@@ -39,7 +39,7 @@ class Engine {
   template <typename F>
   EventId schedule_at(Time t, F&& callback) {
     const EventId id = reserve_slot(t);
-    slot_cb_[id.slot].emplace(std::forward<F>(callback));
+    slots_[id.slot].callback.emplace(std::forward<F>(callback));
     return id;
   }
   template <typename F>
@@ -68,7 +68,7 @@ class Engine {
  private:
   // Takes a free slot, queues the event's key and returns its id; the caller fills the slot.
   EventId reserve_slot(Time t);
-  bool live(uint32_t slot) const { return slot_live_[slot] != 0; }
+  bool live(uint32_t slot) const { return slots_[slot].live; }
   void release(uint32_t slot) { free_slots_.push_back(slot); }
   // Runs every event scheduled for exactly now_ (including ones they schedule).
   void run_due_events();
@@ -77,14 +77,17 @@ class Engine {
   uint64_t events_processed_ = 0;
   size_t live_events_ = 0;
   EventQueue queue_;
-  // Per slot: the callback (in a deque, so that a callback can run in place while it
-  // schedules events that add slots); a generation counter, bumped each time the slot
-  // takes a new event, so that a stale EventId cannot cancel a later event; and whether
-  // the event is still due (a byte array, so the queue's liveness checks stay in cache).
-  // A slot returns to the free list only once its key has left the queue.
-  std::deque<EventCallback> slot_cb_;
-  std::vector<uint64_t> slot_generation_;
-  std::vector<uint8_t> slot_live_;
+  // One event's slot, one cache line: its callable; a generation counter, bumped each time
+  // the slot takes a new event, so that a stale EventId cannot cancel a later event; and
+  // whether the event is still due. Slots live in a deque so that a callback can run in
+  // place while it schedules events that add slots, and a slot returns to the free list
+  // only once its key has left the queue.
+  struct alignas(64) Slot {
+    EventCallback callback;
+    uint64_t generation = 0;
+    bool live = false;
+  };
+  std::deque<Slot> slots_;
   std::vector<uint32_t> free_slots_;
   std::vector<ResourceModel*> models_;
 };

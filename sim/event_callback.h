@@ -14,7 +14,7 @@ namespace dtsim {
 // Callables up to kInline bytes live inside; larger ones on the heap.
 class EventCallback {
  public:
-  static constexpr size_t kInline = 48;
+  static constexpr size_t kInline = 32;
 
   EventCallback() = default;
   EventCallback(const EventCallback&) = delete;

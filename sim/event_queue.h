@@ -100,7 +100,9 @@ template <typename IsLive, typename Drop>
 int EventQueue::lowest_live_bucket(IsLive&& is_live, Drop&& drop) {
   if (lowest_ >= 0) return lowest_;
   auto& b0 = buckets_[0];
-  while (head0_ < b0.size() && !is_live(b0[head0_].slot)) dropped(drop, b0[head0_++].slot);
+  while (dead_ > 0 && head0_ < b0.size() && !is_live(b0[head0_].slot)) {
+    dropped(drop, b0[head0_++].slot);
+  }
   if (head0_ < b0.size()) return lowest_ = 0;
   b0.clear();
   head0_ = 0;
