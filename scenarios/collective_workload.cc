@@ -149,19 +149,9 @@ TaskGraph build_collective_sweep_graph(const CollectiveSweep& sweep) {
           call.label = std::string(collective_op_name(op)) + "/" +
                        std::string(algorithm_name(algorithm)) + "/" +
                        std::to_string(size.count()) + "B#" + std::to_string(iteration);
-          const std::string label = call.label;
-          const uint32_t id = graph.add_collective(std::move(call));
           // One task per member on its "comm" stream; stream order runs the calls one
           // after another on every rank, so no explicit dependencies are needed.
-          for (int rank : sweep.group) {
-            Task task;
-            task.kind = TaskKind::kCollective;
-            task.rank = rank;
-            task.stream = stream;
-            task.name = label;
-            task.collective = id;
-            graph.add(std::move(task));
-          }
+          graph.add_collective_with_tasks(std::move(call), stream);
         }
       }
     }

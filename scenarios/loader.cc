@@ -38,6 +38,7 @@ SimulationSettings read_simulation(const json* value, const std::string& pointer
     out.network_model = std::string(models[*v]);
   }
   if (auto v = o->boolean("trace", Need::kOptional)) out.trace = *v;
+  if (auto v = o->boolean("fast_forward", Need::kOptional)) out.fast_forward = *v;
   o->report_unknown_keys();
   return out;
 }

@@ -29,6 +29,7 @@ struct CollectiveSweep {
 struct SimulationSettings {
   std::string network_model = "flow";
   bool trace = true;
+  bool fast_forward = true;  // see SimulationOptions::fast_forward
 };
 
 struct Scenario {

@@ -9,6 +9,7 @@ ScenarioRun run_scenario(const Scenario& scenario, const std::vector<SimObserver
   const auto t0 = std::chrono::steady_clock::now();
   SimulationOptions options;
   options.network_model = scenario.simulation.network_model;
+  options.fast_forward = scenario.simulation.fast_forward;
   Simulation sim(scenario.cluster, options);
   for (SimObserver* o : observers) sim.add_observer(o);
   ScenarioRun run;

@@ -37,36 +37,33 @@ void ComputeModel::reshare(int device) {
     kernel.rate = rate;
     ++kernel.version;
     const double left = std::ceil(std::max(0.0, kernel.remaining_ns) / rate);
-    completions_.push(Completion{now.count_ns() + static_cast<int64_t>(left), k, kernel.version});
+    completions_.push(now + Duration::ns(static_cast<int64_t>(left)), k, kernel.version);
   }
 }
 
+bool ComputeModel::is_current(uint32_t k, uint32_t version) const {
+  return kernels_[k].running && kernels_[k].version == version;
+}
+
 Time ComputeModel::next_completion() {
-  while (!completions_.empty()) {
-    const Completion& top = completions_.top();
-    const Kernel& kernel = kernels_[top.kernel];
-    if (kernel.running && kernel.version == top.version) return Time::ns(top.time_ns);
-    completions_.pop();
-  }
-  return Time::infinite();
+  return completions_.next([this](uint32_t k, uint32_t v) { return is_current(k, v); });
 }
 
 void ComputeModel::complete_due(Time now) {
   std::vector<int> touched;
   std::vector<std::function<void()>> callbacks;
-  while (!completions_.empty() && completions_.top().time_ns <= now.count_ns()) {
-    const Completion top = completions_.top();
-    completions_.pop();
-    Kernel& kernel = kernels_[top.kernel];
-    if (!kernel.running || kernel.version != top.version) continue;
-    kernel.running = false;
-    ++kernel.version;
-    auto& running = devices_[kernel.device];
-    running.erase(std::find(running.begin(), running.end(), top.kernel));
-    touched.push_back(kernel.device);
-    callbacks.push_back(std::move(kernel.done));
-    free_.push_back(top.kernel);
-  }
+  completions_.pop_due(
+      now, [this](uint32_t k, uint32_t v) { return is_current(k, v); },
+      [&](uint32_t k) {
+        Kernel& kernel = kernels_[k];
+        kernel.running = false;
+        ++kernel.version;
+        auto& running = devices_[kernel.device];
+        running.erase(std::find(running.begin(), running.end(), k));
+        touched.push_back(kernel.device);
+        callbacks.push_back(std::move(kernel.done));
+        free_.push_back(k);
+      });
   for (int d : touched) reshare(d);
   for (auto& cb : callbacks) cb();
 }

@@ -3,9 +3,9 @@
 #pragma once
 
 #include <functional>
-#include <queue>
 #include <vector>
 
+#include "sim/completion_queue.h"
 #include "sim/engine.h"
 #include "sim/resource_model.h"
 
@@ -31,22 +31,15 @@ class ComputeModel final : public ResourceModel {
     bool running = false;
     std::function<void()> done;
   };
-  struct Completion {
-    int64_t time_ns;
-    uint32_t kernel;
-    uint32_t version;
-    bool operator>(const Completion& o) const {
-      return time_ns != o.time_ns ? time_ns > o.time_ns : kernel > o.kernel;
-    }
-  };
   // Re-divides a device among its running kernels after one starts or ends.
   void reshare(int device);
+  bool is_current(uint32_t kernel, uint32_t version) const;
 
   Engine& engine_;
   std::vector<std::vector<uint32_t>> devices_;  // running kernels per device
   std::vector<Kernel> kernels_;
   std::vector<uint32_t> free_;
-  std::priority_queue<Completion, std::vector<Completion>, std::greater<>> completions_;
+  CompletionQueue completions_;
 };
 
 }  // namespace dtsim

@@ -62,7 +62,7 @@ void FlowNetworkModel::start_round(uint32_t g) {
   group.round_start = now;
   group.disturbed = false;
   group.pending = 0;
-  const bool may_fast_forward = group.rounds_left > 1;
+  const bool may_fast_forward = fast_forward_ && group.rounds_left > 1;
   if (may_fast_forward) {
     group.links.clear();
     ++stamp_;
@@ -155,7 +155,7 @@ void FlowNetworkModel::settle() {
     ++flow.version;
     if (flow.rate > 0) {
       const double ns = std::ceil(std::max(0.0, flow.remaining) / flow.rate * 1e9);
-      completions_.push(Completion{now.count_ns() + static_cast<int64_t>(ns), f, flow.version});
+      completions_.push(now + Duration::ns(static_cast<int64_t>(ns)), f, flow.version);
     }
   }
   for (MaxMinSolver::ConstraintId c : changed_links_) link_stats_.set_load(c, solver_.usage(c), now);
@@ -163,22 +163,13 @@ void FlowNetworkModel::settle() {
 
 Time FlowNetworkModel::next_completion() {
   settle();
-  while (!completions_.empty()) {
-    const Completion& top = completions_.top();
-    const Flow& flow = flows_[top.flow];
-    if (flow.in_solver && flow.version == top.version) return Time::ns(top.time_ns);
-    completions_.pop();
-  }
-  return Time::infinite();
+  return completions_.next([this](uint32_t f, uint32_t v) { return is_current(f, v); });
 }
 
 void FlowNetworkModel::complete_due(Time now) {
-  while (!completions_.empty() && completions_.top().time_ns <= now.count_ns()) {
-    const Completion top = completions_.top();
-    completions_.pop();
-    const Flow& flow = flows_[top.flow];
-    if (flow.in_solver && flow.version == top.version) finish_flow(top.flow);
-  }
+  completions_.pop_due(
+      now, [this](uint32_t f, uint32_t v) { return is_current(f, v); },
+      [this](uint32_t f) { finish_flow(f); });
 }
 
 void FlowNetworkModel::finish_flow(uint32_t f) {
@@ -211,7 +202,7 @@ void FlowNetworkModel::on_round_done(uint32_t g) {
   const Time now = engine_.now();
   Group& group = groups_[g];
   --group.rounds_left;
-  if (group.rounds_left > 0 && !group.disturbed) {
+  if (fast_forward_ && group.rounds_left > 0 && !group.disturbed) {
     const Duration round = now - group.round_start;
     // Settle first so that the links' loads drop to zero at `now` and their statistics
     // hold exactly one round's traffic.

@@ -2,9 +2,9 @@
 // (the default). Concurrent transfers contend where their routes share links.
 #pragma once
 
-#include <queue>
 #include <vector>
 
+#include "sim/completion_queue.h"
 #include "sim/maxmin_solver.h"
 #include "sim/network_model.h"
 
@@ -53,20 +53,15 @@ class FlowNetworkModel final : public NetworkModel {
     std::vector<double> bytes_at_start;
     std::vector<Duration> busy_at_start;
   };
-  struct Completion {
-    int64_t time_ns;
-    uint32_t flow;
-    uint32_t version;
-    bool operator>(const Completion& o) const {
-      return time_ns != o.time_ns ? time_ns > o.time_ns : flow > o.flow;
-    }
-  };
 
   void start_round(uint32_t g);
   void activate(uint32_t f);
   void finish_flow(uint32_t f);
   void on_round_done(uint32_t g);
   void settle();
+  bool is_current(uint32_t f, uint32_t version) const {
+    return flows_[f].in_solver && flows_[f].version == version;
+  }
   uint32_t new_flow();
   uint32_t new_group();
 
@@ -80,7 +75,7 @@ class FlowNetworkModel final : public NetworkModel {
   std::vector<std::vector<std::pair<uint32_t, uint32_t>>> link_users_;
   std::vector<uint32_t> link_stamp_;
   uint32_t stamp_ = 0;
-  std::priority_queue<Completion, std::vector<Completion>, std::greater<>> completions_;
+  CompletionQueue completions_;
   std::vector<MaxMinSolver::VarId> changed_vars_;
   std::vector<MaxMinSolver::ConstraintId> changed_links_;
 };

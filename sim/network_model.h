@@ -41,6 +41,9 @@ class NetworkModel : public ResourceModel {
   const LinkStatsTable& link_stats() const { return link_stats_; }
   // Rounds that were fast-forwarded rather than simulated flow by flow (for reports).
   int64_t fast_forwarded_rounds() const { return fast_forwarded_rounds_; }
+  // Whether repeated rounds may be fast-forwarded (models that have no such shortcut
+  // ignore it: the analytical model works out rounds in closed form either way).
+  void set_fast_forward(bool on) { fast_forward_ = on; }
 
  protected:
   Engine& engine_;
@@ -48,6 +51,7 @@ class NetworkModel : public ResourceModel {
   Router& router_;
   LinkStatsTable link_stats_;
   int64_t fast_forwarded_rounds_ = 0;
+  bool fast_forward_ = true;
 };
 
 struct NetworkModelInfo {

@@ -24,6 +24,22 @@ LinkId reverse(LinkId l) { return l ^ 1U; }
 
 }  // namespace
 
+void Router::touch(VertexId v) {
+  if (stamp_[v] != epoch_) {
+    stamp_[v] = epoch_;
+    dist_[v] = INT64_MAX;
+    settled_[v] = false;
+    preds_[v].clear();
+  }
+}
+
+void Router::begin_search(VertexId from, Frontier& frontier) {
+  ++epoch_;
+  touch(from);
+  dist_[from] = 0;
+  frontier.emplace(0, from);
+}
+
 Router::Router(const Topology& topology)
     : topology_(topology),
       stamp_(topology.num_vertices(), 0),
@@ -42,20 +58,8 @@ Router::Local Router::search_local(VertexId endpoint, bool outbound, VertexId ta
     out.ports.push_back({endpoint, 0, {}});
     return out;
   }
-  ++epoch_;
-  using Entry = std::pair<int64_t, VertexId>;
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> frontier;
-  auto touch = [&](VertexId v) {
-    if (stamp_[v] != epoch_) {
-      stamp_[v] = epoch_;
-      dist_[v] = INT64_MAX;
-      settled_[v] = false;
-      preds_[v].clear();
-    }
-  };
-  touch(endpoint);
-  dist_[endpoint] = 0;
-  frontier.emplace(0, endpoint);
+  Frontier frontier;
+  begin_search(endpoint, frontier);
   std::vector<VertexId> fabric_reached;
   const auto& g = topology_.graph();
   while (!frontier.empty()) {
@@ -119,20 +123,8 @@ const Router::Local& Router::inbound(VertexId dst) {
 Router::FabricDag Router::search_fabric(VertexId from, VertexId to) {
   FabricDag dag;
   if (from == to) return dag;
-  ++epoch_;
-  using Entry = std::pair<int64_t, VertexId>;
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> frontier;
-  auto touch = [&](VertexId v) {
-    if (stamp_[v] != epoch_) {
-      stamp_[v] = epoch_;
-      dist_[v] = INT64_MAX;
-      settled_[v] = false;
-      preds_[v].clear();
-    }
-  };
-  touch(from);
-  dist_[from] = 0;
-  frontier.emplace(0, from);
+  Frontier frontier;
+  begin_search(from, frontier);
   const auto& g = topology_.graph();
   while (!frontier.empty()) {
     const auto [d, u] = frontier.top();

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <queue>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -91,6 +93,13 @@ class Router {
   std::unordered_map<VertexId, Local> outbound_, inbound_;
   std::unordered_map<uint64_t, FabricDag> fabric_;
   std::vector<LinkId> inside_path_;  // scratch: the same-node path of the current pair
+
+  using Frontier = std::priority_queue<std::pair<int64_t, VertexId>,
+                                      std::vector<std::pair<int64_t, VertexId>>, std::greater<>>;
+  // Starts a search: a new epoch, `from` at distance 0 on the frontier.
+  void begin_search(VertexId from, Frontier& frontier);
+  // Makes v's scratch entry belong to the current search (unvisited, infinitely far).
+  void touch(VertexId v);
 
   // Per-search scratch, valid where stamp_[v] == epoch_.
   uint32_t epoch_ = 0;

@@ -14,6 +14,7 @@ Simulation::Simulation(const Cluster& cluster, const SimulationOptions& options)
   if (!network_) {
     throw std::invalid_argument("unknown network model \"" + options.network_model + "\"");
   }
+  network_->set_fast_forward(options.fast_forward);
   engine_.add_model(network_.get());
   engine_.add_model(&compute_);
 }

@@ -56,6 +56,21 @@ uint32_t TaskGraph::add_collective(CollectiveCall call) {
   return static_cast<uint32_t>(collectives_.size() - 1);
 }
 
+uint32_t TaskGraph::add_collective_with_tasks(CollectiveCall call, uint16_t stream) {
+  const uint32_t id = add_collective(std::move(call));
+  const CollectiveCall& added = collectives_[id];
+  for (int rank : added.members) {
+    Task task;
+    task.kind = TaskKind::kCollective;
+    task.rank = rank;
+    task.stream = stream;
+    task.name = added.label;
+    task.collective = id;
+    add(std::move(task));
+  }
+  return id;
+}
+
 std::vector<std::string> TaskGraph::validate(int num_ranks) const {
   std::vector<std::string> errors;
   auto where = [&](size_t i) {

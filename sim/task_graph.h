@@ -62,6 +62,9 @@ class TaskGraph {
 
   TaskId add(Task task);
   uint32_t add_collective(CollectiveCall call);
+  // Adds the call and one task per member on `stream`, named after its label, with no
+  // dependencies (stream order sequences calls on one stream). Returns the call's id.
+  uint32_t add_collective_with_tasks(CollectiveCall call, uint16_t stream);
 
   const std::vector<Task>& tasks() const { return tasks_; }
   const Task& task(TaskId id) const { return tasks_[id]; }

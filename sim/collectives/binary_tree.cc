@@ -86,4 +86,15 @@ BinaryTree rooted_tree(int p, int root) {
   return relabel_tree(base, map);
 }
 
+std::vector<BinaryTree> trees_for(CollectiveOp op, int p, int root) {
+  std::vector<BinaryTree> trees;
+  if (op == CollectiveOp::kAllReduce) {
+    trees.push_back(nccl_binary_tree(p));
+    trees.push_back(second_tree(trees.front()));
+  } else {
+    trees.push_back(rooted_tree(p, root));
+  }
+  return trees;
+}
+
 }  // namespace dtsim::collective_detail

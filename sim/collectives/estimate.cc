@@ -123,13 +123,7 @@ Duration tree_time(CollectiveOp op, const GroupLayout& layout, Bytes n,
                    const CollectiveOptions& options, const AlphaBeta& ab) {
   const int p = static_cast<int>(layout.members.size());
   const bool all_reduce = op == CollectiveOp::kAllReduce;
-  std::vector<BinaryTree> trees;
-  if (all_reduce) {
-    trees.push_back(nccl_binary_tree(p));
-    trees.push_back(second_tree(trees.front()));
-  } else {
-    trees.push_back(rooted_tree(p, options.root));
-  }
+  const std::vector<BinaryTree> trees = trees_for(op, p, options.root);
   const Bytes per_tree = all_reduce ? piece_of(n, 2) : n;
   const int64_t chunks = ceil_div(per_tree.count(), options.chunk_bytes.count());
   const int64_t h = trees.front().root_height();

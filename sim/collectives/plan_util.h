@@ -76,6 +76,9 @@ BinaryTree second_tree(const BinaryTree& a);
 
 // Tree over 0..p-1 whose root is `root`: the NCCL tree rotated by `root`.
 BinaryTree rooted_tree(int p, int root);
+// The trees an operation runs over: all-reduce uses NCCL's double binary tree (the tree
+// and its partner, each carrying half the data), broadcast and reduce one tree at root.
+std::vector<BinaryTree> trees_for(CollectiveOp op, int p, int root);
 
 // Logical grid of torus2d: X * Y members, member i at (i % X, i / X).
 struct TorusGrid {

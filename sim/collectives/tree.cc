@@ -20,13 +20,7 @@ namespace dtsim::collective_detail {
 void plan_tree(CollectivePlan& plan, const CollectiveOptions& options) {
   const int p = static_cast<int>(plan.members.size());
   const bool all_reduce = plan.op == CollectiveOp::kAllReduce;
-  std::vector<BinaryTree> trees;
-  if (all_reduce) {
-    trees.push_back(nccl_binary_tree(p));
-    trees.push_back(second_tree(trees.front()));
-  } else {
-    trees.push_back(rooted_tree(p, options.root));
-  }
+  const std::vector<BinaryTree> trees = trees_for(plan.op, p, options.root);
   const Bytes per_tree = all_reduce ? piece_of(plan.bytes, 2) : plan.bytes;
   const int64_t chunks = ceil_div(per_tree.count(), options.chunk_bytes.count());
   const Bytes chunk = piece_of(per_tree, chunks);

@@ -30,17 +30,7 @@ struct Measured {
 Measured run_one(const Cluster& c, CollectiveOp op, CollectiveAlgorithm algo, std::vector<int> members,
                  Bytes bytes, CollectiveOptions options = {}, const char* model = "flow") {
   TaskGraph g;
-  const uint16_t s = g.stream("comm");
-  const uint32_t call = g.add_collective(CollectiveCall{op, algo, members, bytes, options, "c"});
-  for (int r : members) {
-    Task t;
-    t.kind = TaskKind::kCollective;
-    t.rank = r;
-    t.stream = s;
-    t.collective = call;
-    t.name = "c";
-    g.add(t);
-  }
+  g.add_collective_with_tasks(CollectiveCall{op, algo, members, bytes, options, "c"}, g.stream("comm"));
   SimulationOptions so;
   so.network_model = model;
   Simulation sim(c, so);
@@ -234,17 +224,8 @@ TEST(CrossRegion, HierarchicalOverAWan) {
   // Two regions of one node x 4 A100 joined by a 10 Gbps, 30 ms WAN. RS inside each region,
   // AR across regions: 4 rings (one per local index) share the WAN, so each gets W/4;
   // AG inside each region.
-  ClusterSpec spec;
-  for (const char* name : {"a", "b"}) {
-    RegionSpec r;
-    r.name = name;
-    r.node_groups.push_back(node_group(1, 4, "A100-80GB", 4, 200));
-    r.fabric = fabric(FabricKind::kSingleSwitch);
-    r.gateway_bandwidth = Bandwidth::gbps(800);
-    spec.regions.push_back(r);
-  }
-  spec.wan.push_back(WanLinkSpec{"a", "b", Bandwidth::gbps(10), Duration::ms(30)});
-  const Cluster c = build_cluster(spec);
+  const Cluster c = build_cluster(testing::two_regions({"a", "b"}, node_group(1, 4, "A100-80GB", 4, 200),
+                                                       Bandwidth::gbps(10), Duration::ms(30)));
   Router router(c.topology);
   const double n = 64.0 * (1 << 20), g = 4, R = 2;
   const double ai = router.route_latency(c.devices[0].vertex, c.devices[1].vertex).seconds();
@@ -275,16 +256,8 @@ TEST(Contention, TwoCollectivesSharingANicEachGetHalf) {
   TaskGraph g;
   const uint16_t s = g.stream("comm");
   for (std::vector<int> members : {std::vector<int>{0, 2}, std::vector<int>{1, 3}}) {
-    const uint32_t call = g.add_collective(CollectiveCall{CollectiveOp::kAllReduce,
-                                                          CollectiveAlgorithm::kRing, members, Bytes(n), {}, "ar"});
-    for (int r : members) {
-      Task t;
-      t.kind = TaskKind::kCollective;
-      t.rank = r;
-      t.stream = s;
-      t.collective = call;
-      g.add(t);
-    }
+    g.add_collective_with_tasks(CollectiveCall{CollectiveOp::kAllReduce, CollectiveAlgorithm::kRing,
+                                               members, Bytes(n), {}, "ar"}, s);
   }
   Simulation sim(c, {});
   const RunResult r = sim.run(g);
@@ -315,6 +288,49 @@ TEST(NetworkModels, MoreBandwidthNeverSlowsTheAnalyticalModel) {
     EXPECT_LE(t, previous);
     previous = t;
   }
+}
+
+}  // namespace
+}  // namespace dtsim
+
+namespace dtsim {
+namespace {
+
+// Fast-forward is an exact shortcut: with it off, every round is simulated flow by flow,
+// and every collective must end at the same nanosecond with the same link traffic.
+TEST(FastForward, ChangesNothingButTheWork) {
+  FabricSpec f = fabric(FabricKind::kFatTree);
+  f.nodes_per_leaf = 2;
+  f.spines = 2;
+  f.oversubscription = 2;
+  const Cluster c = build_cluster(one_region(node_group(8, 4, "A100-80GB", 2, 200), f));
+  TaskGraph g;
+  const uint16_t s = g.stream("comm");
+  for (auto algo : {CollectiveAlgorithm::kRing, CollectiveAlgorithm::kTree,
+                    CollectiveAlgorithm::kHierarchical, CollectiveAlgorithm::kHalvingDoubling}) {
+    for (Bytes n : {KiB(64), MiB(48)}) {
+      g.add_collective_with_tasks(CollectiveCall{CollectiveOp::kAllReduce, algo, iota(32), n, {}, "ar"}, s);
+    }
+  }
+  RunResult results[2];
+  std::vector<double> bytes[2];
+  for (int ff = 0; ff < 2; ++ff) {
+    SimulationOptions o;
+    o.fast_forward = ff == 1;
+    Simulation sim(c, o);
+    results[ff] = sim.run(g);
+    for (LinkId l = 0; l < c.topology.num_links(); ++l) {
+      bytes[ff].push_back(sim.network().link_stats().stats(l).bytes);
+    }
+  }
+  EXPECT_EQ(results[0].fast_forwarded_rounds, 0);
+  EXPECT_GT(results[1].fast_forwarded_rounds, 0);
+  EXPECT_LT(results[1].events, results[0].events);
+  ASSERT_EQ(results[0].collectives.size(), results[1].collectives.size());
+  for (size_t i = 0; i < results[0].collectives.size(); ++i) {
+    EXPECT_EQ(results[0].collectives[i].end, results[1].collectives[i].end) << "collective " << i;
+  }
+  for (size_t l = 0; l < bytes[0].size(); ++l) EXPECT_NEAR(bytes[0][l], bytes[1][l], 1e-6 * bytes[0][l] + 1);
 }
 
 }  // namespace

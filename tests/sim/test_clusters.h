@@ -37,4 +37,23 @@ inline FabricSpec fabric(FabricKind kind) {
   return f;
 }
 
+// Two regions named `names`, each with `nodes` on a single switch and an
+// 800 Gbps gateway, joined by one WAN link.
+inline ClusterSpec two_regions(std::pair<const char*, const char*> names, NodeGroupSpec nodes,
+                               Bandwidth wan, Duration wan_latency) {
+  ClusterSpec spec;
+  for (const char* name : {names.first, names.second}) {
+    RegionSpec r;
+    r.name = name;
+    r.node_groups.push_back(nodes);
+    r.fabric = fabric(FabricKind::kSingleSwitch);
+    r.gateway_bandwidth = Bandwidth::gbps(800);
+    spec.regions.push_back(r);
+  }
+  spec.wan.push_back(WanLinkSpec{names.first, names.second, wan, wan_latency});
+  return spec;
+}
+
+
+
 }  // namespace dtsim::testing

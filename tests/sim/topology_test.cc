@@ -154,17 +154,8 @@ TEST(ClusterBuilder, TorusLinksNeighboursWithWrapAround) {
 }
 
 TEST(ClusterBuilder, RegionsAreJoinedThroughGatewaysAndWan) {
-  ClusterSpec spec;
-  for (const char* name : {"us", "eu"}) {
-    RegionSpec r;
-    r.name = name;
-    r.node_groups.push_back(node_group(2, 4, "A100-80GB", 1, 200));
-    r.fabric = fabric(FabricKind::kSingleSwitch);
-    r.gateway_bandwidth = Bandwidth::gbps(400);
-    spec.regions.push_back(r);
-  }
-  spec.wan.push_back(WanLinkSpec{"us", "eu", Bandwidth::gbps(10), Duration::ms(30)});
-  Cluster c = build_cluster(spec);
+  Cluster c = build_cluster(testing::two_regions({"us", "eu"}, node_group(2, 4, "A100-80GB", 1, 200),
+                                                 Bandwidth::gbps(10), Duration::ms(30)));
   EXPECT_EQ(c.num_ranks(), 16);
   EXPECT_EQ(c.devices[8].region, 1);
   EXPECT_EQ(c.topology.vertex(c.devices[8].vertex).name, "eu.n0.gpu0");
