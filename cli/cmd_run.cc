@@ -23,6 +23,16 @@ struct RunArgs {
   bool quiet = false;
 };
 
+// The scenario name as a single folder name: separators and leading dots replaced, so a
+// name like "../x" cannot place outputs outside dtsim-out/.
+std::string folder_name(std::string name) {
+  for (char& c : name) {
+    if (c == '/' || c == '\\') c = '_';
+  }
+  while (!name.empty() && name.front() == '.') name.front() = '_';
+  return name.empty() ? "scenario" : name;
+}
+
 std::ofstream open_output(const std::filesystem::path& path) {
   std::ofstream f(path);
   if (!f) throw std::runtime_error("cannot write " + path.string());
@@ -32,7 +42,7 @@ std::ofstream open_output(const std::filesystem::path& path) {
 int run(const RunArgs& args) {
   const Scenario scenario = load_scenario_file(args.scenario, args.sets);
   const std::filesystem::path out =
-      args.out.empty() ? std::filesystem::path("dtsim-out") / scenario.name
+      args.out.empty() ? std::filesystem::path("dtsim-out") / folder_name(scenario.name)
                        : std::filesystem::path(args.out);
   std::filesystem::create_directories(out);
   auto trace = std::make_unique<TraceWriter>();

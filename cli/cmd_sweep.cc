@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "cli/sweep_points.h"
 #include "reports/collective_bandwidth.h"
+#include "reports/csv_tables.h"
 #include "scenarios/loader.h"
 #include "scenarios/scenario_runner.h"
 
@@ -31,15 +32,9 @@ struct SweepArgs {
 // One finished point: its figures by column name, in the order they were added.
 struct PointResult {
   std::vector<std::pair<std::string, std::string>> columns;
-  std::vector<std::string> errors;
+  std::vector<std::string> errors;  // bad input (exit 2)
+  std::string failure;              // anything else that went wrong (exit 1)
 };
-
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
 
 PointResult run_point(const SweepArgs& args, const SweepPoint& point) {
   PointResult out;
@@ -66,6 +61,9 @@ PointResult run_point(const SweepArgs& args, const SweepPoint& point) {
     }
   } catch (const ScenarioError& e) {
     out.errors = e.messages();
+  } catch (const std::exception& e) {
+    // Not bad input: a failure of this point (exit 1), never an escape from the thread.
+    out.failure = e.what();
   }
   return out;
 }
@@ -86,10 +84,12 @@ int sweep(const SweepArgs& args) {
   auto worker = [&] {
     for (size_t i; !failed && (i = next++) < points.size();) {
       results[i] = run_point(args, points[i]);
-      if (!results[i].errors.empty()) failed = true;
+      if (!results[i].errors.empty() || !results[i].failure.empty()) failed = true;
       std::lock_guard lock(progress);
       std::cerr << "point " << i + 1 << "/" << points.size() << " " << points[i].describe()
-                << (results[i].errors.empty() ? "" : "  (invalid)") << "\n";
+                << (results[i].errors.empty() ? (results[i].failure.empty() ? "" : "  (failed)")
+                                              : "  (invalid)")
+                << "\n";
     }
   };
   std::vector<std::thread> threads;
@@ -104,6 +104,12 @@ int sweep(const SweepArgs& args) {
     }
   }
   if (bad) return kExitBadInput;
+  for (size_t i = 0; i < points.size(); ++i) {
+    if (!results[i].failure.empty()) {
+      std::cerr << "error: point " << points[i].describe() << ": " << results[i].failure << "\n";
+      return kExitFailure;
+    }
+  }
 
   // Columns: the varied keys, then every figure in the order first seen.
   std::vector<std::string> figure_columns;

@@ -2,11 +2,16 @@
 #pragma once
 
 #include <ostream>
+#include <string>
+#include <string_view>
 
 #include "scenarios/scenario.h"
 #include "scenarios/scenario_runner.h"
 
 namespace dtsim {
+
+// A CSV field, quoted (RFC 4180) when it holds a comma, a quote or a line break.
+std::string csv_field(std::string_view s);
 
 void write_ranks_csv(std::ostream& out, const Scenario& scenario, const ScenarioRun& run);
 // Only links that carried traffic are listed; the rest carried nothing.

@@ -23,13 +23,16 @@ void AnalyticalNetworkModel::start_group(std::vector<FlowSpec> flows, int64_t re
       bottleneck = std::min(bottleneck, topology_.link(l).bandwidth.bytes_per_second());
     }
     const Duration transfer = f.bytes / Bandwidth::bytes_per_s(bottleneck);
-    round = std::max(round, latency + transfer);
+    round = transfer.is_infinite() ? transfer : std::max(round, latency + transfer);
+    if (round.is_infinite()) break;
     for (LinkId l : route) {
       auto& [bytes, longest] = per_link[l];
       bytes += f.bytes.as_double();
       longest = std::max(longest, transfer);
     }
   }
+  // A group that would outlast the time type never completes: the run reports it stalled.
+  if (round.is_infinite() || round.count_ns() > (INT64_MAX - start.count_ns()) / repeat) return;
   const Time end = start + round * repeat;
   for (const auto& [l, load] : per_link) {
     const auto& [bytes, longest] = load;

@@ -37,7 +37,10 @@ void ComputeModel::reshare(int device) {
     kernel.rate = rate;
     ++kernel.version;
     const double left = std::ceil(std::max(0.0, kernel.remaining_ns) / rate);
-    completions_.push(now + Duration::ns(static_cast<int64_t>(left)), k, kernel.version);
+    // Past ~292 years of simulated time a kernel never finishes: the run reports it stalled.
+    if (left < 9e18 - static_cast<double>(now.count_ns())) {
+      completions_.push(now + Duration::ns(static_cast<int64_t>(left)), k, kernel.version);
+    }
   }
 }
 

@@ -33,7 +33,10 @@ class EventQueue {
   void push(Key k);
   // A queued key became dead (its event was cancelled). While dead keys are queued, the
   // queue finds bucket minima by scanning; otherwise it tracks them as keys arrive.
-  void note_dead() { ++dead_; }
+  void note_dead() {
+    ++dead_;
+    lowest_ = -1;  // the cached lowest bucket may have been the dead key's
+  }
   // Time of the earliest live key, or INT64_MAX when none.
   template <typename IsLive, typename Drop>
   int64_t peek_time(IsLive&& is_live, Drop&& drop);
@@ -88,7 +91,8 @@ inline void EventQueue::push(Key k) {
     bucket_min_[b] = std::min(bucket_min_[b], k.time);
   }
   if (b == 0) {
-    lowest_ = 0;
+    // Bucket 0's head may be dead (cancelled): then let the next peek look again.
+    lowest_ = dead_ > 0 ? -1 : 0;
   } else if (lowest_ > 0 && (b < lowest_ || (b == lowest_ && k.time < min_time_))) {
     lowest_ = b;
     min_time_ = k.time;

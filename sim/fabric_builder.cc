@@ -49,6 +49,8 @@ struct Builder {
     std::vector<VertexId> out;
     for (int s = 0; s < spines; ++s) out.push_back(add_switch("spine" + std::to_string(s)));
     for (size_t l = 0; l < leaves.size(); ++l) {
+      // A rail that no node of the group uses has an empty leaf: nothing to carry up.
+      if (leaf_down_bytes_per_s[l] <= 0) continue;
       const double up = leaf_down_bytes_per_s[l] / spec.oversubscription / spines;
       for (VertexId s : out) {
         t.connect(leaves[l], s, Bandwidth::bytes_per_s(up), spec.link_latency, LinkKind::kNetwork);
@@ -144,7 +146,12 @@ struct Builder {
       }
       stride *= d;
     }
-    return {routers.front()};
+    // Up to 8 evenly spaced routers reach the region's gateway, so that inter-region
+    // traffic does not all converge on one router.
+    std::vector<VertexId> tops;
+    const size_t k = std::min<size_t>(8, routers.size());
+    for (size_t i = 0; i < k; ++i) tops.push_back(routers[i * routers.size() / k]);
+    return tops;
   }
 };
 

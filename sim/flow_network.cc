@@ -14,7 +14,8 @@ FlowNetworkModel::FlowNetworkModel(Engine& engine, const Topology& topology, Rou
                                    const ObserverList& observers)
     : NetworkModel(engine, topology, router, observers),
       link_users_(topology.num_links()),
-      link_stamp_(topology.num_links(), 0) {
+      link_stamp_(topology.num_links(), 0),
+      link_slot_(topology.num_links(), 0) {
   for (LinkId l = 0; l < topology.num_links(); ++l) {
     const auto c = solver_.add_constraint(topology.link(l).bandwidth.bytes_per_second());
     DTSIM_CHECK(c == l, "constraint ids must equal link ids");
@@ -65,6 +66,7 @@ void FlowNetworkModel::start_round(uint32_t g) {
   const bool may_fast_forward = fast_forward_ && group.rounds_left > 1;
   if (may_fast_forward) {
     group.links.clear();
+    group.own_bytes.clear();
     ++stamp_;
   }
   // Flows of equal route latency activate together: one event per distinct latency.
@@ -79,9 +81,14 @@ void FlowNetworkModel::start_round(uint32_t g) {
     Duration latency;
     for (LinkId l : router_.links(flow.route)) {
       latency += topology_.link(l).latency;
-      if (may_fast_forward && link_stamp_[l] != stamp_) {
-        link_stamp_[l] = stamp_;
-        group.links.push_back(l);
+      if (may_fast_forward && flow.remaining > 0) {
+        if (link_stamp_[l] != stamp_) {
+          link_stamp_[l] = stamp_;
+          link_slot_[l] = static_cast<uint32_t>(group.links.size());
+          group.links.push_back(l);
+          group.own_bytes.push_back(0);
+        }
+        group.own_bytes[link_slot_[l]] += flow.remaining;
       }
     }
     ++group.pending;
@@ -155,7 +162,10 @@ void FlowNetworkModel::settle() {
     ++flow.version;
     if (flow.rate > 0) {
       const double ns = std::ceil(std::max(0.0, flow.remaining) / flow.rate * 1e9);
-      completions_.push(now + Duration::ns(static_cast<int64_t>(ns)), f, flow.version);
+      // Past ~292 years of simulated time a flow never finishes: the run reports it stalled.
+      if (ns < 9e18 - static_cast<double>(now.count_ns())) {
+        completions_.push(now + Duration::ns(static_cast<int64_t>(ns)), f, flow.version);
+      }
     }
   }
   for (MaxMinSolver::ConstraintId c : changed_links_) link_stats_.set_load(c, solver_.usage(c), now);
@@ -198,11 +208,25 @@ void FlowNetworkModel::finish_flow(uint32_t f) {
   }
 }
 
+// A round replays exactly only if nothing else touched its links: no other group's flow
+// is on them now (it would share the next rounds), and each link carried exactly the
+// round's own bytes (another flow came and went on a link after the round's flow left it).
+bool FlowNetworkModel::round_was_alone(const Group& group, Time now) {
+  for (size_t i = 0; i < group.links.size(); ++i) {
+    const LinkId l = group.links[i];
+    if (!link_users_[l].empty()) return false;
+    link_stats_.flush(l, now);
+    const double carried = link_stats_.stats(l).bytes - group.bytes_at_start[i];
+    if (std::abs(carried - group.own_bytes[i]) > 1e-9 * group.own_bytes[i] + 1) return false;
+  }
+  return true;
+}
+
 void FlowNetworkModel::on_round_done(uint32_t g) {
   const Time now = engine_.now();
   Group& group = groups_[g];
   --group.rounds_left;
-  if (fast_forward_ && group.rounds_left > 0 && !group.disturbed) {
+  if (fast_forward_ && group.rounds_left > 0 && !group.disturbed && round_was_alone(group, now)) {
     const Duration round = now - group.round_start;
     // Settle first so that the links' loads drop to zero at `now` and their statistics
     // hold exactly one round's traffic.

@@ -50,6 +50,7 @@ class FlowNetworkModel final : public NetworkModel {
     std::function<void()> done;
     // For fast-forward: the links of a round and their statistics when it started.
     std::vector<LinkId> links;
+    std::vector<double> own_bytes;  // bytes the round's own flows put on each link
     std::vector<double> bytes_at_start;
     std::vector<Duration> busy_at_start;
   };
@@ -58,6 +59,7 @@ class FlowNetworkModel final : public NetworkModel {
   void activate(uint32_t f);
   void finish_flow(uint32_t f);
   void on_round_done(uint32_t g);
+  bool round_was_alone(const Group& group, Time now);
   void settle();
   bool is_current(uint32_t f, uint32_t version) const {
     return flows_[f].in_solver && flows_[f].version == version;
@@ -74,6 +76,7 @@ class FlowNetworkModel final : public NetworkModel {
   // Per link, the groups whose flows are active on it and how many (rarely more than one).
   std::vector<std::vector<std::pair<uint32_t, uint32_t>>> link_users_;
   std::vector<uint32_t> link_stamp_;
+  std::vector<uint32_t> link_slot_;  // index of a link in the group being set up
   uint32_t stamp_ = 0;
   CompletionQueue completions_;
   std::vector<MaxMinSolver::VarId> changed_vars_;

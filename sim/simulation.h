@@ -24,12 +24,16 @@ struct SimulationOptions {
   bool fast_forward = true;
 };
 
-// Where one rank's time went. Categories can overlap (compute and communication on
-// different streams); exposed communication is communication while no compute runs.
+// Where one rank's time went. At every instant a rank is in exactly one of: compute (a
+// kernel runs), exposed communication (a transfer of its own runs and no kernel does),
+// waiting (a collective or send/recv is issued but its peers have not all arrived), or
+// idle (nothing issued); these four add up to the run's length. `communication` is all the
+// time a transfer of the rank runs, overlapped with compute or not.
 struct RankStats {
   Duration compute;
   Duration communication;
   Duration exposed_communication;
+  Duration waiting;
   Duration idle;
   int64_t tasks = 0;
   Bytes peak_memory;

@@ -85,6 +85,10 @@ std::vector<std::string> TaskGraph::validate(int num_ranks) const {
     if (t.rank < 0 || t.rank >= num_ranks) {
       errors.push_back(where(i) + ": rank is outside 0.." + std::to_string(num_ranks - 1));
     }
+    if (t.stream >= streams_.size()) {
+      errors.push_back(where(i) + ": stream " + std::to_string(t.stream) +
+                       " was never declared (use TaskGraph::stream)");
+    }
     for (TaskId d : t.deps) {
       // Dependencies point backwards, so the graph is acyclic by construction.
       if (d >= i) errors.push_back(where(i) + ": depends on task " + std::to_string(d) +

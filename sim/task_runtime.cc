@@ -41,34 +41,53 @@ RunResult TaskRuntime::run() {
   result_.end = end;
   result_.events = engine.events_processed();
   result_.fast_forwarded_rounds = sim_.network_->fast_forwarded_rounds();
-  for (RankClock& rc : ranks_) {
-    // Close the accounting interval; whatever is not busy is idle.
-    const Duration busy_total = rc.stats.idle;  // holds busy time until here (see account)
-    rc.stats.idle = end - busy_total;
-    result_.ranks.push_back(rc.stats);
+  for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) {
+    account(r, Activity::kNone, 0);  // close the last interval, stalled tasks included
+    result_.ranks.push_back(ranks_[r].stats);
   }
   result_.stalled = describe_stalled();
   return result_;
 }
 
-bool TaskRuntime::is_compute(const Task& t) const {
-  return t.kind == TaskKind::kCompute ||
-         (t.kind == TaskKind::kMemcpy && t.memcpy_kind == MemcpyKind::kDeviceToDevice);
+// What a running task keeps its rank doing. Rendezvous tasks (collective, send, recv)
+// count as waiting from issue until their peers arrive, then as communication.
+TaskRuntime::Activity TaskRuntime::activity_of(const Task& t) const {
+  switch (t.kind) {
+    case TaskKind::kCompute: return Activity::kCompute;
+    case TaskKind::kMemcpy:
+      return t.memcpy_kind == MemcpyKind::kDeviceToDevice ? Activity::kCompute
+                                                          : Activity::kCommunication;
+    case TaskKind::kCollective:
+    case TaskKind::kSend:
+    case TaskKind::kRecv: return Activity::kCommunication;
+    case TaskKind::kAlloc:
+    case TaskKind::kFree: return Activity::kNone;
+  }
+  return Activity::kNone;
 }
 
-// Integrates the rank's clocks up to now, then applies the change. While the run lasts,
-// stats.idle holds the busy time (any task running); run() turns it into idle time.
-void TaskRuntime::account(int rank, const Task& t, int delta) {
+void TaskRuntime::account(int rank, Activity activity, int delta) {
   RankClock& rc = ranks_[rank];
   const Time now = sim_.engine_.now();
   const Duration dt = now - rc.last;
   if (rc.compute_running > 0) rc.stats.compute += dt;
   if (rc.comm_running > 0) rc.stats.communication += dt;
-  if (rc.comm_running > 0 && rc.compute_running == 0) rc.stats.exposed_communication += dt;
-  if (rc.comm_running > 0 || rc.compute_running > 0) rc.stats.idle += dt;
+  if (rc.compute_running == 0) {
+    if (rc.comm_running > 0) {
+      rc.stats.exposed_communication += dt;
+    } else if (rc.waiting > 0) {
+      rc.stats.waiting += dt;
+    } else {
+      rc.stats.idle += dt;
+    }
+  }
   rc.last = now;
-  if (t.kind == TaskKind::kAlloc || t.kind == TaskKind::kFree) return;
-  (is_compute(t) ? rc.compute_running : rc.comm_running) += delta;
+  switch (activity) {
+    case Activity::kCompute: rc.compute_running += delta; break;
+    case Activity::kCommunication: rc.comm_running += delta; break;
+    case Activity::kWaiting: rc.waiting += delta; break;
+    case Activity::kNone: break;
+  }
 }
 
 void TaskRuntime::try_issue(TaskId id) {
@@ -84,7 +103,9 @@ void TaskRuntime::issue(TaskId id) {
   const Task& t = graph_.task(id);
   state_[id].started = true;
   state_[id].start = sim_.engine_.now();
-  account(t.rank, t, +1);
+  const bool rendezvous = t.kind == TaskKind::kCollective || t.kind == TaskKind::kSend ||
+                          t.kind == TaskKind::kRecv;
+  account(t.rank, rendezvous ? Activity::kWaiting : activity_of(t), +1);
   const ClusterDevice& dev = sim_.cluster().devices[t.rank];
   switch (t.kind) {
     case TaskKind::kCompute: {
@@ -165,7 +186,7 @@ void TaskRuntime::finish(TaskId id) {
   TaskState& st = state_[id];
   st.done = true;
   ++finished_;
-  account(t.rank, t, -1);
+  account(t.rank, activity_of(t), -1);
   ++ranks_[t.rank].stats.tasks;
   if (!sim_.observers_.empty()) {
     sim_.observers_.task(TaskRecord{id, t.rank, graph_.streams()[t.stream], t.name, t.kind,
@@ -184,7 +205,7 @@ void TaskRuntime::finish(TaskId id) {
 std::shared_ptr<const CollectivePlan> TaskRuntime::plan_for(const CollectiveCall& call) {
   const auto& o = call.options;
   auto key = std::tuple{static_cast<int>(call.op), static_cast<int>(call.algorithm),
-                        call.bytes.count(), static_cast<int>(o.chunk_bytes.count()), o.torus_x,
+                        call.bytes.count(), o.chunk_bytes.count(), o.torus_x,
                         o.torus_y, o.root, call.members};
   if (auto it = plans_.find(key); it != plans_.end()) return it->second;
   const GroupLayout layout = sim_.layout_of(call.members);
@@ -200,9 +221,24 @@ std::shared_ptr<const CollectivePlan> TaskRuntime::plan_for(const CollectiveCall
   return plan;
 }
 
+// A rendezvous is complete: the task stops waiting and starts communicating.
+void TaskRuntime::begin_transfer(TaskId id) {
+  const int rank = graph_.task(id).rank;
+  account(rank, Activity::kWaiting, -1);
+  account(rank, Activity::kCommunication, +1);
+}
+
 void TaskRuntime::start_collective(uint32_t c) {
   collective_start_[c] = sim_.engine_.now();
-  run_phase(c, plan_for(graph_.collectives()[c]), 0);
+  for (TaskId id : collective_tasks_[c]) begin_transfer(id);
+  auto plan = plan_for(graph_.collectives()[c]);
+  if (plan->phases.empty()) {
+    // Nothing to move (one member, or zero bytes): finish through an event, so that long
+    // chains of such calls do not recurse.
+    sim_.engine_.schedule_after(Duration::zero(), [this, c, plan] { run_phase(c, plan, 0); });
+    return;
+  }
+  run_phase(c, std::move(plan), 0);
 }
 
 void TaskRuntime::run_phase(uint32_t c, std::shared_ptr<const CollectivePlan> plan, size_t phase) {
@@ -231,6 +267,8 @@ void TaskRuntime::run_phase(uint32_t c, std::shared_ptr<const CollectivePlan> pl
 }
 
 void TaskRuntime::start_p2p(TaskId send, TaskId recv) {
+  begin_transfer(send);
+  begin_transfer(recv);
   const Task& s = graph_.task(send);
   const auto& devices = sim_.cluster().devices;
   sim_.network_->start_group({FlowSpec{devices[s.rank].vertex, devices[s.peer].vertex, s.bytes}}, 1,

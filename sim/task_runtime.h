@@ -28,11 +28,12 @@ class TaskRuntime {
     size_t head = 0;
     bool busy = false;
   };
-  // Time accounting per rank: counters of running tasks per category, integrated at
-  // every change.
+  // Time accounting per rank: counters of tasks per state, integrated at every change.
+  enum class Activity { kCompute, kCommunication, kWaiting, kNone };
   struct RankClock {
     int compute_running = 0;
     int comm_running = 0;
+    int waiting = 0;
     Time last;
     RankStats stats;
     Bytes memory_in_use;
@@ -43,8 +44,10 @@ class TaskRuntime {
   void issue(TaskId id);
   void finish(TaskId id);
   void finish_later(TaskId id);
-  bool is_compute(const Task& t) const;
-  void account(int rank, const Task& t, int delta);
+  Activity activity_of(const Task& t) const;
+  // Integrates the rank's clock up to now, then moves `delta` tasks into `activity`.
+  void account(int rank, Activity activity, int delta);
+  void begin_transfer(TaskId id);
   void start_collective(uint32_t c);
   void run_phase(uint32_t c, std::shared_ptr<const CollectivePlan> plan, size_t phase);
   void start_p2p(TaskId send, TaskId recv);
@@ -62,7 +65,7 @@ class TaskRuntime {
   std::vector<std::vector<TaskId>> collective_tasks_;
   std::vector<Time> collective_start_;
   std::map<std::tuple<int, int, uint32_t>, std::deque<TaskId>> ready_sends_, ready_recvs_;
-  std::map<std::tuple<int, int, int64_t, int, int, int, int, std::vector<int>>,
+  std::map<std::tuple<int, int, int64_t, int64_t, int, int, int, std::vector<int>>,
            std::shared_ptr<const CollectivePlan>>
       plans_;
   RunResult result_;

@@ -41,7 +41,8 @@ LinkId Topology::connect(VertexId a, VertexId b, Bandwidth bw, Duration latency,
   DTSIM_CHECK(a < vertices_.size() && b < vertices_.size() && a != b, "bad link endpoints");
   DTSIM_CHECK(bw.bytes_per_second() > 0, "link bandwidth must be positive");
   // 1 TB/s costs 1; 50 GB/s (400 Gbps) costs 20; 1.25 GB/s (10 Gbps) costs 800.
-  const auto cost = std::max<int64_t>(1, std::llround(1e12 / bw.bytes_per_second()));
+  // Clamped so that absurdly slow links cannot overflow the cost (or sums of costs).
+  const auto cost = static_cast<int64_t>(std::clamp(std::round(1e12 / bw.bytes_per_second()), 1.0, 1e15));
   const auto first = static_cast<LinkId>(links_.size());
   for (auto [s, d] : {std::pair{a, b}, std::pair{b, a}}) {
     const auto id = static_cast<LinkId>(links_.size());

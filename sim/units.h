@@ -103,16 +103,19 @@ class FlopRate {
   double v_ = 0;
 };
 
+// Whole nanoseconds, rounded up; infinite beyond what the type holds (~292 years).
+inline Duration ceil_ns(double ns) {
+  return ns < 9.2e18 ? Duration::ns(static_cast<int64_t>(std::ceil(ns))) : Duration::infinite();
+}
+
 // Time to move `b` at rate `bw`, rounded up to whole nanoseconds so that a transfer
 // never finishes before its last byte could have arrived.
 inline Duration operator/(Bytes b, Bandwidth bw) {
-  return Duration::ns(static_cast<int64_t>(std::ceil(b.as_double() / bw.bytes_per_second() * 1e9)));
+  return ceil_ns(b.as_double() / bw.bytes_per_second() * 1e9);
 }
 
 // Time to execute `f` at rate `r`, rounded up to whole nanoseconds.
-inline Duration operator/(Flops f, FlopRate r) {
-  return Duration::ns(static_cast<int64_t>(std::ceil(f.count() / r.flops_per_second() * 1e9)));
-}
+inline Duration operator/(Flops f, FlopRate r) { return ceil_ns(f.count() / r.flops_per_second() * 1e9); }
 
 inline constexpr Bytes KiB(int64_t n) { return Bytes(n << 10); }
 inline constexpr Bytes MiB(int64_t n) { return Bytes(n << 20); }

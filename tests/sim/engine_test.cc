@@ -72,6 +72,35 @@ TEST(Engine, SlotReuseDoesNotResurrectCancelledIds) {
   EXPECT_EQ(ran, 11);
 }
 
+TEST(Engine, CancellingTheNextEventAtTheSameInstantSkipsIt) {
+  // The first event cancels the second (due at the same instant) and schedules a third
+  // for now: the cancelled one must not run, the third must.
+  Engine e;
+  std::string order;
+  EventId y;
+  e.schedule_at(Time::ns(5), [&] {
+    order += "a";
+    e.cancel(y);
+    e.schedule_after(Duration::zero(), [&] { order += "c"; });
+  });
+  y = e.schedule_at(Time::ns(5), [&] { order += "b"; });
+  e.run();
+  EXPECT_EQ(order, "ac");
+  EXPECT_EQ(e.pending_events(), 0u);
+}
+
+TEST(Engine, CancelAfterPeekingStillSkipsTheEvent) {
+  Engine e;
+  int ran = 0;
+  const EventId a = e.schedule_at(Time::ns(10), [&] { ran += 1; });
+  e.schedule_at(Time::ns(20), [&] { ran += 10; });
+  EXPECT_EQ(e.next_event_time(), Time::ns(10));
+  e.cancel(a);
+  EXPECT_EQ(e.next_event_time(), Time::ns(20));
+  EXPECT_EQ(e.run(), Time::ns(20));
+  EXPECT_EQ(ran, 10);
+}
+
 TEST(Engine, RunUntilStopsBeforeLaterEvents) {
   Engine e;
   std::vector<int64_t> seen;

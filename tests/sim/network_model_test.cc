@@ -203,3 +203,48 @@ TEST(NetworkRegistry, KnowsBothModelsAndRejectsOthers) {
 
 }  // namespace
 }  // namespace dtsim
+
+namespace dtsim {
+namespace {
+
+// A flow of another group that arrives on one of a group's links after the group's own
+// flow there has finished, but before its round ends, must stop the fast-forward: the
+// next rounds share that link with it.
+TEST(FlowNetwork, FastForwardSeesAFlowThatArrivesLateInTheRound) {
+  auto scenario = [](Star& s, bool expand, Time& a_done, Time& b_done) {
+    auto round = [&s] {
+      return std::vector<FlowSpec>{s.flow(0, 1, Bytes(800'000)), s.flow(2, 3, Bytes(1'000'000))};
+    };
+    int left = 10;
+    std::function<void()> next = [&] {
+      if (--left > 0) {
+        s.net->start_group(round(), 1, next);
+      } else {
+        a_done = s.engine.now();
+      }
+    };
+    if (expand) {
+      s.net->start_group(round(), 1, next);
+    } else {
+      s.net->start_group(round(), 10, [&] { a_done = s.engine.now(); });
+    }
+    s.engine.schedule_at(Time::ns(90'000), [&] {
+      s.net->start_group({s.flow(0, 1, Bytes(100'000'000))}, 1, [&] { b_done = s.engine.now(); });
+    });
+    s.engine.run();
+  };
+  Star fast(4), slow(4);
+  Time fa, fb, sa, sb;
+  scenario(fast, false, fa, fb);
+  scenario(slow, true, sa, sb);
+  EXPECT_EQ(fa, sa);
+  EXPECT_EQ(fb, sb);
+  fast.net->finish(fast.engine.now());
+  slow.net->finish(slow.engine.now());
+  for (LinkId l = 0; l < fast.topology.num_links(); ++l) {
+    EXPECT_NEAR(fast.net->link_stats().stats(l).bytes, slow.net->link_stats().stats(l).bytes, 1.0);
+  }
+}
+
+}  // namespace
+}  // namespace dtsim

@@ -106,9 +106,15 @@ TEST(TaskRuntime, SendAndRecvMeetBeforeTheTransferStarts) {
   const Time expected = Time::ms(2) + Duration::us(1);
   EXPECT_EQ(rec.end_of(s), expected);
   EXPECT_EQ(rec.end_of(rv), expected);
-  // Rank 0 waited in its send from 0 (communication) with nothing to overlap it.
-  EXPECT_EQ(r.ranks[0].exposed_communication, expected);
+  // Rank 0 waited in its send until the recv was posted at 1 ms, then communicated with
+  // nothing to overlap it; rank 1 computed, then communicated.
+  EXPECT_EQ(r.ranks[0].waiting, Duration::ms(1));
+  EXPECT_EQ(r.ranks[0].exposed_communication, expected - Time::ms(1));
+  EXPECT_EQ(r.ranks[1].waiting, Duration::zero());
   EXPECT_EQ(r.ranks[1].exposed_communication, expected - Time::ms(1));
+  for (const RankStats& st : r.ranks) {
+    EXPECT_EQ(st.compute + st.exposed_communication + st.waiting + st.idle, r.end);
+  }
 }
 
 TEST(TaskRuntime, MemcpyFromHostCrossesPcie) {
@@ -198,11 +204,14 @@ TEST(TaskGraph, ValidateNamesEachStructuralProblem) {
   send.rank = 0;
   send.peer = 1;
   g.add(send);
+  send.stream = 7;
+  g.add(send);
   const auto errors = g.validate(2);
-  ASSERT_EQ(errors.size(), 3u);
+  ASSERT_EQ(errors.size(), 4u);
   EXPECT_NE(errors[0].find("rank is outside 0..1"), std::string::npos);
   EXPECT_NE(errors[1].find("not an earlier task"), std::string::npos);
-  EXPECT_NE(errors[2].find("without a matching recv"), std::string::npos);
+  EXPECT_NE(errors[2].find("stream 7 was never declared"), std::string::npos);
+  EXPECT_NE(errors[3].find("2 send(s) without a matching recv"), std::string::npos);
 }
 
 TEST(Simulation, TwoSimulationsInOneProcessAreIndependent) {
@@ -220,6 +229,30 @@ TEST(Simulation, RejectsUnknownNetworkModel) {
   SimulationOptions o;
   o.network_model = "packet";
   EXPECT_THROW(Simulation(c, o), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace dtsim
+
+namespace dtsim {
+namespace {
+
+TEST(TaskRuntime, LongChainsOfEmptyCollectivesDoNotRecurse) {
+  // Zero-byte calls have no phases and finish at once; 200,000 of them back to back on
+  // one stream must not nest 200,000 calls deep.
+  const Cluster c = build_cluster(testing::one_region(testing::node_group(1, 2, "H100", 2),
+                                                      testing::fabric(FabricKind::kNone)));
+  TaskGraph g;
+  const uint16_t s = g.stream("comm");
+  for (int i = 0; i < 200'000; ++i) {
+    g.add_collective_with_tasks(
+        CollectiveCall{CollectiveOp::kAllReduce, CollectiveAlgorithm::kRing, {0, 1}, Bytes(0), {}, "empty"}, s);
+  }
+  Simulation sim(c, {});
+  const RunResult r = sim.run(g);
+  EXPECT_TRUE(r.stalled.empty());
+  EXPECT_EQ(r.collectives.size(), 200'000u);
+  EXPECT_EQ(r.end, Time::zero());
 }
 
 }  // namespace

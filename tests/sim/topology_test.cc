@@ -187,3 +187,21 @@ TEST(Routing, NeverTransitsThroughAnotherNodesPcieTree) {
 
 }  // namespace
 }  // namespace dtsim
+
+namespace dtsim {
+namespace {
+
+TEST(ClusterBuilder, RailOptimizedAcceptsGroupsWithFewerRails) {
+  // 2 nodes with 8 NICs and 2 with 4 in groups of 2: the second group's rails 4..7 are
+  // unused leaves; they get no uplinks, and every pair still routes.
+  ClusterSpec spec = testing::one_region(testing::node_group(2, 8, "H100", 8), testing::fabric(FabricKind::kRailOptimized));
+  spec.regions[0].node_groups.push_back(testing::node_group(2, 8, "H100", 4));
+  spec.regions[0].fabric.nodes_per_group = 2;
+  const Cluster c = build_cluster(spec);
+  Router router(c.topology);
+  EXPECT_FALSE(router.route(c.devices[7].vertex, c.devices[31].vertex).empty());
+  EXPECT_FALSE(router.route(c.devices[31].vertex, c.devices[0].vertex).empty());
+}
+
+}  // namespace
+}  // namespace dtsim
