@@ -12,10 +12,12 @@ EventId Engine::reserve_slot(Time t) {
     slot = free_slots_.back();
     free_slots_.pop_back();
   } else {
-    slot = static_cast<uint32_t>(slots_.size());
-    slots_.emplace_back();
+    slot = num_slots_++;
+    if ((slot >> kChunkBits) == chunks_.size()) {
+      chunks_.push_back(std::make_unique<Slot[]>(size_t{1} << kChunkBits));
+    }
   }
-  Slot& s = slots_[slot];
+  Slot& s = this->slot(slot);
   const uint64_t generation = ++s.generation;
   s.live = true;
   queue_.push(EventQueue::Key{t.count_ns(), slot});
@@ -24,8 +26,8 @@ EventId Engine::reserve_slot(Time t) {
 }
 
 void Engine::cancel(EventId id) {
-  if (id.slot >= slots_.size()) return;
-  Slot& s = slots_[id.slot];
+  if (id.slot >= num_slots_) return;
+  Slot& s = slot(id.slot);
   if (s.generation != id.generation || !s.live) return;
   s.live = false;
   s.callback.reset();
@@ -53,7 +55,7 @@ void Engine::run_due_events() {
   auto drop = [this](uint32_t s) { release(s); };
   while (queue_.peek_time(is_live, drop) == now_.count_ns()) {
     const EventQueue::Key k = queue_.pop(is_live, drop);
-    Slot& s = slots_[k.slot];
+    Slot& s = slot(k.slot);
     s.live = false;  // running: no longer cancellable
     --live_events_;
     ++events_processed_;

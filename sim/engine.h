@@ -2,7 +2,7 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
+#include <memory>
 #include <algorithm>
 #include <functional>
 #include <vector>
@@ -22,13 +22,14 @@ struct EventId {
 };
 
 // Ordering guarantee: events run in increasing time; events scheduled for the same time
-// run in the order they were scheduled, as in ns-3 (the queue is FIFO among equal times). At one
-// instant, all pending events run first, then resource models finish what completes at
-// that instant (so many actions started at one instant are settled together).
+// run in the order they were scheduled, as in ns-3 (the queue is FIFO among equal
+// times). At one instant, all pending events run first, then resource models finish what
+// completes at that instant (so many actions started at one instant are settled together).
 //
 // Complexity: schedule O(1), cancel O(1) (lazy: cancelled events are skipped when they
-// reach the top), run loop O(1) amortised per event (a radix heap, see event_queue.h).
-// Callbacks live in place in a slab of reusable slots; the queue holds 16-byte keys.
+// are reached), run loop O(1) amortised per event (a timing wheel for the next millisecond
+// and a radix heap beyond it, see event_queue.h). Callbacks live in place in chunks of
+// reusable slots; the queue holds 16-byte keys.
 //
 // There is no global state: every simulation owns its engine.
 class Engine {
@@ -39,7 +40,7 @@ class Engine {
   template <typename F>
   EventId schedule_at(Time t, F&& callback) {
     const EventId id = reserve_slot(t);
-    slots_[id.slot].callback.emplace(std::forward<F>(callback));
+    slot(id.slot).callback.emplace(std::forward<F>(callback));
     return id;
   }
   template <typename F>
@@ -68,7 +69,7 @@ class Engine {
  private:
   // Takes a free slot, queues the event's key and returns its id; the caller fills the slot.
   EventId reserve_slot(Time t);
-  bool live(uint32_t slot) const { return slots_[slot].live; }
+  bool live(uint32_t s) const { return slot(s).live; }
   void release(uint32_t slot) { free_slots_.push_back(slot); }
   // Runs every event scheduled for exactly now_ (including ones they schedule).
   void run_due_events();
@@ -79,15 +80,19 @@ class Engine {
   EventQueue queue_;
   // One event's slot, one cache line: its callable; a generation counter, bumped each time
   // the slot takes a new event, so that a stale EventId cannot cancel a later event; and
-  // whether the event is still due. Slots live in a deque so that a callback can run in
-  // place while it schedules events that add slots, and a slot returns to the free list
-  // only once its key has left the queue.
+  // whether the event is still due. Slots live in fixed chunks that never move, so that a
+  // callback can run in place while it schedules events that add slots; a slot returns to
+  // the free list only once its key has left the queue.
   struct alignas(64) Slot {
     EventCallback callback;
     uint64_t generation = 0;
     bool live = false;
   };
-  std::deque<Slot> slots_;
+  static constexpr uint32_t kChunkBits = 10;
+  Slot& slot(uint32_t i) { return chunks_[i >> kChunkBits][i & ((1U << kChunkBits) - 1)]; }
+  const Slot& slot(uint32_t i) const { return chunks_[i >> kChunkBits][i & ((1U << kChunkBits) - 1)]; }
+  uint32_t num_slots_ = 0;
+  std::vector<std::unique_ptr<Slot[]>> chunks_;
   std::vector<uint32_t> free_slots_;
   std::vector<ResourceModel*> models_;
 };

@@ -1,41 +1,43 @@
-// The engine's pending-event queue: a radix heap (Ahuja, Mehlhorn, Orlin & Tarjan 1990)
-// with radix 16 over integer times, FIFO among equal times.
+// The engine's pending-event queue: a timing wheel for about the next millisecond and a
+// radix heap beyond it; FIFO among equal times.
 #pragma once
 
-#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <vector>
 
+#include "sim/radix_heap.h"
+
 namespace dtsim {
 
-// Keys are (time, slot); times never go below the time of the last pop (simulated time is
-// monotone), which is what a radix heap needs. Bucket 0 holds keys whose time equals
-// `last_`. Other keys sit in bucket 1 + 16 p + d, where p is the highest 4-bit digit in
-// which their time differs from `last_` and d is their value of that digit: bucket order
-// is key order. Popping refills bucket 0 from the lowest non-empty bucket; a key only
-// ever moves to a lower digit position, so at most 16 times (about 5 for delays up to a
-// millisecond): push O(1), pop O(1) amortised, no pointer chasing. Keys are appended in
-// push order and buckets are redistributed in order, so keys of equal time leave in the
-// order they were pushed.
+// Near keys (within one wheel span of the last pop) go to a wheel of kSlots slots of
+// 2^kShift ns each: a push is an append and a bit set, a pop a bitmap scan and a short
+// slot scan, and no key ever moves. Far keys go to a radix heap (radix_heap.h). A pop takes
+// the earlier of the two heads.
 //
-// Liveness is decided by the caller (a cancelled event stays queued until it is reached):
-// `is_live(slot)` is consulted by peek and pop, which skip dead keys; every dead key that
-// leaves the queue is handed to `drop(slot)` so that the caller can reuse its slot only
-// then (a slot is never named by two queued keys, so keys need no sequence number).
+// Why order holds:
+//  - The wheel's window starts at the slot of the last pop and spans kSlots slots. A key
+//    enters the wheel only if it falls in the window at push time; windows only move
+//    forward, and live keys are never earlier than the last pop, so every live wheel key
+//    lies in the current window: scanning slots cyclically from the last pop's slot visits
+//    them in time order. Within a slot, the first key of the smallest time is the oldest
+//    (keys are appended in push order).
+//  - Equal times in both structures: the far key was pushed when the window ended at or
+//    before its time, the wheel key when the window ended after it, so the far key is the
+//    older one and leaves first.
+//
+// Liveness is the owner's, as for RadixHeap: `is_live(slot)` is consulted (only while dead
+// keys are queued), and each dead key that leaves is handed to `drop(slot)`.
 class EventQueue {
  public:
-  struct Key {
-    int64_t time;
-    uint32_t slot;
-  };
+  using Key = RadixHeap::Key;
 
   void push(Key k);
-  // A queued key became dead (its event was cancelled). While dead keys are queued, the
-  // queue finds bucket minima by scanning; otherwise it tracks them as keys arrive.
+  // A queued key became dead (its event was cancelled).
   void note_dead() {
     ++dead_;
-    lowest_ = -1;  // the cached lowest bucket may have been the dead key's
+    wheel_cached_ = false;
+    far_.invalidate();
   }
   // Time of the earliest live key, or INT64_MAX when none.
   template <typename IsLive, typename Drop>
@@ -45,132 +47,128 @@ class EventQueue {
   Key pop(IsLive&& is_live, Drop&& drop);
 
  private:
-  static constexpr int kBuckets = 1 + 16 * 16;
-  static constexpr std::array<int64_t, kBuckets> filled(int64_t v) {
-    std::array<int64_t, kBuckets> a{};
-    a.fill(v);
-    return a;
-  }
-  static int bucket_of(int64_t time, int64_t last) {
-    if (time == last) return 0;
-    const int position = (63 - __builtin_clzll(static_cast<uint64_t>(time ^ last))) / 4;
-    const int digit = static_cast<int>((static_cast<uint64_t>(time) >> (4 * position)) & 15);
-    return 1 + 16 * position + digit;
-  }
-  void mark(int b) { occupied_[(b - 1) / 64] |= uint64_t{1} << ((b - 1) % 64); }
-  void unmark(int b) { occupied_[(b - 1) / 64] &= ~(uint64_t{1} << ((b - 1) % 64)); }
-  int first_occupied() const {
-    for (int w = 0; w < 4; ++w) {
-      if (occupied_[w] != 0) return 1 + 64 * w + __builtin_ctzll(occupied_[w]);
-    }
-    return -1;
+  static constexpr int kShift = 8;     // 256 ns per slot
+  static constexpr int kSlots = 4096;  // the wheel spans 1.048576 ms
+  static constexpr int kWords = kSlots / 64;
+  static constexpr int64_t kSpan = int64_t{kSlots} << kShift;
+
+  static int slot_of(int64_t t) { return static_cast<int>((t >> kShift) & (kSlots - 1)); }
+  int64_t window_start() const { return (last_ >> kShift) << kShift; }
+  void mark(int s) { occupied_[s / 64] |= uint64_t{1} << (s % 64); }
+  void unmark(int s) { occupied_[s / 64] &= ~(uint64_t{1} << (s % 64)); }
+  // First occupied slot at or after `from`, cyclically; -1 when the wheel is empty.
+  int next_occupied(int from) const;
+  // Makes sure the wheel's earliest live key is cached (the check is inline; the search,
+  // which also drops dead keys, is not).
+  template <typename IsLive, typename Drop>
+  void find_wheel_min(IsLive&& is_live, Drop&& drop) {
+    if (!wheel_cached_) search_wheel_min(is_live, drop);
   }
   template <typename IsLive, typename Drop>
-  int lowest_live_bucket(IsLive&& is_live, Drop&& drop);
-  template <typename Drop>
-  void dropped(Drop&& drop, uint32_t slot) {
-    --dead_;
-    drop(slot);
-  }
+  void search_wheel_min(IsLive&& is_live, Drop&& drop);
 
-  std::array<std::vector<Key>, kBuckets> buckets_;
-  size_t head0_ = 0;  // bucket 0 is consumed from the front
-  int64_t last_ = 0;
-  int64_t min_time_ = 0;  // earliest live time in lowest_ (valid when lowest_ > 0)
-  int lowest_ = -1;       // cached result of lowest_live_bucket, -1 when stale
-  std::array<uint64_t, 4> occupied_{};  // bit b-1 set when bucket b >= 1 is not empty
-  std::array<int64_t, kBuckets> bucket_min_ = filled(INT64_MAX);  // earliest time per bucket
-  size_t dead_ = 0;  // dead keys still queued
+  std::array<std::vector<Key>, kSlots> slots_;
+  std::array<uint64_t, kWords> occupied_{};
+  size_t dead_ = 0;  // dead keys queued, in either structure
+  RadixHeap far_{&dead_};
+  int64_t last_ = 0;  // time of the last pop
+  bool wheel_cached_ = false;
+  int wheel_slot_ = -1;  // slot of the cached minimum, -1 when the wheel is empty
+  size_t wheel_index_ = 0;
+  int64_t wheel_time_ = INT64_MAX;
 };
 
 inline void EventQueue::push(Key k) {
-  const int b = bucket_of(k.time, last_);
-  buckets_[b].push_back(k);
-  if (b > 0) {
-    mark(b);
-    bucket_min_[b] = std::min(bucket_min_[b], k.time);
+  if (k.time >= window_start() + kSpan) {
+    far_.push(k);
+    return;
   }
-  if (b == 0) {
-    // Bucket 0's head may be dead (cancelled): then let the next peek look again.
-    lowest_ = dead_ > 0 ? -1 : 0;
-  } else if (lowest_ > 0 && (b < lowest_ || (b == lowest_ && k.time < min_time_))) {
-    lowest_ = b;
-    min_time_ = k.time;
+  const int s = slot_of(k.time);
+  slots_[s].push_back(k);
+  mark(s);
+  // A strictly earlier key is the new minimum; an equal one is younger and waits.
+  if (wheel_cached_ && k.time < wheel_time_) {
+    wheel_slot_ = s;
+    wheel_index_ = slots_[s].size() - 1;
+    wheel_time_ = k.time;
   }
 }
 
-// Finds the lowest bucket holding a live key, dropping buckets of dead keys on the way.
+inline int EventQueue::next_occupied(int from) const {
+  const int first_word = from / 64;
+  uint64_t bits = occupied_[first_word] & (~uint64_t{0} << (from % 64));
+  for (int i = 0; i <= kWords; ++i) {
+    const int w = (first_word + i) % kWords;
+    if (i > 0) bits = occupied_[w];
+    if (i == kWords) bits &= ~(~uint64_t{0} << (from % 64));  // the part skipped at first
+    if (bits != 0) return w * 64 + __builtin_ctzll(bits);
+  }
+  return -1;
+}
+
 template <typename IsLive, typename Drop>
-int EventQueue::lowest_live_bucket(IsLive&& is_live, Drop&& drop) {
-  if (lowest_ >= 0) return lowest_;
-  auto& b0 = buckets_[0];
-  while (dead_ > 0 && head0_ < b0.size() && !is_live(b0[head0_].slot)) {
-    dropped(drop, b0[head0_++].slot);
-  }
-  if (head0_ < b0.size()) return lowest_ = 0;
-  b0.clear();
-  head0_ = 0;
-  if (dead_ == 0) {
-    const int i = first_occupied();
-    if (i < 0) return lowest_ = -2;
-    min_time_ = bucket_min_[i];
-    return lowest_ = i;
-  }
-  for (int i = first_occupied(); i > 0; i = first_occupied()) {
-    auto& b = buckets_[i];
-    int64_t best = INT64_MAX;
-    for (const Key& k : b) {
-      if (k.time < best && is_live(k.slot)) best = k.time;
+void EventQueue::search_wheel_min(IsLive&& is_live, Drop&& drop) {
+  wheel_cached_ = true;
+  for (int s = next_occupied(slot_of(last_)); s >= 0; s = next_occupied(s)) {
+    auto& keys = slots_[s];
+    if (dead_ > 0) {
+      // Drop dead keys, keeping the order of the rest.
+      size_t kept = 0;
+      for (const Key& k : keys) {
+        if (is_live(k.slot)) {
+          keys[kept++] = k;
+        } else {
+          --dead_;
+          drop(k.slot);
+        }
+      }
+      keys.resize(kept);
+      if (keys.empty()) {
+        unmark(s);
+        continue;
+      }
     }
-    if (best == INT64_MAX) {
-      for (const Key& k : b) dropped(drop, k.slot);
-      b.clear();
-      unmark(i);
-      bucket_min_[i] = INT64_MAX;
-      continue;
+    size_t best = 0;
+    for (size_t i = 1; i < keys.size(); ++i) {
+      if (keys[i].time < keys[best].time) best = i;
     }
-    min_time_ = best;
-    return lowest_ = i;
+    wheel_slot_ = s;
+    wheel_index_ = best;
+    wheel_time_ = keys[best].time;
+    return;
   }
-  return lowest_ = -2;  // empty
+  wheel_slot_ = -1;
+  wheel_time_ = INT64_MAX;
 }
 
 template <typename IsLive, typename Drop>
 int64_t EventQueue::peek_time(IsLive&& is_live, Drop&& drop) {
-  const int b = lowest_live_bucket(is_live, drop);
-  if (b == -2) {
-    lowest_ = -1;
-    return INT64_MAX;
-  }
-  return b == 0 ? last_ : min_time_;
+  find_wheel_min(is_live, drop);
+  auto counted_drop = [&](uint32_t slot) {
+    --dead_;
+    drop(slot);
+  };
+  return std::min(wheel_time_, far_.peek_time(is_live, counted_drop));
 }
 
 template <typename IsLive, typename Drop>
 EventQueue::Key EventQueue::pop(IsLive&& is_live, Drop&& drop) {
-  const int b = lowest_live_bucket(is_live, drop);
-  if (b > 0) {
-    last_ = min_time_;
-    auto& from = buckets_[b];
-    for (const Key& k : from) {
-      if (dead_ > 0 && !is_live(k.slot)) {
-        dropped(drop, k.slot);
-        continue;
-      }
-      const int to = bucket_of(k.time, last_);
-      buckets_[to].push_back(k);
-      if (to > 0) {
-        mark(to);
-        bucket_min_[to] = std::min(bucket_min_[to], k.time);
-      }
-    }
-    from.clear();
-    unmark(b);
-    bucket_min_[b] = INT64_MAX;
-    lowest_ = -1;
-    lowest_live_bucket(is_live, drop);
+  find_wheel_min(is_live, drop);
+  auto counted_drop = [&](uint32_t slot) {
+    --dead_;
+    drop(slot);
+  };
+  Key k;
+  if (far_.peek_time(is_live, counted_drop) <= wheel_time_) {
+    k = far_.pop(is_live, counted_drop);
+  } else {
+    auto& keys = slots_[wheel_slot_];
+    k = keys[wheel_index_];
+    keys.erase(keys.begin() + static_cast<std::ptrdiff_t>(wheel_index_));
+    if (keys.empty()) unmark(wheel_slot_);
+    wheel_cached_ = false;
   }
-  const Key k = buckets_[0][head0_++];
-  lowest_ = -1;
+  last_ = k.time;
   return k;
 }
 
