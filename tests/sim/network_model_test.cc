@@ -2,6 +2,7 @@
 // between groups, and exact fast-forward of repeated rounds.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <memory>
 
 #include "sim/analytical_network.h"
@@ -30,6 +31,27 @@ struct Star {
     return done;
   }
   FlowSpec flow(int a, int b, Bytes bytes) { return FlowSpec{devices[a], devices[b], bytes}; }
+  // Runs `rounds` rounds of make_round(): as one group with repeat = rounds, or, when
+  // `chained`, as separate one-round groups started one after another (never
+  // fast-forwarded: the reference). `done` runs after the last round.
+  void repeated(std::function<std::vector<FlowSpec>()> make_round, int rounds, bool chained,
+                std::function<void()> done) {
+    if (!chained) {
+      net->start_group(make_round(), rounds, std::move(done));
+      return;
+    }
+    auto left = std::make_shared<int>(rounds);
+    auto next = std::make_shared<std::function<void()>>();
+    *next = [this, make_round, left, next, done] {
+      if (--*left > 0) {
+        net->start_group(make_round(), 1, *next);
+      } else {
+        done();
+        *next = nullptr;  // break the cycle
+      }
+    };
+    net->start_group(make_round(), 1, *next);
+  }
   LinkId uplink(int i) const { return static_cast<LinkId>(2 * i); }      // d_i -> switch
   LinkId downlink(int i) const { return static_cast<LinkId>(2 * i + 1); }  // switch -> d_i
 
@@ -100,23 +122,20 @@ TEST(FlowNetwork, FastForwardEqualsRunningEveryRound) {
                                  s.flow(3, 0, chunk)};
   };
   Star fast(4);
-  auto t_fast = fast.group(ring(fast), 1000);
+  Time t_fast;
+  fast.repeated([&] { return ring(fast); }, 1000, false, [&] { t_fast = fast.engine.now(); });
   fast.engine.run();
   fast.net->finish(fast.engine.now());
-  EXPECT_EQ(t_fast->count_ns(), (kLatencyNs + 104858) * 1000);
+  EXPECT_EQ(t_fast.count_ns(), (kLatencyNs + 104858) * 1000);
   EXPECT_EQ(fast.net->fast_forwarded_rounds(), 999);
 
   // Reference: the same rounds as 1000 separate groups chained one after the other.
   Star slow(4);
-  int left = 1000;
-  std::function<void()> next = [&] {
-    if (--left > 0) slow.net->start_group(ring(slow), 1, next);
-  };
-  slow.net->start_group(ring(slow), 1, next);
+  slow.repeated([&] { return ring(slow); }, 1000, true, [] {});
   slow.engine.run();
   slow.net->finish(slow.engine.now());
   EXPECT_EQ(slow.net->fast_forwarded_rounds(), 0);
-  EXPECT_EQ(slow.engine.now(), *t_fast);
+  EXPECT_EQ(slow.engine.now(), t_fast);
   for (LinkId l = 0; l < fast.topology.num_links(); ++l) {
     EXPECT_NEAR(fast.net->link_stats().stats(l).bytes, slow.net->link_stats().stats(l).bytes, 1.0);
     EXPECT_EQ(fast.net->link_stats().stats(l).busy, slow.net->link_stats().stats(l).busy);
@@ -139,19 +158,8 @@ TEST(FlowNetwork, FastForwardStopsBeforeALaterFlowArrives) {
   // Group A: 100 rounds of 1 MB d0->d2 (102 us each). At t = 1 ms a 10 MB flow d1->d2
   // starts. The result must equal the run where every round is simulated.
   auto scenario = [](Star& s, bool expand, Time& a_done, Time& b_done) {
-    int left = 100;
-    std::function<void()> next = [&] {
-      if (--left > 0) {
-        s.net->start_group({s.flow(0, 2, Bytes(1'000'000))}, 1, next);
-      } else {
-        a_done = s.engine.now();
-      }
-    };
-    if (expand) {
-      s.net->start_group({s.flow(0, 2, Bytes(1'000'000))}, 1, next);
-    } else {
-      s.net->start_group({s.flow(0, 2, Bytes(1'000'000))}, 100, [&] { a_done = s.engine.now(); });
-    }
+    s.repeated([&s] { return std::vector<FlowSpec>{s.flow(0, 2, Bytes(1'000'000))}; }, 100, expand,
+               [&] { a_done = s.engine.now(); });
     s.engine.schedule_at(Time::ns(1'000'000), [&] {
       s.net->start_group({s.flow(1, 2, Bytes(10'000'000))}, 1, [&] { b_done = s.engine.now(); });
     });
@@ -215,19 +223,7 @@ TEST(FlowNetwork, FastForwardSeesAFlowThatArrivesLateInTheRound) {
     auto round = [&s] {
       return std::vector<FlowSpec>{s.flow(0, 1, Bytes(800'000)), s.flow(2, 3, Bytes(1'000'000))};
     };
-    int left = 10;
-    std::function<void()> next = [&] {
-      if (--left > 0) {
-        s.net->start_group(round(), 1, next);
-      } else {
-        a_done = s.engine.now();
-      }
-    };
-    if (expand) {
-      s.net->start_group(round(), 1, next);
-    } else {
-      s.net->start_group(round(), 10, [&] { a_done = s.engine.now(); });
-    }
+    s.repeated(round, 10, expand, [&] { a_done = s.engine.now(); });
     s.engine.schedule_at(Time::ns(90'000), [&] {
       s.net->start_group({s.flow(0, 1, Bytes(100'000'000))}, 1, [&] { b_done = s.engine.now(); });
     });
