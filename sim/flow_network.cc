@@ -227,45 +227,87 @@ void FlowNetworkModel::on_round_done(uint32_t g) {
   Group& group = groups_[g];
   --group.rounds_left;
   if (fast_forward_ && group.rounds_left > 0 && !group.disturbed && round_was_alone(group, now)) {
-    const Duration round = now - group.round_start;
-    // Settle first so that the links' loads drop to zero at `now` and their statistics
-    // hold exactly one round's traffic.
-    const Time horizon = std::min(next_completion(), engine_.horizon_excluding(this));
-    int64_t skip = group.rounds_left;
-    if (round.count_ns() > 0 && !horizon.is_infinite()) {
-      skip = std::min(skip, (horizon - now).count_ns() / round.count_ns());
+    // Decide after every round that ends at this instant: the event goes behind the
+    // round-done events already queued for it.
+    ready_.push_back(g);
+    if (!decide_pending_) {
+      decide_pending_ = true;
+      engine_.schedule_at(now, [this] { decide_ready(); });
     }
-    if (skip > 0) {
-      const Time end = now + round * skip;
-      for (size_t i = 0; i < group.links.size(); ++i) {
-        const LinkId l = group.links[i];
-        link_stats_.flush(l, now);
-        const double bytes = link_stats_.stats(l).bytes - group.bytes_at_start[i];
-        const Duration busy = link_stats_.stats(l).busy - group.busy_at_start[i];
-        link_stats_.add_traffic(l, bytes * static_cast<double>(skip), busy * skip, 0, now, end,
-                                skip);
-      }
-      group.rounds_left -= skip;
-      fast_forwarded_rounds_ += skip;
-      engine_.schedule_at(end, [this, g] {
-        if (groups_[g].rounds_left == 0) {
-          auto done = std::move(groups_[g].done);
-          free_groups_.push_back(g);
-          done();
-        } else {
-          start_round(g);
-        }
-      });
-      return;
-    }
+    return;
   }
-  if (group.rounds_left == 0) {
-    auto done = std::move(group.done);
+  finish_or_continue(g);
+}
+
+void FlowNetworkModel::finish_or_continue(uint32_t g) {
+  if (groups_[g].rounds_left == 0) {
+    auto done = std::move(groups_[g].done);
     free_groups_.push_back(g);
     done();
     return;
   }
   start_round(g);
+}
+
+void FlowNetworkModel::decide_ready() {
+  decide_pending_ = false;
+  const Time now = engine_.now();
+  std::vector<uint32_t> batch;
+  batch.swap(ready_);
+  // Settle first so that the links' loads drop to zero at `now` and their statistics
+  // hold exactly one round's traffic. The batch's groups have no flows and no pending
+  // events, so the horizon is set by everything else.
+  const Time horizon = std::min(next_completion(), engine_.horizon_excluding(this));
+  if (link_owner_.size() != topology_.num_links()) link_owner_.assign(topology_.num_links(), 0);
+  std::vector<bool> skip_group(batch.size(), true);
+  for (size_t i = 0; i < batch.size(); ++i) {
+    // Skipping together is exact only for groups that cannot meet: disjoint links, and no
+    // flow started on them since their round ended.
+    for (LinkId l : groups_[batch[i]].links) {
+      const uint32_t owner = link_owner_[l];
+      if (!link_users_[l].empty() || (owner != 0 && owner != batch[i] + 1)) skip_group[i] = false;
+      link_owner_[l] = batch[i] + 1;
+    }
+  }
+  for (uint32_t g : batch) {
+    for (LinkId l : groups_[g].links) link_owner_[l] = 0;
+  }
+  // A group that cannot skip starts its next round now, on links another group of the
+  // batch shares: then nobody skips. Otherwise no group may skip past the instant the
+  // first of them would finish: its `done` may start anything. Until then each group only
+  // ever loads its own links, which no other group of the batch uses.
+  Time limit = horizon;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const Group& group = groups_[batch[i]];
+    if (!skip_group[i]) limit = now;
+    limit = std::min(limit, now + (now - group.round_start) * group.rounds_left);
+  }
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const uint32_t g = batch[i];
+    Group& group = groups_[g];
+    const Duration round = now - group.round_start;
+    int64_t skip = group.rounds_left;
+    if (round.count_ns() > 0 && !limit.is_infinite()) {
+      skip = std::min(skip, (limit - now).count_ns() / round.count_ns());
+    } else if (limit == now) {
+      skip = 0;
+    }
+    if (skip <= 0) {
+      finish_or_continue(g);
+      continue;
+    }
+    const Time end = now + round * skip;
+    for (size_t k = 0; k < group.links.size(); ++k) {
+      const LinkId l = group.links[k];
+      link_stats_.flush(l, now);
+      const double bytes = link_stats_.stats(l).bytes - group.bytes_at_start[k];
+      const Duration busy = link_stats_.stats(l).busy - group.busy_at_start[k];
+      link_stats_.add_traffic(l, bytes * static_cast<double>(skip), busy * skip, 0, now, end, skip);
+    }
+    group.rounds_left -= skip;
+    fast_forwarded_rounds_ += skip;
+    engine_.schedule_at(end, [this, g] { finish_or_continue(g); });
+  }
 }
 
 }  // namespace dtsim

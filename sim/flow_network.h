@@ -21,6 +21,9 @@ namespace dtsim {
 // before anything else can happen (the engine's next event or any model's next
 // completion), adding their traffic to the link statistics in one step. This is exact,
 // and it is what makes a 4,096-GPU ring all-reduce (8,190 rounds) cost one round.
+// Groups whose rounds end alone at the same instant (data-parallel rings on separate
+// rails, say) are decided together, after every round that ends then: each skips what
+// fits before anything outside the batch can happen, provided their links are disjoint.
 class FlowNetworkModel final : public NetworkModel {
  public:
   FlowNetworkModel(Engine& engine, const Topology& topology, Router& router,
@@ -59,6 +62,9 @@ class FlowNetworkModel final : public NetworkModel {
   void activate(uint32_t f);
   void finish_flow(uint32_t f);
   void on_round_done(uint32_t g);
+  // Fast-forwards every group in ready_ as far as the activity outside them allows.
+  void decide_ready();
+  void finish_or_continue(uint32_t g);
   bool round_was_alone(const Group& group, Time now);
   void settle();
   bool is_current(uint32_t f, uint32_t version) const {
@@ -79,6 +85,9 @@ class FlowNetworkModel final : public NetworkModel {
   std::vector<uint32_t> link_slot_;  // index of a link in the group being set up
   uint32_t stamp_ = 0;
   CompletionQueue completions_;
+  std::vector<uint32_t> ready_;  // groups whose last round ended alone, awaiting decide_ready
+  bool decide_pending_ = false;
+  std::vector<uint32_t> link_owner_;  // scratch for decide_ready: group + 1 per link, 0 none
   std::vector<MaxMinSolver::VarId> changed_vars_;
   std::vector<MaxMinSolver::ConstraintId> changed_links_;
 };
