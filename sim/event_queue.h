@@ -37,6 +37,7 @@ class EventQueue {
   void note_dead() {
     ++dead_;
     wheel_cached_ = false;
+    far_cached_ = false;
     far_.invalidate();
   }
   // Time of the earliest live key, or INT64_MAX when none.
@@ -62,8 +63,29 @@ class EventQueue {
   // which also drops dead keys, is not).
   template <typename IsLive, typename Drop>
   void find_wheel_min(IsLive&& is_live, Drop&& drop) {
-    if (!wheel_cached_) search_wheel_min(is_live, drop);
+    if (wheel_cached_) return;
+    if (dead_ > 0) {
+      search_wheel_min(is_live, drop);
+      return;
+    }
+    // No dead keys: the first occupied slot holds the minimum.
+    wheel_cached_ = true;
+    const int s = next_occupied(slot_of(last_));
+    if (s < 0) {
+      wheel_slot_ = -1;
+      wheel_time_ = INT64_MAX;
+      return;
+    }
+    const auto& keys = slots_[s];
+    size_t best = 0;
+    for (size_t i = 1; i < keys.size(); ++i) {
+      if (keys[i].time < keys[best].time) best = i;
+    }
+    wheel_slot_ = s;
+    wheel_index_ = best;
+    wheel_time_ = keys[best].time;
   }
+  // The same with dead keys queued: checks liveness and drops dead keys on the way.
   template <typename IsLive, typename Drop>
   void search_wheel_min(IsLive&& is_live, Drop&& drop);
 
@@ -72,6 +94,17 @@ class EventQueue {
   size_t dead_ = 0;  // dead keys queued, in either structure
   RadixHeap far_{&dead_};
   int64_t last_ = 0;  // time of the last pop
+  // The far heap's earliest time, cached: most of the time it is empty.
+  template <typename IsLive, typename Drop>
+  int64_t far_time(IsLive&& is_live, Drop&& drop) {
+    if (!far_cached_) {
+      far_time_ = far_.peek_time(is_live, drop);
+      far_cached_ = true;
+    }
+    return far_time_;
+  }
+  bool far_cached_ = true;
+  int64_t far_time_ = INT64_MAX;
   bool wheel_cached_ = false;
   int wheel_slot_ = -1;  // slot of the cached minimum, -1 when the wheel is empty
   size_t wheel_index_ = 0;
@@ -81,6 +114,7 @@ class EventQueue {
 inline void EventQueue::push(Key k) {
   if (k.time >= window_start() + kSpan) {
     far_.push(k);
+    if (far_cached_ && k.time < far_time_) far_time_ = k.time;  // equal: older key stays first
     return;
   }
   const int s = slot_of(k.time);
@@ -148,7 +182,7 @@ int64_t EventQueue::peek_time(IsLive&& is_live, Drop&& drop) {
     --dead_;
     drop(slot);
   };
-  return std::min(wheel_time_, far_.peek_time(is_live, counted_drop));
+  return std::min(wheel_time_, far_time(is_live, counted_drop));
 }
 
 template <typename IsLive, typename Drop>
@@ -159,8 +193,9 @@ EventQueue::Key EventQueue::pop(IsLive&& is_live, Drop&& drop) {
     drop(slot);
   };
   Key k;
-  if (far_.peek_time(is_live, counted_drop) <= wheel_time_) {
+  if (far_time(is_live, counted_drop) <= wheel_time_) {
     k = far_.pop(is_live, counted_drop);
+    far_cached_ = false;
   } else {
     auto& keys = slots_[wheel_slot_];
     k = keys[wheel_index_];
