@@ -69,8 +69,12 @@ class EventQueue {
       return;
     }
     // No dead keys: the first occupied slot holds the minimum.
+    cache_slot_min(next_occupied(slot_of(last_)));
+  }
+  // Caches the earliest key of slot s (the first of equal times: the oldest), or an empty
+  // wheel when s < 0.
+  void cache_slot_min(int s) {
     wheel_cached_ = true;
-    const int s = next_occupied(slot_of(last_));
     if (s < 0) {
       wheel_slot_ = -1;
       wheel_time_ = INT64_MAX;
@@ -142,7 +146,6 @@ inline int EventQueue::next_occupied(int from) const {
 
 template <typename IsLive, typename Drop>
 void EventQueue::search_wheel_min(IsLive&& is_live, Drop&& drop) {
-  wheel_cached_ = true;
   for (int s = next_occupied(slot_of(last_)); s >= 0; s = next_occupied(s)) {
     auto& keys = slots_[s];
     if (dead_ > 0) {
@@ -162,17 +165,10 @@ void EventQueue::search_wheel_min(IsLive&& is_live, Drop&& drop) {
         continue;
       }
     }
-    size_t best = 0;
-    for (size_t i = 1; i < keys.size(); ++i) {
-      if (keys[i].time < keys[best].time) best = i;
-    }
-    wheel_slot_ = s;
-    wheel_index_ = best;
-    wheel_time_ = keys[best].time;
+    cache_slot_min(s);
     return;
   }
-  wheel_slot_ = -1;
-  wheel_time_ = INT64_MAX;
+  cache_slot_min(-1);
 }
 
 template <typename IsLive, typename Drop>
