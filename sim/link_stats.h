@@ -41,7 +41,6 @@ class LinkStatsTable {
   void finish(Time end);
 
   const LinkStats& stats(LinkId l) const { return links_[l].stats; }
-  double load(LinkId l) const { return links_[l].load; }
   size_t size() const { return links_.size(); }
 
  private:

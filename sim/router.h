@@ -49,7 +49,6 @@ class Router {
   uint64_t count_equal_cost_paths(VertexId src, VertexId dst);
   Duration route_latency(VertexId src, VertexId dst);
   Bandwidth route_bottleneck(VertexId src, VertexId dst);
-  size_t cached_routes() const { return cache_.size(); }
 
  private:
   // Node-local paths between an endpoint and the fabric switches its node touches.
