@@ -1,4 +1,5 @@
 // `dtsim run`: simulate a scenario, print the summary, write summary/trace/CSV files.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -45,7 +46,10 @@ int run(const RunArgs& args) {
       args.out.empty() ? std::filesystem::path("dtsim-out") / folder_name(scenario.name)
                        : std::filesystem::path(args.out);
   std::filesystem::create_directories(out);
-  auto trace = std::make_unique<TraceWriter>();
+  // A training step's trace keeps the first 64 ranks unless the scenario says otherwise.
+  const int trace_ranks = scenario.simulation.trace_ranks.value_or(
+      scenario.training ? std::min(64, scenario.cluster.num_ranks()) : scenario.cluster.num_ranks());
+  auto trace = std::make_unique<TraceWriter>(trace_ranks);
   std::vector<SimObserver*> observers;
   if (scenario.simulation.trace) observers.push_back(trace.get());
   const ScenarioRun result = run_scenario(scenario, observers);
@@ -69,7 +73,12 @@ int run(const RunArgs& args) {
   }
   if (!args.quiet) {
     std::cout << "\nwrote " << (out / "summary.json").string() << ", ranks.csv, links.csv"
-              << (scenario.simulation.trace ? ", trace.json" : "") << "\n";
+              << (scenario.simulation.trace
+                      ? ", trace.json" + (trace_ranks < scenario.cluster.num_ranks()
+                                              ? " (ranks 0-" + std::to_string(trace_ranks - 1) + ")"
+                                              : std::string())
+                      : "")
+              << "\n";
   }
   if (!result.result.stalled.empty()) {
     std::cerr << "error: the run did not complete: " << result.result.stalled.size()

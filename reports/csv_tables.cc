@@ -15,14 +15,15 @@ std::string csv_field(std::string_view s) {
 void write_ranks_csv(std::ostream& out, const Scenario& scenario, const ScenarioRun& run) {
   const Cluster& c = scenario.cluster;
   out << "rank,device,vertex,node,region,compute_s,communication_s,exposed_communication_s,"
-         "waiting_s,idle_s,tasks,peak_memory_bytes,memory_capacity_bytes,oom\n";
+         "waiting_s,waiting_p2p_s,idle_s,tasks,peak_memory_bytes,memory_capacity_bytes,oom\n";
   for (int r = 0; r < c.num_ranks(); ++r) {
     const RankStats& s = run.result.ranks[r];
     const ClusterDevice& d = c.devices[r];
-    out << fmt::format("{},{},{},{},{},{:.9f},{:.9f},{:.9f},{:.9f},{:.9f},{},{},{},{}\n", r,
+    out << fmt::format("{},{},{},{},{},{:.9f},{:.9f},{:.9f},{:.9f},{:.9f},{:.9f},{},{},{},{}\n", r,
                        csv_field(d.spec->name), csv_field(c.topology.vertex(d.vertex).name),
                        csv_field(c.nodes[d.node].name), csv_field(c.regions[d.region].name), s.compute.seconds(), s.communication.seconds(),
-                       s.exposed_communication.seconds(), s.waiting.seconds(), s.idle.seconds(),
+                       s.exposed_communication.seconds(), s.waiting.seconds(),
+                       s.waiting_p2p.seconds(), s.idle.seconds(),
                        s.tasks,
                        s.peak_memory.count(), s.memory_capacity.count(), s.out_of_memory ? 1 : 0);
   }

@@ -2,11 +2,14 @@
 #include "reports/summary.h"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
+#include <tuple>
 
 #include <fmt/format.h>
 
 #include "reports/collective_bandwidth.h"
+#include "reports/training_summary.h"
 #include "sim/unit_parse.h"
 
 namespace dtsim {
@@ -32,8 +35,33 @@ nlohmann::ordered_json make_summary(const Scenario& scenario, const ScenarioRun&
   s["completed"] = r.stalled.empty();
   if (!r.stalled.empty()) s["stalled"] = r.stalled;
 
+  if (scenario.training) {
+    s["training"] = make_training_summary(scenario, run);
+    if (scenario.reference) s["reference"] = make_reference_summary(*scenario.reference, s["training"]);
+  }
   auto collectives = nlohmann::ordered_json::array();
+  // A training step runs thousands of calls: list them by operation instead.
+  if (scenario.training) {
+    std::map<std::tuple<std::string, std::string, int>, std::tuple<int64_t, double, double>> by_op;
+    for (const CollectiveRecord& rec : r.collectives) {
+      auto& [count, bytes, time] = by_op[{std::string(collective_op_name(rec.op)),
+                                          std::string(algorithm_name(rec.algorithm)), rec.ranks}];
+      ++count;
+      bytes += static_cast<double>(rec.bytes.count());
+      time += (rec.end - rec.start).seconds();
+    }
+    for (const auto& [key, value] : by_op) {
+      collectives.push_back({{"op", std::get<0>(key)},
+                             {"algorithm", std::get<1>(key)},
+                             {"ranks", std::get<2>(key)},
+                             {"calls", std::get<0>(value)},
+                             {"bytes", std::get<1>(value)},
+                             {"time_s", std::get<2>(value)}});
+    }
+    s["collective_calls"] = std::move(collectives);
+  }
   for (const CollectiveRecord& rec : r.collectives) {
+    if (scenario.training) break;
     const Duration t = rec.end - rec.start;
     const double algbw = algorithm_bandwidth_GBps(rec.bytes, t);
     collectives.push_back({{"label", rec.label},
@@ -46,7 +74,7 @@ nlohmann::ordered_json make_summary(const Scenario& scenario, const ScenarioRun&
                            {"algbw_GBps", algbw},
                            {"busbw_GBps", algbw * bus_bandwidth_factor(rec.op, rec.ranks)}});
   }
-  s["collectives"] = std::move(collectives);
+  if (!scenario.training) s["collectives"] = std::move(collectives);
 
   // Busiest links by mean utilisation over the run.
   std::vector<LinkId> used;
@@ -84,6 +112,56 @@ nlohmann::ordered_json make_summary(const Scenario& scenario, const ScenarioRun&
   return s;
 }
 
+namespace {
+
+std::string format_training_text(const nlohmann::ordered_json& s) {
+  const auto& t = s["training"];
+  const auto& p = t["plan"];
+  std::string out = "\n";
+  out += fmt::format("model           {} ({:.3g} B parameters), {}, recompute {}\n",
+                     t["model"].get<std::string>(), t["parameters"].get<double>() / 1e9,
+                     t["precision"].get<std::string>(), t["recompute"].get<std::string>());
+  out += fmt::format("plan            dp {} x tp {} x pp {} x cp {}, ep {}, {} (v {}), ZeRO {}{}\n",
+                     p["dp"].get<int>(), p["tp"].get<int>(), p["pp"].get<int>(), p["cp"].get<int>(),
+                     p["ep"].get<int>(), p["schedule"].get<std::string>(),
+                     p["virtual_stages"].get<int>(), p["zero_stage"].get<int>(),
+                     p["sequence_parallel"].get<bool>() ? ", sequence parallel" : "");
+  out += fmt::format("batch           {} samples, {} micro-batches per replica\n",
+                     t["samples_per_iteration"].get<int64_t>(), t["micro_batches"].get<int>());
+  out += fmt::format("iteration       {}\n",
+                     format_duration(Duration::from_seconds(t["iteration_time_s"].get<double>())));
+  out += fmt::format("throughput      {:.1f} samples/s, {:.0f} tokens/s\n",
+                     t["samples_per_s"].get<double>(), t["tokens_per_s"].get<double>());
+  out += fmt::format("model FLOPs     {:.1f} TFLOPS per device, MFU {:.1f}%\n",
+                     t["achieved_tflops_per_device"].get<double>(), 100 * t["mfu"].get<double>());
+  if (!t["time_to_train_s"].is_null()) {
+    out += fmt::format("time to train   {:.2f} h ({:.0f} iterations)\n",
+                       t["time_to_train_s"].get<double>() / 3600,
+                       t["iterations_to_train"].get<double>());
+  }
+  out += fmt::format("per rank (max)  compute {}, exposed comm {}, bubble {}, memory {}\n",
+                     format_duration(Duration::from_seconds(t["max_compute_s"].get<double>())),
+                     format_duration(Duration::from_seconds(t["max_exposed_comm_s"].get<double>())),
+                     format_duration(Duration::from_seconds(t["max_bubble_s"].get<double>())),
+                     format_bytes(Bytes(static_cast<int64_t>(t["max_peak_memory_bytes"].get<double>()))));
+  if (t["oom_ranks"].get<int>() > 0) {
+    out += fmt::format("OUT OF MEMORY   {} ranks exceed their memory (see below)\n",
+                       t["oom_ranks"].get<int>());
+  }
+  if (s.contains("reference")) {
+    const auto& r = s["reference"];
+    out += fmt::format("reference       {} = {:.4g} ({})\n", r["metric"].get<std::string>(),
+                       r["reference"].get<double>(), r["source"].get<std::string>());
+    if (!r["predicted"].is_null()) {
+      out += fmt::format("predicted       {:.4g}, error {:+.1f}%\n", r["predicted"].get<double>(),
+                         100 * r["error"].get<double>());
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string format_summary_text(const nlohmann::ordered_json& s) {
   std::string out;
   const auto& cl = s["cluster"];
@@ -102,7 +180,8 @@ std::string format_summary_text(const nlohmann::ordered_json& s) {
     out += "NOT COMPLETED: some tasks never ran:\n";
     for (const auto& line : s["stalled"]) out += "  " + line.get<std::string>() + "\n";
   }
-  if (!s["collectives"].empty()) {
+  if (s.contains("training")) out += format_training_text(s);
+  if (s.contains("collectives") && !s["collectives"].empty()) {
     out += fmt::format("\n{:<15} {:<17} {:>10} {:>6} {:>12} {:>11} {:>11}\n", "op", "algorithm",
                        "size", "ranks", "time", "algbw GB/s", "busbw GB/s");
     for (const auto& c : s["collectives"]) {
@@ -123,11 +202,17 @@ std::string format_summary_text(const nlohmann::ordered_json& s) {
                          format_bytes(Bytes(static_cast<int64_t>(l["bytes"].get<double>()))));
     }
   }
-  for (const auto& m : s["memory_overflows"]) {
+  const auto& overflows = s["memory_overflows"];
+  for (size_t i = 0; i < overflows.size() && i < 8; ++i) {
+    const auto& m = overflows[i];
     out += fmt::format("OUT OF MEMORY: rank {} at task \"{}\": {} over its {} capacity\n",
                        m["rank"].get<int>(), m["task"].get<std::string>(),
                        format_bytes(Bytes(m["over_by_bytes"].get<int64_t>())),
                        format_bytes(Bytes(m["capacity_bytes"].get<int64_t>())));
+  }
+  if (overflows.size() > 8) {
+    out += fmt::format("OUT OF MEMORY: ... and {} more ranks (summary.json lists them all)\n",
+                       overflows.size() - 8);
   }
   return out;
 }

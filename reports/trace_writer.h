@@ -2,6 +2,7 @@
 // and one for collectives. Collects records while the simulation runs, writes at the end.
 #pragma once
 
+#include <cstdint>
 #include <ostream>
 #include <vector>
 
@@ -12,7 +13,12 @@ namespace dtsim {
 
 class TraceWriter final : public SimObserver {
  public:
-  void on_task(const TaskRecord& r) override { tasks_.push_back(r); }
+  // Records the tasks of ranks below `ranks` only (a training step on thousands of ranks
+  // has millions of tasks; a few pipelines' worth is what a reader can look at).
+  explicit TraceWriter(int ranks = INT32_MAX) : ranks_(ranks) {}
+  void on_task(const TaskRecord& r) override {
+    if (r.rank < ranks_) tasks_.push_back(r);
+  }
   void on_collective(const CollectiveRecord& r) override { collectives_.push_back(r); }
   void on_link_busy(const LinkBusyRecord& r) override { links_.push_back(r); }
 
@@ -21,6 +27,7 @@ class TraceWriter final : public SimObserver {
   void write(std::ostream& out, const Scenario& scenario) const;
 
  private:
+  int ranks_;
   std::vector<TaskRecord> tasks_;
   std::vector<CollectiveRecord> collectives_;
   std::vector<LinkBusyRecord> links_;

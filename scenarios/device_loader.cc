@@ -1,4 +1,6 @@
 // Custom devices (`cluster.devices`): catalog entries with overrides, or whole new devices.
+#include <cmath>
+#include <limits>
 #include <string_view>
 #include <vector>
 
@@ -40,6 +42,63 @@ int read_peaks(const json& value, const std::string& pointer, Diagnostics& d, De
     d.error(pointer, "must name at least one dtype (one of " + join_names(dtype_names()) + ")");
   }
   return set;
+}
+
+// A closed or open interval, with the words that name it in messages.
+struct Range {
+  double low, high;
+  bool low_included, high_included;
+  std::string_view expected;
+
+  bool contains(double x) const {
+    return (low_included ? x >= low : x > low) && (high_included ? x <= high : x < high);
+  }
+};
+
+constexpr Range kFraction{0, 1, false, true, "a fraction in (0, 1]"};
+constexpr Range kSlowdown{0, 1, true, false, "a number in [0, 1)"};
+constexpr Range kPositive{0, std::numeric_limits<double>::infinity(), false, false,
+                          "a positive number"};
+
+// Sets `field` from the optional number at `key` when it lies in `range`.
+void read_in_range(JsonObject& o, std::string_view key, const Range& range, double& field) {
+  const json* v = o.get(key, Need::kOptional, range.expected);
+  if (!v) return;
+  if (!v->is_number()) {
+    o.diagnostics().error(o.pointer(key), "expected " + std::string(range.expected) + ", got " +
+                                              describe(*v));
+    return;
+  }
+  const double x = v->get<double>();
+  if (!std::isfinite(x) || !range.contains(x)) {
+    o.diagnostics().error(o.pointer(key), v->dump() + " is out of range (expected " +
+                                              std::string(range.expected) + ")");
+    return;
+  }
+  field = x;
+}
+
+// Reads `efficiency` over the figures already in `e` (the base device's, or the defaults).
+void read_efficiency(const json& value, const std::string& pointer, Diagnostics& d,
+                     DeviceEfficiency& e) {
+  auto o = JsonObject::open(value, pointer, d);
+  if (!o) return;
+  read_in_range(*o, "gemm_max", kFraction, e.gemm_max);
+  if (auto f = o->flops("gemm_half_flops", Need::kOptional)) {
+    if (f->count() > 0) {
+      e.gemm_half_flops = f->count();
+    } else {
+      d.error(o->pointer("gemm_half_flops"), "must be positive (the GEMM size that reaches half "
+                                             "of gemm_max)");
+    }
+  }
+  read_in_range(*o, "gemm_half_dim", kPositive, e.gemm_half_dim);
+  read_in_range(*o, "attention_factor", kFraction, e.attention_factor);
+  read_in_range(*o, "conv_factor", kFraction, e.conv_factor);
+  read_in_range(*o, "memory_bandwidth_fraction", kFraction, e.memory_bandwidth_fraction);
+  if (auto v = o->duration("kernel_launch", Need::kOptional)) e.kernel_launch = *v;
+  read_in_range(*o, "comm_compute_slowdown", kSlowdown, e.comm_compute_slowdown);
+  o->report_unknown_keys();
 }
 
 std::unique_ptr<DeviceSpec> read_device(const json& value, const std::string& pointer,
@@ -92,6 +151,9 @@ std::unique_ptr<DeviceSpec> read_device(const json& value, const std::string& po
   if (auto v = o->bandwidth("memory_bandwidth", figure)) spec->memory_bandwidth = *v;
   if (auto v = o->bandwidth("nvlink_bandwidth", Need::kOptional)) spec->intra_node_bandwidth = *v;
   if (auto v = o->bandwidth("pcie_bandwidth", figure)) spec->pcie_bandwidth = *v;
+  if (const json* e = o->get("efficiency", Need::kOptional, "an object of efficiency figures")) {
+    read_efficiency(*e, o->pointer("efficiency"), d, spec->efficiency);
+  }
   o->report_unknown_keys();
 
   const bool valid = d.count() == errors_before;

@@ -10,6 +10,7 @@
 
 #include "scenarios/cluster_loader.h"
 #include "scenarios/json_reader.h"
+#include "scenarios/training_loader.h"
 #include "scenarios/workload_loader.h"
 #include "sim/network_model.h"
 
@@ -38,6 +39,7 @@ SimulationSettings read_simulation(const json* value, const std::string& pointer
     out.network_model = std::string(models[*v]);
   }
   if (auto v = o->boolean("trace", Need::kOptional)) out.trace = *v;
+  if (auto v = o->integer("trace_ranks", Need::kOptional, 1)) out.trace_ranks = static_cast<int>(*v);
   if (auto v = o->boolean("fast_forward", Need::kOptional)) out.fast_forward = *v;
   o->report_unknown_keys();
   return out;
@@ -149,6 +151,8 @@ Scenario load_scenario(nlohmann::json document, const std::string& source,
   std::string description;
   std::optional<scenario_detail::LoadedCluster> cluster;
   std::optional<scenario_detail::WorkloadSpec> workload;
+  std::optional<scenario_detail::TrainingSpec> training;
+  std::optional<Reference> reference;
   SimulationSettings simulation;
   {
     auto root = JsonObject::open(document, "", d);
@@ -161,8 +165,25 @@ Scenario load_scenario(nlohmann::json document, const std::string& source,
     if (const nlohmann::json* v = root->get("cluster", Need::kRequired, "an object")) {
       cluster = scenario_detail::read_cluster(*v, root->pointer("cluster"), d);
     }
-    if (const nlohmann::json* v = root->get("workload", Need::kRequired, "an object with a kind")) {
+    // A training scenario describes its step by model, set-up and plan instead of a
+    // workload section.
+    const bool is_training = root->has("model") || root->has("training") || root->has("parallelism");
+    if (is_training) {
+      if (root->has("workload")) {
+        d.error("/workload", "a training scenario (with \"model\", \"training\" or "
+                             "\"parallelism\") has no workload section");
+      }
+      training = scenario_detail::read_training(root->get("model", Need::kOptional, ""),
+                                                root->get("training", Need::kOptional, ""),
+                                                root->get("parallelism", Need::kOptional, ""),
+                                                source, d);
+    } else if (const nlohmann::json* v = root->get("workload", Need::kRequired,
+                                                   "an object with a kind (or a training "
+                                                   "scenario's \"model\")")) {
       workload = scenario_detail::read_workload(*v, root->pointer("workload"), d);
+    }
+    if (const nlohmann::json* v = root->get("reference", Need::kOptional, "")) {
+      reference = scenario_detail::read_reference(*v, root->pointer("reference"), d);
     }
     simulation = scenario_detail::read_simulation(root->get("simulation", Need::kOptional, ""),
                                                   root->pointer("simulation"), d);
@@ -182,10 +203,13 @@ Scenario load_scenario(nlohmann::json document, const std::string& source,
                     .simulation = std::move(simulation),
                     .workload_kind = WorkloadKind::kCollective,
                     .collective = {},
+                    .training = {},
+                    .reference = std::move(reference),
                     .graph = {}};
   // The specs move as unique_ptrs, so the node groups' pointers stay valid.
   scenario.cluster.owned_specs = std::move(cluster->owned_specs);
   if (workload) scenario_detail::resolve_workload(*workload, scenario.cluster, d, scenario);
+  if (training) scenario_detail::resolve_training(*training, d, scenario);
   if (!d.empty()) throw ScenarioError(d.format(source));
   scenario.document = std::move(document);
   return scenario;

@@ -14,6 +14,10 @@ ScenarioRun run_scenario(const Scenario& scenario, const std::vector<SimObserver
   for (SimObserver* o : observers) sim.add_observer(o);
   ScenarioRun run;
   run.result = sim.run(scenario.graph);
+  if (scenario.training && scenario.training->local_step) {
+    Simulation local(scenario.cluster, options);
+    run.local_step = local.run(scenario.training->local_step->graph);
+  }
   run.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const LinkStatsTable& table = sim.network().link_stats();
   run.links.reserve(table.size());

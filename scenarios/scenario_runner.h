@@ -2,6 +2,7 @@
 // share.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "scenarios/scenario.h"
@@ -11,6 +12,9 @@ namespace dtsim {
 
 struct ScenarioRun {
   RunResult result;
+  // Training with local SGD across regions: the run of an iteration that synchronizes only
+  // inside each region (observers see the synchronizing iteration only).
+  std::optional<RunResult> local_step;
   double wall_time_s = 0;  // host time spent in the simulation proper
   std::vector<LinkStats> links;  // indexed by LinkId, closed at the end of the run
 };

@@ -29,7 +29,7 @@ void ComputeModel::start(int device, Duration exclusive, std::function<void()> d
 void ComputeModel::reshare(int device) {
   const Time now = engine_.now();
   auto& running = devices_[device];
-  const double rate = running.empty() ? 0 : 1.0 / static_cast<double>(running.size());
+  const double rate = running.empty() ? 0 : speed_[device] / static_cast<double>(running.size());
   for (uint32_t k : running) {
     Kernel& kernel = kernels_[k];
     kernel.remaining_ns -= kernel.rate * static_cast<double>((now - kernel.last).count_ns());
@@ -42,6 +42,12 @@ void ComputeModel::reshare(int device) {
       completions_.push(now + Duration::ns(static_cast<int64_t>(left)), k, kernel.version);
     }
   }
+}
+
+void ComputeModel::set_speed(int device, double speed) {
+  if (speed_[device] == speed) return;
+  speed_[device] = speed;
+  if (!devices_[device].empty()) reshare(device);
 }
 
 bool ComputeModel::is_current(uint32_t k, uint32_t version) const {

@@ -1,5 +1,6 @@
 // Compute resource model: each device runs its kernels as a fluid resource; kernels that
-// run at the same time on one device (from different streams) share it equally.
+// run at the same time on one device (from different streams) share it equally, and all of
+// them slow down by the device's comm_compute_slowdown while a transfer of its own runs.
 #pragma once
 
 #include <functional>
@@ -13,10 +14,14 @@ namespace dtsim {
 
 class ComputeModel final : public ResourceModel {
  public:
-  ComputeModel(Engine& engine, int num_devices) : engine_(engine), devices_(num_devices) {}
+  ComputeModel(Engine& engine, int num_devices)
+      : engine_(engine), devices_(num_devices), speed_(num_devices, 1.0) {}
 
   // Runs a kernel that would take `exclusive` with the device to itself.
   void start(int device, Duration exclusive, std::function<void()> done);
+  // The device's speed relative to having it to itself: below 1 while communication
+  // kernels share its SMs and memory bandwidth.
+  void set_speed(int device, double speed);
 
   Time next_completion() override;
   void complete_due(Time now) override;
@@ -37,6 +42,7 @@ class ComputeModel final : public ResourceModel {
 
   Engine& engine_;
   std::vector<std::vector<uint32_t>> devices_;  // running kernels per device
+  std::vector<double> speed_;
   std::vector<Kernel> kernels_;
   std::vector<uint32_t> free_;
   CompletionQueue completions_;

@@ -19,6 +19,30 @@ int dtype_size_bytes(DType t);
 
 enum class DeviceKind { kGpu, kCpu };
 
+// How close real kernels come to the datasheet peaks: the roofline cost model
+// (models/cost_model.h) reads every figure it uses from here, so a device's behaviour is
+// data in the catalog or the scenario, never a constant in code.
+struct DeviceEfficiency {
+  // Large GEMMs reach this fraction of the dtype's peak; a GEMM of `gemm_half_flops`
+  // FLOPs reaches half of it (efficiency = max * f / (f + half)).
+  double gemm_max = 0.8;
+  double gemm_half_flops = 1e9;
+  // GEMMs whose smallest dimension is below `gemm_half_dim` lose efficiency the same way
+  // (dim / (dim + half)): thin GEMMs cannot fill the tensor cores.
+  double gemm_half_dim = 32;
+  // Attention (batched QK^T and attention over V) and convolutions relative to a GEMM of
+  // the same size.
+  double attention_factor = 0.8;
+  double conv_factor = 0.9;
+  // Memory-bound kernels stream at this fraction of HBM bandwidth.
+  double memory_bandwidth_fraction = 0.8;
+  // Fixed cost of every kernel (launch and tail).
+  Duration kernel_launch = Duration::ns(5000);
+  // While a communication kernel runs on the device, compute kernels run this much slower
+  // (NCCL kernels take SMs and HBM bandwidth).
+  double comm_compute_slowdown = 0.1;
+};
+
 struct DeviceSpec {
   std::string name;
   std::string description;
@@ -31,6 +55,7 @@ struct DeviceSpec {
   Bandwidth intra_node_bandwidth;
   // Per direction, the device's host interface (PCIe generation x16).
   Bandwidth pcie_bandwidth;
+  DeviceEfficiency efficiency;
 
   FlopRate peak_for(DType t) const { return peak[static_cast<size_t>(t)]; }
 };

@@ -1,5 +1,6 @@
 // Device catalog data. Figures are vendor datasheet peaks (dense, no sparsity) for the
-// SXM variants unless the name says otherwise; NVLink and PCIe are per direction.
+// SXM variants unless the name says otherwise; NVLink and PCIe are per direction. Efficiency
+// figures come from the public measurements cited below, or are estimates that say so.
 #include "sim/device_catalog.h"
 
 #include <vector>
@@ -11,8 +12,126 @@ struct Peaks {
   double fp64, fp32, tf32, fp16, bf16, fp8, int8;  // TFLOPS (TOPS for int8)
 };
 
+// How close each generation's kernels come to the peaks (see DeviceEfficiency). Sources:
+//  [MAMF]  S. Bekman, "Machine Learning Engineering", Maximum Achievable Matmul FLOPS table
+//          (github.com/stas00/ml-engineering, compute/accelerator): best-shape bf16 torch.matmul
+//          (cuBLAS), mean of 100 runs. A100 SXM 271.2 of 312 TFLOPS (86.9%), H100 SXM 794.5 of
+//          989 (80.3%), "H200 is the same".
+//  [DB]    Baidu DeepBench README, training GEMM and convolution results (cuBLAS, cuDNN):
+//          Tesla P100 SGEMM 5124x9124x2560 at 8.21 TFLOPS, 2560x64x2560 at 5.31 TFLOPS.
+//  [MK18]  Markidis et al., "NVIDIA Tensor Core Programmability, Performance & Precision",
+//          IPDPSW 2018: cuBLAS mixed-precision GEMM up to 83 TFLOPS on V100 (CUDA 9).
+//  [GI]    GPUInspector.jl device pages (github.com/pc2/GPUInspector.jl, docs/src/devices):
+//          measured copy bandwidth V100-SXM2-32GB 775.6 GB/s of 900 (saxpy 810 GB/s),
+//          A100-SXM4-40GB 1310.7 GB/s of 1555; tensor-core MMA loop 116.4 of 125.3 TFLOPS on
+//          V100 (an upper bound for GEMMs).
+//  [FA2]   Dao, "FlashAttention-2", 2023: 50-73% of the A100's peak, forward and backward.
+//  [FA3]   Shah et al., "FlashAttention-3", 2024: up to 740 TFLOPS bf16 forward on H100 (75%).
+//  [OV25]  Lee et al., "Characterizing Compute-Communication Overlap in GPU-Accelerated
+//          Distributed Deep Learning", arXiv 2507.03114: overlapped compute takes 18.9% longer
+//          on average (40% at most) on A100, H100, MI250 and MI210, that is it runs at
+//          1 / 1.189 = 0.84 of its speed: comm_compute_slowdown 0.16.
+//  [LAUNCH] CUDA kernel launches cost a few microseconds through the driver (NVIDIA,
+//          "Getting Started with CUDA Graphs", 2019, measures it on V100); with the tail of
+//          the kernel and the framework's dispatch we take 5 us on every GPU: it is a host and
+//          driver cost more than a property of the chip.
+// GEMM size dependence (tile and wave quantization, NVIDIA "Matrix Multiplication Background
+// User's Guide"): a GEMM pays a roughly fixed pipeline fill and last-wave tail of a few
+// microseconds beyond its launch. We estimate it at 3 us, so gemm_half_flops ~= gemm_max x
+// peak x 3 us: the FLOPs the device does in that time. gemm_half_dim = 32 fits [DB]'s thin
+// P100 SGEMM (k = 64 runs at 65% of the large-GEMM rate) and is our estimate for the
+// tensor-core GPUs too. gemm_max is for the device's training dtype (fp32 on Pascal, fp16 on
+// Volta, bf16 after).
+
+// Tesla P40 (GP102, GDDR5). Estimates: GP102 SGEMM (DeepBench's GTX 1080 Ti, the same die,
+// reaches ~70% of peak already on a 1760x128x1760 GEMM) minus the passively cooled card's
+// lower clocks; GDDR5 streams at a lower fraction of its peak than HBM; PCIe-only
+// collectives take few SMs and little memory bandwidth.
+constexpr DeviceEfficiency kPascalGddr5{.gemm_max = 0.8,
+                                        .gemm_half_flops = 3e7,
+                                        .gemm_half_dim = 32,
+                                        .attention_factor = 0.8,
+                                        .conv_factor = 1.0,
+                                        .memory_bandwidth_fraction = 0.75,
+                                        .kernel_launch = Duration::us(5),
+                                        .comm_compute_slowdown = 0.1};
+
+// Tesla P100 (GP100, HBM2). gemm_max: [DB]'s 8.21 TFLOPS SGEMM is 77% of the SXM2 peak or 88%
+// of the PCIe peak (DeepBench does not say which card): 0.8 for both. conv_factor: [DB]'s
+// first ResNet layer (k = 27) at 4.26 TFLOPS is above what the GEMM formula gives (cuDNN's
+// Winograd and FFT algorithms), so convolutions are no slower than GEMMs. Estimates:
+// attention (no FlashAttention before Ampere: batched GEMMs), HBM2 fraction (below the
+// V100's [GI]), launch [LAUNCH], slowdown as [OV25] for NVLink, less over PCIe.
+constexpr DeviceEfficiency kPascalHbm2{.gemm_max = 0.8,
+                                       .gemm_half_flops = 2.5e7,
+                                       .gemm_half_dim = 32,
+                                       .attention_factor = 0.8,
+                                       .conv_factor = 1.0,
+                                       .memory_bandwidth_fraction = 0.8,
+                                       .kernel_launch = Duration::us(5),
+                                       .comm_compute_slowdown = 0.16};
+constexpr DeviceEfficiency kPascalHbm2Pcie = [] {
+  DeviceEfficiency e = kPascalHbm2;
+  e.comm_compute_slowdown = 0.1;
+  return e;
+}();
+
+// Tesla V100 (HBM2). gemm_max: [MK18]'s 83 TFLOPS is 66% of 125 with CUDA 9; later cuBLAS
+// releases do somewhat better and [GI]'s 116 TFLOPS MMA loop bounds it: 0.7 (estimate).
+// HBM: [GI] 775.6 / 900 = 0.86. Attention: no FlashAttention-2 on Volta, batched GEMMs
+// (estimate). conv_factor: cuDNN implicit GEMM (estimate).
+constexpr DeviceEfficiency kVolta{.gemm_max = 0.7,
+                                  .gemm_half_flops = 2.6e8,
+                                  .gemm_half_dim = 32,
+                                  .attention_factor = 0.8,
+                                  .conv_factor = 0.9,
+                                  .memory_bandwidth_fraction = 0.86,
+                                  .kernel_launch = Duration::us(5),
+                                  .comm_compute_slowdown = 0.16};
+
+// A100 SXM4. gemm_max: [MAMF] 0.87. HBM: [GI] 1310.7 / 1555 = 0.84 on the 40 GB card, taken
+// for the 80 GB card too. attention_factor: [FA2] forward and backward average ~60% of peak,
+// against 0.87 x 0.8 (head dim 128) = 70% for a GEMM of that shape here. conv_factor:
+// estimate. Slowdown: [OV25].
+constexpr DeviceEfficiency kAmpere{.gemm_max = 0.87,
+                                   .gemm_half_flops = 8.1e8,
+                                   .gemm_half_dim = 32,
+                                   .attention_factor = 0.85,
+                                   .conv_factor = 0.9,
+                                   .memory_bandwidth_fraction = 0.84,
+                                   .kernel_launch = Duration::us(5),
+                                   .comm_compute_slowdown = 0.16};
+
+// H100 and H200 SXM. gemm_max: [MAMF] 0.80 for both. attention_factor: [FA3] forward runs
+// above the GEMM formula's 0.8 x 0.8 = 64% at head dim 128, its backward below; 0.85 as on
+// A100 (estimate). HBM3 and HBM3e fraction: estimate, by analogy with [GI]'s V100 and A100
+// figures. Slowdown: [OV25].
+constexpr DeviceEfficiency kHopper{.gemm_max = 0.8,
+                                   .gemm_half_flops = 2.4e9,
+                                   .gemm_half_dim = 32,
+                                   .attention_factor = 0.85,
+                                   .conv_factor = 0.9,
+                                   .memory_bandwidth_fraction = 0.85,
+                                   .kernel_launch = Duration::us(5),
+                                   .comm_compute_slowdown = 0.16};
+
+// Generic AVX-512 server CPU; all estimates: MKL/oneDNN SGEMM reaches ~85% of the AVX-512
+// peak on large GEMMs, after ~10 us of threading and packing (half_flops = 0.85 x 4 TFLOPS
+// x 10 us); its micro-kernels are 16 wide; STREAM triad reaches ~75% of DDR4's nominal
+// bandwidth; an op costs ~2 us of framework dispatch and OpenMP fork/join; communication
+// threads take cores from compute.
+constexpr DeviceEfficiency kCpu{.gemm_max = 0.85,
+                                .gemm_half_flops = 3.4e7,
+                                .gemm_half_dim = 16,
+                                .attention_factor = 0.8,
+                                .conv_factor = 0.9,
+                                .memory_bandwidth_fraction = 0.75,
+                                .kernel_launch = Duration::us(2),
+                                .comm_compute_slowdown = 0.1};
+
 DeviceSpec make(std::string name, std::string description, DeviceKind kind, Peaks p,
-                double memory_gib, double memory_gbps, double nvlink_gbps, double pcie_gbps) {
+                double memory_gib, double memory_gbps, double nvlink_gbps, double pcie_gbps,
+                const DeviceEfficiency& efficiency) {
   DeviceSpec d;
   d.name = std::move(name);
   d.description = std::move(description);
@@ -23,6 +142,7 @@ DeviceSpec make(std::string name, std::string description, DeviceKind kind, Peak
   d.memory_bandwidth = Bandwidth::gb_per_s(memory_gbps);
   d.intra_node_bandwidth = Bandwidth::gb_per_s(nvlink_gbps);
   d.pcie_bandwidth = Bandwidth::gb_per_s(pcie_gbps);
+  d.efficiency = efficiency;
   return d;
 }
 
@@ -30,25 +150,27 @@ const std::vector<DeviceSpec>& catalog() {
   // PCIe x16 per direction: Gen3 15.75 GB/s, Gen4 31.5 GB/s, Gen5 63 GB/s.
   static const std::vector<DeviceSpec> devices = {
       make("P40", "NVIDIA Tesla P40 (Pascal, PCIe, 24 GB GDDR5; FP16 math at 1/64 rate)",
-           DeviceKind::kGpu, {0.37, 11.76, 0, 0.18, 0, 0, 47.0}, 24, 346, 0, 15.75),
+           DeviceKind::kGpu, {0.37, 11.76, 0, 0.18, 0, 0, 47.0}, 24, 346, 0, 15.75, kPascalGddr5),
       make("P100", "NVIDIA Tesla P100 SXM2 16 GB (Pascal, NVLink 1: 4 links x 20 GB/s)",
-           DeviceKind::kGpu, {5.3, 10.6, 0, 21.2, 0, 0, 0}, 16, 732, 80, 15.75),
+           DeviceKind::kGpu, {5.3, 10.6, 0, 21.2, 0, 0, 0}, 16, 732, 80, 15.75, kPascalHbm2),
       make("P100-PCIe", "NVIDIA Tesla P100 PCIe 16 GB (Pascal, no NVLink)", DeviceKind::kGpu,
-           {4.7, 9.3, 0, 18.7, 0, 0, 0}, 16, 732, 0, 15.75),
+           {4.7, 9.3, 0, 18.7, 0, 0, 0}, 16, 732, 0, 15.75, kPascalHbm2Pcie),
       make("V100", "NVIDIA Tesla V100 SXM2 16 GB (Volta, NVLink 2: 6 links x 25 GB/s)",
-           DeviceKind::kGpu, {7.8, 15.7, 0, 125, 0, 0, 62}, 16, 900, 150, 15.75),
+           DeviceKind::kGpu, {7.8, 15.7, 0, 125, 0, 0, 62}, 16, 900, 150, 15.75, kVolta),
       make("V100-32GB", "NVIDIA Tesla V100 SXM2 32 GB (Volta, NVLink 2: 6 links x 25 GB/s)",
-           DeviceKind::kGpu, {7.8, 15.7, 0, 125, 0, 0, 62}, 32, 900, 150, 15.75),
+           DeviceKind::kGpu, {7.8, 15.7, 0, 125, 0, 0, 62}, 32, 900, 150, 15.75, kVolta),
       make("A100-40GB", "NVIDIA A100 SXM4 40 GB (Ampere, NVLink 3: 12 links x 25 GB/s)",
-           DeviceKind::kGpu, {19.5, 19.5, 156, 312, 312, 0, 624}, 40, 1555, 300, 31.5),
+           DeviceKind::kGpu, {19.5, 19.5, 156, 312, 312, 0, 624}, 40, 1555, 300, 31.5, kAmpere),
       make("A100-80GB", "NVIDIA A100 SXM4 80 GB (Ampere, NVLink 3: 12 links x 25 GB/s)",
-           DeviceKind::kGpu, {19.5, 19.5, 156, 312, 312, 0, 624}, 80, 2039, 300, 31.5),
+           DeviceKind::kGpu, {19.5, 19.5, 156, 312, 312, 0, 624}, 80, 2039, 300, 31.5, kAmpere),
       make("H100", "NVIDIA H100 SXM5 80 GB (Hopper, NVLink 4: 18 links x 25 GB/s)",
-           DeviceKind::kGpu, {67, 67, 494.7, 989.4, 989.4, 1978.9, 1978.9}, 80, 3350, 450, 63),
+           DeviceKind::kGpu, {67, 67, 494.7, 989.4, 989.4, 1978.9, 1978.9}, 80, 3350, 450, 63,
+           kHopper),
       make("H200", "NVIDIA H200 SXM 141 GB (Hopper, HBM3e, NVLink 4: 18 links x 25 GB/s)",
-           DeviceKind::kGpu, {67, 67, 494.7, 989.4, 989.4, 1978.9, 1978.9}, 141, 4800, 450, 63),
+           DeviceKind::kGpu, {67, 67, 494.7, 989.4, 989.4, 1978.9, 1978.9}, 141, 4800, 450, 63,
+           kHopper),
       make("CPU", "Generic 2-socket x86 server CPU (2 x 32 cores AVX-512, 8-channel DDR4)",
-           DeviceKind::kCpu, {2.0, 4.0, 0, 0, 0, 0, 0}, 256, 200, 0, 15.75),
+           DeviceKind::kCpu, {2.0, 4.0, 0, 0, 0, 0, 0}, 256, 200, 0, 15.75, kCpu),
   };
   return devices;
 }

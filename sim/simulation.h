@@ -34,6 +34,9 @@ struct RankStats {
   Duration communication;
   Duration exposed_communication;
   Duration waiting;
+  // The part of `waiting` spent only in send/recv rendezvous: a pipeline stage waiting
+  // for its neighbour's activations or gradients (the pipeline bubble).
+  Duration waiting_p2p;
   Duration idle;
   int64_t tasks = 0;
   Bytes peak_memory;

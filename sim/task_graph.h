@@ -30,6 +30,10 @@ struct CollectiveCall {
   Bytes bytes;
   CollectiveOptions options;
   std::string label;
+  // Priced by the alpha-beta estimate on the group's measured links instead of flow by
+  // flow. Right for calls whose links nothing else loads at the time (tensor-parallel
+  // collectives inside an NVSwitch node), and far cheaper to simulate.
+  bool analytical = false;
 };
 
 struct Task {

@@ -75,8 +75,9 @@ void TaskRuntime::account(int rank, Activity activity, int delta) {
   if (rc.compute_running == 0) {
     if (rc.comm_running > 0) {
       rc.stats.exposed_communication += dt;
-    } else if (rc.waiting > 0) {
+    } else if (rc.waiting > 0 || rc.waiting_p2p > 0) {
       rc.stats.waiting += dt;
+      if (rc.waiting == 0) rc.stats.waiting_p2p += dt;
     } else {
       rc.stats.idle += dt;
     }
@@ -86,6 +87,7 @@ void TaskRuntime::account(int rank, Activity activity, int delta) {
     case Activity::kCompute: rc.compute_running += delta; break;
     case Activity::kCommunication: rc.comm_running += delta; break;
     case Activity::kWaiting: rc.waiting += delta; break;
+    case Activity::kWaitingP2p: rc.waiting_p2p += delta; break;
     case Activity::kNone: break;
   }
 }
@@ -103,9 +105,11 @@ void TaskRuntime::issue(TaskId id) {
   const Task& t = graph_.task(id);
   state_[id].started = true;
   state_[id].start = sim_.engine_.now();
-  const bool rendezvous = t.kind == TaskKind::kCollective || t.kind == TaskKind::kSend ||
-                          t.kind == TaskKind::kRecv;
-  account(t.rank, rendezvous ? Activity::kWaiting : activity_of(t), +1);
+  const bool p2p = t.kind == TaskKind::kSend || t.kind == TaskKind::kRecv;
+  account(t.rank,
+          p2p ? Activity::kWaitingP2p
+              : t.kind == TaskKind::kCollective ? Activity::kWaiting : activity_of(t),
+          +1);
   const ClusterDevice& dev = sim_.cluster().devices[t.rank];
   switch (t.kind) {
     case TaskKind::kCompute: {
@@ -187,6 +191,9 @@ void TaskRuntime::finish(TaskId id) {
   st.done = true;
   ++finished_;
   account(t.rank, activity_of(t), -1);
+  if (t.kind == TaskKind::kCollective || t.kind == TaskKind::kSend || t.kind == TaskKind::kRecv) {
+    nccl_change(t.rank, -1);
+  }
   ++ranks_[t.rank].stats.tasks;
   if (!sim_.observers_.empty()) {
     sim_.observers_.task(TaskRecord{id, t.rank, graph_.streams()[t.stream], t.name, t.kind,
@@ -223,14 +230,32 @@ std::shared_ptr<const CollectivePlan> TaskRuntime::plan_for(const CollectiveCall
 
 // A rendezvous is complete: the task stops waiting and starts communicating.
 void TaskRuntime::begin_transfer(TaskId id) {
-  const int rank = graph_.task(id).rank;
-  account(rank, Activity::kWaiting, -1);
-  account(rank, Activity::kCommunication, +1);
+  const Task& t = graph_.task(id);
+  account(t.rank, t.kind == TaskKind::kCollective ? Activity::kWaiting : Activity::kWaitingP2p,
+          -1);
+  account(t.rank, Activity::kCommunication, +1);
+  nccl_change(t.rank, +1);
+}
+
+// Communication kernels take SMs and memory bandwidth from the rank's compute while any
+// of them runs.
+void TaskRuntime::nccl_change(int rank, int delta) {
+  RankClock& rc = ranks_[rank];
+  const bool was = rc.nccl_running > 0;
+  rc.nccl_running += delta;
+  if (was != (rc.nccl_running > 0)) {
+    const double slowdown = sim_.cluster().devices[rank].spec->efficiency.comm_compute_slowdown;
+    if (slowdown > 0) sim_.compute_.set_speed(rank, rc.nccl_running > 0 ? 1.0 - slowdown : 1.0);
+  }
 }
 
 void TaskRuntime::start_collective(uint32_t c) {
   collective_start_[c] = sim_.engine_.now();
   for (TaskId id : collective_tasks_[c]) begin_transfer(id);
+  if (graph_.collectives()[c].analytical) {
+    finish_analytical(c);
+    return;
+  }
   auto plan = plan_for(graph_.collectives()[c]);
   if (plan->phases.empty()) {
     // Nothing to move (one member, or zero bytes): finish through an event, so that long
@@ -263,6 +288,37 @@ void TaskRuntime::run_phase(uint32_t c, std::shared_ptr<const CollectivePlan> pl
   }
   sim_.network_->start_group(std::move(flows), p.repeat, [this, c, plan, phase] {
     run_phase(c, plan, phase + 1);
+  });
+}
+
+void TaskRuntime::finish_analytical(uint32_t c) {
+  const CollectiveCall& call = graph_.collectives()[c];
+  auto key = std::tuple{static_cast<int>(call.op), static_cast<int>(call.algorithm),
+                        call.bytes.count(), call.members};
+  auto it = estimates_.find(key);
+  if (it == estimates_.end()) {
+    const GroupLayout layout = sim_.layout_of(call.members);
+    const AlphaBeta ab = sim_.alpha_beta(layout);
+    CollectiveAlgorithm algorithm = call.algorithm;
+    if (algorithm == CollectiveAlgorithm::kAuto) {
+      algorithm = call.members.size() <= 1 ? algorithms_for(call.op).front()
+                                           : choose_algorithm(call.op, layout, call.bytes,
+                                                              call.options, ab);
+    }
+    const Duration d = call.members.size() <= 1
+                           ? Duration::zero()
+                           : estimate_time(call.op, algorithm, layout, call.bytes, call.options, ab);
+    it = estimates_.emplace(std::move(key), std::pair{algorithm, d}).first;
+  }
+  const auto [algorithm, duration] = it->second;
+  sim_.engine_.schedule_after(duration, [this, c, algorithm] {
+    const CollectiveCall& done = graph_.collectives()[c];
+    CollectiveRecord rec{c, done.label, done.op, algorithm, done.bytes,
+                         static_cast<int>(done.members.size()), 0, collective_start_[c],
+                         sim_.engine_.now()};
+    result_.collectives.push_back(rec);
+    sim_.observers_.collective(rec);
+    for (TaskId id : collective_tasks_[c]) finish(id);
   });
 }
 

@@ -29,11 +29,13 @@ class TaskRuntime {
     bool busy = false;
   };
   // Time accounting per rank: counters of tasks per state, integrated at every change.
-  enum class Activity { kCompute, kCommunication, kWaiting, kNone };
+  enum class Activity { kCompute, kCommunication, kWaiting, kWaitingP2p, kNone };
   struct RankClock {
     int compute_running = 0;
     int comm_running = 0;
     int waiting = 0;
+    int waiting_p2p = 0;
+    int nccl_running = 0;  // collectives and send/recv transferring (they slow compute)
     Time last;
     RankStats stats;
     Bytes memory_in_use;
@@ -48,6 +50,8 @@ class TaskRuntime {
   // Integrates the rank's clock up to now, then moves `delta` tasks into `activity`.
   void account(int rank, Activity activity, int delta);
   void begin_transfer(TaskId id);
+  void nccl_change(int rank, int delta);
+  void finish_analytical(uint32_t c);
   void start_collective(uint32_t c);
   void run_phase(uint32_t c, std::shared_ptr<const CollectivePlan> plan, size_t phase);
   void start_p2p(TaskId send, TaskId recv);
@@ -68,6 +72,8 @@ class TaskRuntime {
   std::map<std::tuple<int, int, int64_t, int64_t, int, int, int, std::vector<int>>,
            std::shared_ptr<const CollectivePlan>>
       plans_;
+  std::map<std::tuple<int, int, int64_t, std::vector<int>>, std::pair<CollectiveAlgorithm, Duration>>
+      estimates_;
   RunResult result_;
   size_t finished_ = 0;
 };

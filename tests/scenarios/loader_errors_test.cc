@@ -187,6 +187,42 @@ TEST(ScenarioErrors, CustomDeviceUnknownDtype) {
   EXPECT_TRUE(has_error(e, "/cluster/devices/0/peak/bf17", "unknown key \"bf17\""));
 }
 
+// A custom device based on H100 with the given `efficiency` object (JSON text).
+std::string device_with_efficiency(const std::string& efficiency) {
+  return R"({"devices": [{"name": "X1", "base": "H100", "efficiency": )" + efficiency + R"(}],
+    "nodes": [{"count": 1, "device": "X1", "devices_per_node": 1, "nics": 0}]})";
+}
+
+TEST(ScenarioErrors, CustomDeviceEfficiencyOutOfRange) {
+  auto e = errors_of(doc(device_with_efficiency(R"({"gemm_max": 1.5, "attention_factor": 0,
+      "conv_factor": -0.5, "memory_bandwidth_fraction": 2, "comm_compute_slowdown": 1,
+      "gemm_half_dim": 0, "gemm_half_flops": "0GFLOP"})"),
+                         kSweep));
+  const std::string at = "/cluster/devices/0/efficiency/";
+  EXPECT_TRUE(has_error(e, at + "gemm_max", "1.5 is out of range (expected a fraction in (0, 1])"));
+  EXPECT_TRUE(has_error(e, at + "attention_factor", "0 is out of range (expected a fraction in (0, 1])"));
+  EXPECT_TRUE(has_error(e, at + "conv_factor", "-0.5 is out of range (expected a fraction"));
+  EXPECT_TRUE(has_error(e, at + "memory_bandwidth_fraction", "2 is out of range (expected a fraction"));
+  EXPECT_TRUE(has_error(e, at + "comm_compute_slowdown", "1 is out of range (expected a number in [0, 1))"));
+  EXPECT_TRUE(has_error(e, at + "gemm_half_dim", "0 is out of range (expected a positive number)"));
+  EXPECT_TRUE(has_error(e, at + "gemm_half_flops", "must be positive"));
+  // The node naming the broken device does not add "unknown device" on top.
+  for (const auto& m : e) EXPECT_EQ(m.find("unknown device"), std::string::npos) << m;
+}
+
+TEST(ScenarioErrors, CustomDeviceEfficiencyWrongTypesAndKeys) {
+  auto e = errors_of(doc(device_with_efficiency(R"({"gemm_max": "0.8", "kernel_launch": "-1us",
+      "gemm_half_flops": 1e9, "gemm_mx": 0.8})"),
+                         kSweep));
+  const std::string at = "/cluster/devices/0/efficiency/";
+  EXPECT_TRUE(has_error(e, at + "gemm_max", "expected a fraction in (0, 1], got string \"0.8\""));
+  EXPECT_TRUE(has_error(e, at + "kernel_launch", "non-negative"));
+  EXPECT_TRUE(has_error(e, at + "gemm_half_flops", "expected a FLOP count such as"));
+  EXPECT_TRUE(has_error(e, at + "gemm_mx", "unknown key \"gemm_mx\" (did you mean \"gemm_max\"?)"));
+  auto not_object = errors_of(doc(device_with_efficiency("0.8"), kSweep));
+  EXPECT_TRUE(has_error(not_object, "/cluster/devices/0/efficiency", "expected an object, got number 0.8"));
+}
+
 TEST(ScenarioErrors, TooManyRanks) {
   auto e = errors_of(doc(R"({"nodes": [{"count": 1000000, "device": "H100", "devices_per_node": 8,
                                         "nic_bandwidth": "400Gbps"}], "fabric": {"kind": "fat_tree"}})",

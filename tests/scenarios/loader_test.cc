@@ -181,6 +181,42 @@ TEST(ScenarioLoader, CustomDevicesAreOwnedByTheCluster) {
   EXPECT_EQ(s.cluster_spec.regions[0].node_groups[1].device, s.cluster.owned_specs[1].get());
 }
 
+TEST(ScenarioLoader, CustomDeviceEfficiencyOverridesTheBase) {
+  const Scenario s = load(doc(R"({
+    "devices": [
+      {"name": "H100-tuned", "base": "H100",
+       "efficiency": {"gemm_max": 0.7, "gemm_half_flops": "2GFLOP", "gemm_half_dim": 64,
+                      "attention_factor": 0.6, "conv_factor": 1, "memory_bandwidth_fraction": 0.9,
+                      "kernel_launch": "3us", "comm_compute_slowdown": 0}},
+      {"name": "H100-launch", "base": "H100", "efficiency": {"kernel_launch": "8us"}},
+      {"name": "Accel", "peak": {"fp32": "2TFLOPS"}, "memory": "64GiB",
+       "memory_bandwidth": "400GB/s", "pcie_bandwidth": "32GB/s"}],
+    "nodes": [{"count": 1, "device": "H100-tuned", "devices_per_node": 1, "nics": 0}]})"));
+  ASSERT_EQ(s.cluster.owned_specs.size(), 3u);
+  const DeviceEfficiency& tuned = s.cluster.owned_specs[0]->efficiency;
+  EXPECT_DOUBLE_EQ(tuned.gemm_max, 0.7);
+  EXPECT_DOUBLE_EQ(tuned.gemm_half_flops, 2e9);
+  EXPECT_DOUBLE_EQ(tuned.gemm_half_dim, 64);
+  EXPECT_DOUBLE_EQ(tuned.attention_factor, 0.6);
+  EXPECT_DOUBLE_EQ(tuned.conv_factor, 1);
+  EXPECT_DOUBLE_EQ(tuned.memory_bandwidth_fraction, 0.9);
+  EXPECT_EQ(tuned.kernel_launch, Duration::us(3));
+  EXPECT_DOUBLE_EQ(tuned.comm_compute_slowdown, 0);
+  // Keys not given keep the base's figures.
+  const DeviceEfficiency& h100 = find_builtin_device("H100")->efficiency;
+  const DeviceEfficiency& launch = s.cluster.owned_specs[1]->efficiency;
+  EXPECT_EQ(launch.kernel_launch, Duration::us(8));
+  EXPECT_DOUBLE_EQ(launch.gemm_max, h100.gemm_max);
+  EXPECT_DOUBLE_EQ(launch.gemm_half_flops, h100.gemm_half_flops);
+  EXPECT_DOUBLE_EQ(launch.memory_bandwidth_fraction, h100.memory_bandwidth_fraction);
+  EXPECT_DOUBLE_EQ(launch.comm_compute_slowdown, h100.comm_compute_slowdown);
+  // Without a base, the defaults.
+  const DeviceEfficiency defaults;
+  const DeviceEfficiency& accel = s.cluster.owned_specs[2]->efficiency;
+  EXPECT_DOUBLE_EQ(accel.gemm_max, defaults.gemm_max);
+  EXPECT_EQ(accel.kernel_launch, defaults.kernel_launch);
+}
+
 TEST(ScenarioLoader, RegionsAndWan) {
   const std::string region_a = R"({"name": "us-east", "gateway_bandwidth": "800Gbps",
     "nodes": [{"count": 2, "device": "H100", "devices_per_node": 8, "nic_bandwidth": "400Gbps"}],

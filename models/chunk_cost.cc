@@ -1,0 +1,107 @@
+// Per-chunk costs: every op split as the rank's shard says and priced by the cost model.
+#include "models/chunk_cost.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "models/memory_model.h"
+
+namespace dtsim::models {
+
+namespace {
+
+int64_t scaled(int64_t dim, double factor) {
+  return std::max<int64_t>(1, std::llround(static_cast<double>(dim) * factor));
+}
+
+// The fraction of the whole op a rank computes along the tensor-parallel dimension.
+double tensor_fraction(TensorSplit split, const RankShard& s) {
+  switch (split) {
+    case TensorSplit::kReplicated: return 1;
+    case TensorSplit::kSequence: return s.sequence_parallel ? s.tp_share : 1;
+    case TensorSplit::kColumn:
+    case TensorSplit::kRow:
+    case TensorSplit::kHeads:
+    case TensorSplit::kVocab: return s.tp_share;
+  }
+  return 1;
+}
+
+}  // namespace
+
+OpInstance split_op(const Op& op, bool backward, const RankShard& shard, DType dtype) {
+  OpInstance out;
+  out.kind = op.kind;
+  out.dtype = dtype;
+  out.backward = backward;
+  const double f = tensor_fraction(op.split, shard);
+  // Context parallelism splits every op along the tokens; attention keeps all keys.
+  const double tokens = 1.0 / shard.cp;
+  out.gemm = op.gemm;
+  if (op.gemm.m > 0) {
+    switch (op.split) {
+      case TensorSplit::kColumn:
+      case TensorSplit::kVocab: out.gemm.n = scaled(op.gemm.n, f); break;
+      case TensorSplit::kRow: out.gemm.k = scaled(op.gemm.k, f); break;
+      case TensorSplit::kHeads: out.gemm.batch = scaled(op.gemm.batch, f); break;
+      case TensorSplit::kSequence: out.gemm.m = scaled(op.gemm.m, f); break;
+      case TensorSplit::kReplicated: break;
+    }
+    out.gemm.m = scaled(out.gemm.m, tokens);
+  }
+  const double share = f * tokens;
+  out.flops = (backward ? op.bwd_flops : op.fwd_flops) * share;
+  out.bytes = (backward ? op.bwd_bytes : op.fwd_bytes) * share;
+  return out;
+}
+
+double local_params(const Op& op, const RankShard& shard) {
+  const bool split = op.split != TensorSplit::kReplicated && op.split != TensorSplit::kSequence;
+  double p = static_cast<double>(op.params) * (split ? shard.tp_share : 1.0);
+  if (op.expert) p /= shard.ep;
+  return p;
+}
+
+ChunkCost chunk_cost(const Workload& w, int begin, int end, const RankShard& shard,
+                     Recompute recompute, const DeviceSpec& device, const CostModel& costs) {
+  ChunkCost out;
+  const DType dtype = math_dtype(w.shape.precision);
+  const ActivationSplit act_split{shard.tp, shard.sequence_parallel, shard.cp};
+  const double cp_tokens = 1.0 / shard.cp;
+  for (int i = begin; i < end; ++i) {
+    const Layer& layer = w.layers[i];
+    Duration fwd;
+    Duration bwd;
+    double dense = 0;
+    double expert = 0;
+    for (const Op& op : layer.ops) {
+      const Duration f = costs.op_time(split_op(op, false, shard, dtype), device);
+      fwd += f;
+      bwd += costs.op_time(split_op(op, true, shard, dtype), device);
+      // Recomputation runs forward kernels again inside the backward pass.
+      if (recompute == Recompute::kFull || (recompute == Recompute::kSelective && op.attention_core)) {
+        bwd += f;
+      }
+      (op.expert ? expert : dense) += local_params(op, shard);
+    }
+    const double input_bytes = i > 0 ? w.layers[i - 1].output_bytes : 0;
+    out.activation_bytes += layer_activation_bytes(layer, input_bytes, recompute, act_split);
+    out.fwd += fwd;
+    out.bwd += bwd;
+    out.layer_bwd.push_back(bwd);
+    out.layer_dense_params.push_back(dense);
+    out.layer_expert_params.push_back(expert);
+    out.dense_params += dense;
+    out.expert_params += expert;
+    out.tp_calls_fwd += layer.tp_comms_fwd;
+    out.tp_calls_bwd += layer.tp_comms_bwd;
+    out.tp_bytes_fwd += layer.tp_comms_fwd * layer.tp_comm_bytes * cp_tokens;
+    out.tp_bytes_bwd += layer.tp_comms_bwd * layer.tp_comm_bytes * cp_tokens;
+    out.kv_bytes += layer.kv_bytes;
+    out.all_to_all_bytes += 2 * layer.moe_all_to_all_bytes * cp_tokens;
+  }
+  out.output_bytes = end > begin ? w.layers[end - 1].output_bytes : 0;
+  return out;
+}
+
+}  // namespace dtsim::models

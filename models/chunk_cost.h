@@ -1,0 +1,53 @@
+// What one rank's share of a run of layers (a pipeline chunk) costs for one micro-batch:
+// forward and backward time on its device, activations kept, and the bytes of the
+// tensor-, context- and expert-parallel collectives it needs.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "models/cost_model.h"
+#include "models/workload.h"
+
+namespace dtsim::models {
+
+// How a rank splits the ops it runs.
+struct RankShard {
+  int tp = 1;
+  double tp_share = 1;  // this rank's fraction of every tensor-split op (1 / tp when even)
+  bool sequence_parallel = false;
+  int cp = 1;
+  int ep = 1;
+};
+
+// One op as `shard` runs it: the split GEMM shape, FLOPs and bytes of one pass.
+OpInstance split_op(const Op& op, bool backward, const RankShard& shard, DType dtype);
+// Parameters of `op` that a rank of `shard` holds.
+double local_params(const Op& op, const RankShard& shard);
+
+struct ChunkCost {
+  Duration fwd;
+  Duration bwd;  // with the recomputation the set-up asks for
+  // Per layer of the chunk, in layer order: backward time and local gradient parameters
+  // (dense and expert), so that gradient buckets can follow the backward pass.
+  std::vector<Duration> layer_bwd;
+  std::vector<double> layer_dense_params;
+  std::vector<double> layer_expert_params;
+  double dense_params = 0;
+  double expert_params = 0;
+  double activation_bytes = 0;  // kept per micro-batch until the backward pass
+  double output_bytes = 0;      // the chunk's output activation, whole (before any split)
+  double tp_bytes_fwd = 0;      // summed over the chunk's TP collectives
+  double tp_bytes_bwd = 0;
+  int tp_calls_fwd = 0;
+  int tp_calls_bwd = 0;
+  double kv_bytes = 0;          // context-parallel gather of keys and values
+  double all_to_all_bytes = 0;  // expert-parallel dispatch + combine, one pass
+};
+
+// Layers [begin, end) of `w`. `input_bytes` is the activation entering the chunk (kept by
+// full recomputation).
+ChunkCost chunk_cost(const Workload& w, int begin, int end, const RankShard& shard,
+                     Recompute recompute, const DeviceSpec& device, const CostModel& costs);
+
+}  // namespace dtsim::models

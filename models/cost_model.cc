@@ -1,0 +1,117 @@
+// The roofline cost model (Williams, Waterman and Patterson, "Roofline", CACM 2009): launch
+// overhead plus the larger of compute time and memory time, with GEMM efficiency growing with
+// the GEMM's size as the device's DeviceEfficiency describes.
+#include "models/cost_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+
+namespace dtsim::models {
+namespace {
+
+bool is_gemm_like(OpKind kind) {
+  return kind == OpKind::kMatmul || kind == OpKind::kAttention || kind == OpKind::kConv;
+}
+
+// Efficiency of a GEMM-like op of `flops` FLOPs whose smallest dimension is `min_dim`
+// (nullopt when the shape is unknown and only the FLOP count is).
+double gemm_like_efficiency(double flops, std::optional<double> min_dim, const DeviceEfficiency& e,
+                            OpKind kind) {
+  double efficiency = e.gemm_max * flops / (flops + e.gemm_half_flops);
+  if (min_dim) efficiency *= *min_dim / (*min_dim + e.gemm_half_dim);
+  if (kind == OpKind::kAttention) efficiency *= e.attention_factor;
+  if (kind == OpKind::kConv) efficiency *= e.conv_factor;
+  return efficiency;
+}
+
+bool shape_known(const GemmShape& s) { return s.m > 0 && s.n > 0 && s.k > 0 && s.batch > 0; }
+
+// The dtypes whose math can carry `t`'s values, `t` first. A framework runs a GEMM in the
+// fastest of them the device has:
+//  - bf16 and fp16 upcast to fp32, never to each other (their ranges differ). A V100 or P100
+//    running a bf16 plan therefore gets the fp32 rate: neither has bf16 math, and PyTorch
+//    runs bf16 matmuls there without tensor cores. A P40 running fp16 gets its fp32 rate too,
+//    not its 1/64-rate fp16 math: cuBLAS's fp16-in, fp32-compute GEMM runs at the fp32 rate.
+//  - tf32 is a mode of fp32 math: without tf32 tensor cores it is fp32.
+//  - fp8 (e4m3 and e5m2) values are exact in fp16 and bf16, so fp8 GEMMs on a device without
+//    fp8 math (A100) run in 16-bit, or failing that fp32. int8 is exact in fp16 as well.
+//  - fp64 has no fallback.
+std::span<const DType> math_for(DType t) {
+  static constexpr DType kFp64[] = {DType::kFp64};
+  static constexpr DType kFp32[] = {DType::kFp32};
+  static constexpr DType kTf32[] = {DType::kTf32, DType::kFp32};
+  static constexpr DType kFp16[] = {DType::kFp16, DType::kFp32};
+  static constexpr DType kBf16[] = {DType::kBf16, DType::kFp32};
+  static constexpr DType kFp8[] = {DType::kFp8, DType::kFp16, DType::kBf16, DType::kFp32};
+  static constexpr DType kInt8[] = {DType::kInt8, DType::kFp16, DType::kFp32};
+  switch (t) {
+    case DType::kFp64: return kFp64;
+    case DType::kFp32: return kFp32;
+    case DType::kTf32: return kTf32;
+    case DType::kFp16: return kFp16;
+    case DType::kBf16: return kBf16;
+    case DType::kFp8: return kFp8;
+    case DType::kInt8: return kInt8;
+  }
+  return kFp32;
+}
+
+FlopRate gemm_rate(DType t, const DeviceSpec& device) {
+  FlopRate best;
+  for (DType math : math_for(t)) best = std::max(best, device.peak_for(math));
+  if (best.flops_per_second() <= 0) {
+    throw std::invalid_argument("device \"" + device.name + "\" has no peak FLOP rate for " +
+                                std::string(dtype_name(t)) + " nor for a dtype that can carry it");
+  }
+  return best;
+}
+
+// Non-GEMM ops run on the vector units, priced at the fp32 peak.
+FlopRate vector_rate(const DeviceSpec& device) {
+  const FlopRate rate = device.peak_for(DType::kFp32);
+  if (rate.flops_per_second() <= 0) {
+    throw std::invalid_argument("device \"" + device.name +
+                                "\" has no fp32 peak, which prices its non-GEMM ops");
+  }
+  return rate;
+}
+
+}  // namespace
+
+// A shape with a zero dimension does no work and reaches nothing of the peak.
+double RooflineCostModel::gemm_efficiency(const GemmShape& shape, const DeviceSpec& device,
+                                          OpKind kind) {
+  if (!shape_known(shape)) return 0;
+  const double min_dim = static_cast<double>(std::min({shape.m, shape.n, shape.k}));
+  return gemm_like_efficiency(shape.flops(), min_dim, device.efficiency, kind);
+}
+
+Duration RooflineCostModel::op_time(const OpInstance& op, const DeviceSpec& device) const {
+  const DeviceEfficiency& e = device.efficiency;
+  Duration compute;
+  if (op.flops > 0) {
+    if (is_gemm_like(op.kind)) {
+      // Backward GEMMs (input and weight gradients) have the forward's dimensions in
+      // another order, so they share its efficiency.
+      const double efficiency =
+          shape_known(op.gemm)
+              ? gemm_efficiency(op.gemm, device, op.kind)
+              : gemm_like_efficiency(op.flops, std::nullopt, e, op.kind);
+      const FlopRate rate = gemm_rate(op.dtype, device);
+      compute = Flops(op.flops) / FlopRate::per_s(rate.flops_per_second() * efficiency);
+    } else {
+      compute = Flops(op.flops) / vector_rate(device);
+    }
+  }
+  Duration memory;
+  if (op.bytes > 0) {
+    memory = Bytes(std::llround(op.bytes)) / (device.memory_bandwidth * e.memory_bandwidth_fraction);
+  }
+  return e.kernel_launch + std::max(compute, memory);
+}
+
+}  // namespace dtsim::models

@@ -1,0 +1,177 @@
+// Hugging Face config.json import: LLaMA-style decoders (llama, mistral, qwen2, qwen3),
+// Mixtral MoE and GPT-2, read into a ModelSpec with "<source>: <field>: expected ..., got
+// ..." errors.
+//
+// Choices:
+//  - seq_len is max_position_embeddings (n_positions for GPT-2) capped at 8192: long-context
+//    models are pre-trained on shorter sequences and extended later, and the training set-up
+//    can ask for any length.
+//  - head_dim (Qwen3 and some later configs) must equal hidden_size / num_attention_heads:
+//    the zoo derives the head width from those two, so a config with another head_dim (for
+//    example Qwen3-0.6B, 16 heads of 128 on a hidden size of 1024) is rejected.
+//  - Attention biases (Qwen2), sliding windows and rope settings do not change the FLOPs or
+//    memory the simulator prices by more than a rounding and are ignored.
+#include <algorithm>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "models/model_spec.h"
+
+namespace dtsim::models {
+namespace {
+
+using nlohmann::json;
+
+constexpr int64_t kMaxDefaultSeqLen = 8192;
+// GPT-2's MLP width when n_inner is null.
+constexpr int64_t kGpt2FfnMultiple = 4;
+constexpr std::string_view kSupportedTypes = "llama, mistral, qwen2, qwen3, mixtral, gpt2";
+constexpr size_t kMaxShownValueChars = 60;
+
+std::string shown(const json& value) {
+  std::string text = value.dump();
+  if (text.size() > kMaxShownValueChars) text = text.substr(0, kMaxShownValueChars) + "...";
+  return text;
+}
+
+// Reads typed fields of one config object; every failure names the source and the field.
+class ConfigReader {
+ public:
+  ConfigReader(const json& config, const std::string& source) : config_(config), source_(source) {
+    if (!config.is_object()) {
+      throw HfConfigError(source + ": expected a JSON object, got " + shown(config));
+    }
+  }
+
+  [[noreturn]] void fail(std::string_view field, std::string_view expected,
+                         const std::string& got) const {
+    throw HfConfigError(source_ + ": " + std::string(field) + ": expected " +
+                        std::string(expected) + ", got " + got);
+  }
+
+  bool has(std::string_view field) const {
+    const auto it = config_.find(field);
+    return it != config_.end() && !it->is_null();
+  }
+
+  int64_t positive_int(std::string_view field,
+                       int64_t max = std::numeric_limits<int>::max()) const {
+    const auto it = config_.find(field);
+    if (it == config_.end()) fail(field, "a positive integer", "nothing (the field is missing)");
+    if (!it->is_number_integer() || it->get<int64_t>() <= 0 || it->get<int64_t>() > max) {
+      fail(field, "a positive integer", shown(*it));
+    }
+    return it->get<int64_t>();
+  }
+
+  int64_t positive_int_or(std::string_view field, int64_t fallback) const {
+    return has(field) ? positive_int(field) : fallback;
+  }
+
+  bool boolean_or(std::string_view field, bool fallback) const {
+    if (!has(field)) return fallback;
+    const json& value = config_.at(field);
+    if (!value.is_boolean()) fail(field, "true or false", shown(value));
+    return value.get<bool>();
+  }
+
+  std::string string(std::string_view field, std::string_view expected) const {
+    const auto it = config_.find(field);
+    if (it == config_.end()) fail(field, expected, "nothing (the field is missing)");
+    if (!it->is_string()) fail(field, expected, shown(*it));
+    return it->get<std::string>();
+  }
+
+  std::string string_or(std::string_view field, std::string fallback) const {
+    return has(field) ? string(field, "a string") : fallback;
+  }
+
+ private:
+  const json& config_;
+  const std::string& source_;
+};
+
+int to_int(int64_t value) { return static_cast<int>(value); }
+
+int64_t default_seq_len(int64_t positions) { return std::min(positions, kMaxDefaultSeqLen); }
+
+// LlamaConfig, MistralConfig, Qwen2Config, Qwen3Config and MixtralConfig share these names.
+ModelSpec llama_like(const ConfigReader& r, ModelFamily family) {
+  ModelSpec spec;
+  spec.family = family;
+  spec.layers = to_int(r.positive_int("num_hidden_layers"));
+  spec.hidden = r.positive_int("hidden_size", std::numeric_limits<int64_t>::max());
+  spec.heads = to_int(r.positive_int("num_attention_heads"));
+  spec.kv_heads = to_int(r.positive_int_or("num_key_value_heads", spec.heads));
+  spec.ffn_hidden = r.positive_int("intermediate_size", std::numeric_limits<int64_t>::max());
+  spec.vocab = r.positive_int("vocab_size", std::numeric_limits<int64_t>::max());
+  spec.seq_len = default_seq_len(
+      r.positive_int("max_position_embeddings", std::numeric_limits<int64_t>::max()));
+  spec.tied_embeddings = r.boolean_or("tie_word_embeddings", false);
+  if (r.has("head_dim")) {
+    const int64_t head_dim = r.positive_int("head_dim");
+    if (spec.hidden % spec.heads != 0 || head_dim != spec.hidden / spec.heads) {
+      r.fail("head_dim",
+             "hidden_size / num_attention_heads = " + std::to_string(spec.hidden) + " / " +
+                 std::to_string(spec.heads) + " (dtsim derives the head width from them)",
+             std::to_string(head_dim));
+    }
+  }
+  if (family == ModelFamily::kMoe) {
+    spec.experts = to_int(r.positive_int("num_local_experts"));
+    spec.top_k = to_int(r.positive_int("num_experts_per_tok"));
+  }
+  return spec;
+}
+
+// GPT2Config: n_layer, n_embd, n_head, n_inner (null: 4 * n_embd), n_positions; GPT-2 ties
+// its LM head to the token embedding (PretrainedConfig's default).
+ModelSpec gpt2(const ConfigReader& r) {
+  ModelSpec spec;
+  spec.family = ModelFamily::kGpt;
+  spec.layers = to_int(r.positive_int("n_layer"));
+  spec.hidden = r.positive_int("n_embd", std::numeric_limits<int64_t>::max());
+  spec.heads = to_int(r.positive_int("n_head"));
+  spec.ffn_hidden = r.has("n_inner")
+                        ? r.positive_int("n_inner", std::numeric_limits<int64_t>::max())
+                        : kGpt2FfnMultiple * spec.hidden;
+  spec.vocab = r.positive_int("vocab_size", std::numeric_limits<int64_t>::max());
+  spec.seq_len =
+      default_seq_len(r.positive_int("n_positions", std::numeric_limits<int64_t>::max()));
+  spec.tied_embeddings = r.boolean_or("tie_word_embeddings", true);
+  return spec;
+}
+
+std::string join(const std::vector<std::string>& parts) {
+  std::string out;
+  for (const std::string& part : parts) out += (out.empty() ? "" : "; ") + part;
+  return out;
+}
+
+}  // namespace
+
+ModelSpec model_spec_from_hf_config(const nlohmann::json& config, const std::string& source) {
+  const ConfigReader reader(config, source);
+  const std::string model_type =
+      reader.string("model_type", "one of " + std::string(kSupportedTypes));
+  ModelSpec spec;
+  if (model_type == "llama" || model_type == "mistral" || model_type == "qwen2" ||
+      model_type == "qwen3") {
+    spec = llama_like(reader, ModelFamily::kLlama);
+  } else if (model_type == "mixtral") {
+    spec = llama_like(reader, ModelFamily::kMoe);
+  } else if (model_type == "gpt2") {
+    spec = gpt2(reader);
+  } else {
+    reader.fail("model_type", "one of " + std::string(kSupportedTypes),
+                shown(config.at("model_type")));
+  }
+  spec.name = reader.string_or("_name_or_path", "");
+  if (spec.name.empty()) spec.name = model_type;
+  const std::vector<std::string> problems = validate_model_spec(spec);
+  if (!problems.empty()) throw HfConfigError(source + ": " + join(problems));
+  return spec;
+}
+
+}  // namespace dtsim::models

@@ -1,0 +1,519 @@
+// Lowering of one training iteration to a TaskGraph: per rank, the pipeline schedule's
+// forward and backward steps with their tensor-, context- and expert-parallel collectives,
+// pipeline sends and receives, gradient buckets overlapped with the backward pass, ZeRO
+// gathers and scatters, the optimizer step, and memory over time.
+#include "models/lowering.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "models/lowering_detail.h"
+#include "models/memory_model.h"
+#include "sim/check.h"
+
+namespace dtsim::models {
+
+namespace {
+
+using lowering_detail::ResolvedPlan;
+
+Bytes bytes_of(double b) { return Bytes(static_cast<int64_t>(b + 0.5)); }
+
+// The kinds of group a rank emits collectives for; with the group's first rank they
+// identify a sequence of calls that every member emits in the same order.
+enum class GroupKind { kTp, kCp, kEp, kDp, kExpertDp, kGeo, kWorld };
+
+class CallBook {
+ public:
+  // The member's next call on this group: created by the first member to reach it.
+  uint32_t next(TaskGraph& g, GroupKind kind, const std::vector<int>& members, int rank,
+                const CollectiveCall& proto) {
+    auto& calls = calls_[key(kind, members.front(), -1)];
+    size_t& index = next_[key(kind, members.front(), rank)];
+    if (index == calls.size()) calls.push_back(g.add_collective(proto));
+    return calls[index++];
+  }
+
+ private:
+  static uint64_t key(GroupKind kind, int leader, int rank) {
+    return (static_cast<uint64_t>(kind) << 56) | (static_cast<uint64_t>(leader) << 28) |
+           static_cast<uint64_t>(rank + 1);
+  }
+  std::unordered_map<uint64_t, std::vector<uint32_t>> calls_;
+  std::unordered_map<uint64_t, size_t> next_;
+};
+
+struct Streams {
+  uint16_t compute, dp, send_next, send_prev, recv_prev, recv_next;
+};
+
+class StepEmitter {
+ public:
+  StepEmitter(const LoweringInput& in, const ResolvedPlan& rp, LoweredStep& out)
+      : in_(in), rp_(rp), out_(out), g_(out.graph) {
+    s_.compute = g_.stream("compute");
+    s_.dp = g_.stream("dp");
+    s_.send_next = g_.stream("pp_send_next");
+    s_.send_prev = g_.stream("pp_send_prev");
+    s_.recv_prev = g_.stream("pp_recv_prev");
+    s_.recv_next = g_.stream("pp_recv_next");
+    pp_bytes_ = per_parameter_bytes(in.training.precision, in.training.optimizer);
+  }
+
+  void emit_rank(int rank);
+
+ private:
+  struct RankContext {
+    int rank = 0;
+    RankCoords c;
+    const DeviceSpec* device = nullptr;
+    const Workload* w = nullptr;
+    RankShard shard;
+    std::vector<int> tp_group, cp_group, dp_group, ep_group, edp_group, geo_group;
+    TaskId last_dp = 0;
+    bool has_dp = false;
+  };
+
+  const ChunkCost& cost(const RankContext& rc, int chunk_index, int begin, int end);
+  TaskId compute(const RankContext& rc, std::string name, Duration d, std::vector<TaskId> deps = {});
+  TaskId memory(const RankContext& rc, bool alloc, std::string name, double bytes);
+  // A collective task of `rank` on `stream`; nothing when the group is one rank or empty.
+  std::optional<TaskId> collective(RankContext& rc, GroupKind kind, const std::vector<int>& group,
+                                   uint16_t stream, CollectiveOp op, double bytes,
+                                   std::string label, std::vector<TaskId> deps = {},
+                                   CollectiveAlgorithm algorithm = CollectiveAlgorithm::kAuto,
+                                   bool analytical = false);
+  TaskId p2p(const RankContext& rc, bool send, int peer, uint16_t stream, uint32_t tag,
+             double bytes, std::string name, std::vector<TaskId> deps = {});
+  // Rank holding virtual stage k with the same dp, tp and cp coordinates.
+  int rank_of_virtual_stage(const RankContext& rc, int k) const;
+  // `group` without the members outside `rank`'s region when `local`.
+  std::vector<int> group_in_region(std::vector<int> group, int rank, bool local) const;
+  CollectiveAlgorithm dp_algorithm(const std::vector<int>& group) const;
+  bool inside_one_node(const std::vector<int>& group) const;
+
+  const LoweringInput& in_;
+  const ResolvedPlan& rp_;
+  LoweredStep& out_;
+  TaskGraph& g_;
+  Streams s_{};
+  PerParameterBytes pp_bytes_;
+  CallBook book_;
+  std::map<std::tuple<const DeviceSpec*, int64_t, int, int>, ChunkCost> costs_;
+  std::map<int64_t, Workload> classifier_workloads_;
+};
+
+const ChunkCost& StepEmitter::cost(const RankContext& rc, int chunk_index, int begin, int end) {
+  auto key = std::tuple{rc.device, rc.w->shape.micro_batch, rc.c.tp, chunk_index};
+  auto it = costs_.find(key);
+  if (it == costs_.end()) {
+    it = costs_.emplace(key, chunk_cost(*rc.w, begin, end, rc.shard, in_.training.recompute,
+                                        *rc.device, *in_.costs))
+             .first;
+  }
+  return it->second;
+}
+
+TaskId StepEmitter::compute(const RankContext& rc, std::string name, Duration d,
+                            std::vector<TaskId> deps) {
+  Task t;
+  t.kind = TaskKind::kCompute;
+  t.rank = rc.rank;
+  t.stream = s_.compute;
+  t.name = std::move(name);
+  t.duration = d;
+  t.deps = std::move(deps);
+  return g_.add(std::move(t));
+}
+
+TaskId StepEmitter::memory(const RankContext& rc, bool alloc, std::string name, double bytes) {
+  Task t;
+  t.kind = alloc ? TaskKind::kAlloc : TaskKind::kFree;
+  t.rank = rc.rank;
+  t.stream = s_.compute;
+  t.name = std::move(name);
+  t.bytes = bytes_of(bytes);
+  return g_.add(std::move(t));
+}
+
+std::optional<TaskId> StepEmitter::collective(RankContext& rc, GroupKind kind,
+                                              const std::vector<int>& group, uint16_t stream,
+                                              CollectiveOp op, double bytes, std::string label,
+                                              std::vector<TaskId> deps,
+                                              CollectiveAlgorithm algorithm, bool analytical) {
+  if (group.size() <= 1 || bytes <= 0) return std::nullopt;
+  CollectiveCall proto;
+  proto.op = op;
+  proto.algorithm = algorithm;
+  proto.members = group;
+  proto.bytes = bytes_of(bytes);
+  proto.label = label;
+  proto.analytical = analytical;
+  Task t;
+  t.kind = TaskKind::kCollective;
+  t.rank = rc.rank;
+  t.stream = stream;
+  t.name = std::move(label);
+  t.deps = std::move(deps);
+  t.collective = book_.next(g_, kind, group, rc.rank, proto);
+  const TaskId id = g_.add(std::move(t));
+  if (stream == s_.dp) {
+    rc.last_dp = id;
+    rc.has_dp = true;
+  }
+  return id;
+}
+
+TaskId StepEmitter::p2p(const RankContext& rc, bool send, int peer, uint16_t stream, uint32_t tag,
+                        double bytes, std::string name, std::vector<TaskId> deps) {
+  Task t;
+  t.kind = send ? TaskKind::kSend : TaskKind::kRecv;
+  t.rank = rc.rank;
+  t.stream = stream;
+  t.name = std::move(name);
+  t.peer = peer;
+  t.tag = tag;
+  t.bytes = bytes_of(bytes);
+  t.deps = std::move(deps);
+  return g_.add(std::move(t));
+}
+
+int StepEmitter::rank_of_virtual_stage(const RankContext& rc, int k) const {
+  RankCoords c = rc.c;
+  c.pp = k % rp_.pp;
+  return rp_.placement->rank(c);
+}
+
+std::vector<int> StepEmitter::group_in_region(std::vector<int> group, int rank, bool local) const {
+  if (!local) return group;
+  const int region = in_.cluster->devices[rank].region;
+  std::erase_if(group, [&](int r) { return in_.cluster->devices[r].region != region; });
+  return group;
+}
+
+bool StepEmitter::inside_one_node(const std::vector<int>& group) const {
+  for (int r : group) {
+    if (in_.cluster->devices[r].node != in_.cluster->devices[group.front()].node) return false;
+  }
+  return true;
+}
+
+CollectiveAlgorithm StepEmitter::dp_algorithm(const std::vector<int>& group) const {
+  if (in_.plan.dp_algorithm != CollectiveAlgorithm::kAuto) return in_.plan.dp_algorithm;
+  for (int r : group) {
+    if (in_.cluster->devices[r].region != in_.cluster->devices[group.front()].region) {
+      return CollectiveAlgorithm::kCrossRegion;
+    }
+  }
+  return CollectiveAlgorithm::kAuto;
+}
+
+// Pipeline messages are named by micro-batch and the boundary they cross (between virtual
+// stages k and k + 1), so that sender and receiver agree whatever chunk they call it.
+uint32_t tag_of(int micro_batch, int boundary, int chunks_total, bool forward) {
+  return static_cast<uint32_t>((micro_batch * chunks_total + boundary) * 2 + (forward ? 0 : 1));
+}
+
+void StepEmitter::emit_rank(int rank) {
+  const ParallelPlan& plan = in_.plan;
+  const Placement& pl = *rp_.placement;
+  RankContext rc;
+  rc.rank = rank;
+  rc.c = pl.coords(rank);
+  rc.device = in_.cluster->devices[rank].spec;
+  const int64_t b = rp_.replica_micro_batch[rc.c.dp];
+  rc.w = &rp_.workloads.at(b);
+  rc.shard = RankShard{rp_.tp, rp_.tp_shares[rc.c.tp], plan.sequence_parallel, rp_.cp, rp_.ep};
+  // Local SGD steps reduce gradients inside each region; the sync step averages across.
+  const bool local = plan.sync_every > 1;
+  rc.tp_group = pl.group(ParallelAxis::kTp, rc.c);
+  rc.cp_group = pl.group(ParallelAxis::kCp, rc.c);
+  rc.dp_group = group_in_region(pl.group({ParallelAxis::kDp, ParallelAxis::kCp}, rc.c), rank, local);
+  if (local && in_.global_sync) rc.geo_group = pl.group({ParallelAxis::kDp, ParallelAxis::kCp}, rc.c);
+  for (int d = 0; d < rp_.dp; ++d) {
+    RankCoords x = rc.c;
+    x.dp = d;
+    if (d / rp_.ep == rc.c.dp / rp_.ep) rc.ep_group.push_back(pl.rank(x));
+    if (d % rp_.ep == rc.c.dp % rp_.ep) rc.edp_group.push_back(pl.rank(x));
+  }
+  rc.edp_group = group_in_region(rc.edp_group, rank, local);
+
+  const int pp = rp_.pp;
+  const int v = rp_.v;
+  const int chunks_total = pp * v;
+  const int m = rp_.micro_batches;
+  const int split_act = rp_.tp * rp_.cp;  // pipeline sends carry 1/(tp*cp) of the activation
+  const bool classifier = plan.shard_classifier;
+
+  // The rank's chunks and their costs.
+  std::vector<const ChunkCost*> chunk_costs(v);
+  int cls_begin = static_cast<int>(rc.w->layers.size());
+  if (classifier) {
+    for (int i = 0; i < static_cast<int>(rc.w->layers.size()); ++i) {
+      if (rc.w->layers[i].kind == LayerKind::kClassifier) {
+        cls_begin = i;
+        break;
+      }
+    }
+  }
+  double dense = 0, expert = 0, peak_act = 0;
+  RankRole role;
+  for (int c = 0; c < v; ++c) {
+    const LayerRange r = rp_.chunks[c * pp + rc.c.pp];
+    const int end = classifier ? std::min(r.end, cls_begin) : r.end;
+    chunk_costs[c] = &cost(rc, c * pp + rc.c.pp, r.begin, end);
+    dense += chunk_costs[c]->dense_params;
+    expert += chunk_costs[c]->expert_params;
+    if (c == 0) role.first_layer = r.begin;
+    role.layers += end - r.begin;
+  }
+  // The sharded classifier: one micro-batch round of every replica, split over all ranks.
+  const ChunkCost* cls = nullptr;
+  double cls_feature_bytes = 0;
+  std::vector<int> world;
+  if (classifier) {
+    int64_t round = 0;
+    for (int64_t x : rp_.replica_micro_batch) round += x;
+    auto [it, fresh] = classifier_workloads_.try_emplace(round);
+    if (fresh) {
+      it->second = build_workload(in_.model, WorkloadShape{round, in_.training.seq_len,
+                                                           in_.training.precision});
+    }
+    const Workload& wc = it->second;
+    RankShard all{rp_.ranks, 1.0 / rp_.ranks, false, 1, 1};
+    auto key = std::tuple{rc.device, -round, 0, -1};
+    auto cit = costs_.find(key);
+    if (cit == costs_.end()) {
+      cit = costs_.emplace(key, chunk_cost(wc, cls_begin, static_cast<int>(wc.layers.size()), all,
+                                           in_.training.recompute, *rc.device, *in_.costs))
+                .first;
+    }
+    cls = &cit->second;
+    cls_feature_bytes = cls_begin > 0 ? wc.layers[cls_begin - 1].output_bytes : 0;
+    world.resize(rp_.ranks);
+    for (int r = 0; r < rp_.ranks; ++r) world[r] = r;
+  }
+
+  const int zero = plan.zero_stage;
+  const int dp_size = static_cast<int>(rc.dp_group.size());
+  const int edp_size = static_cast<int>(rc.edp_group.size());
+  ModelStateBytes states = model_state_bytes(static_cast<int64_t>(dense), in_.training.precision,
+                                             in_.training.optimizer, zero, dp_size);
+  const ModelStateBytes expert_states = model_state_bytes(
+      static_cast<int64_t>(expert), in_.training.precision, in_.training.optimizer, zero, edp_size);
+  double state_bytes = states.total() + expert_states.total();
+  if (cls != nullptr) {
+    state_bytes += model_state_bytes(static_cast<int64_t>(cls->dense_params), in_.training.precision,
+                                     in_.training.optimizer, 0, 1)
+                       .total();
+  }
+  // Communication buffers: two gradient buckets in flight, or under ZeRO-3 the gathered
+  // parameters of the chunk in use and the one prefetched.
+  double largest_chunk = 0;
+  for (const ChunkCost* cc : chunk_costs) largest_chunk = std::max(largest_chunk, cc->dense_params + cc->expert_params);
+  const double buffers = zero == 3 ? 2 * largest_chunk * pp_bytes_.weights
+                                   : (dp_size > 1 ? 2.0 * static_cast<double>(plan.bucket.count()) : 0.0);
+  memory(rc, true, "model states", state_bytes);
+  if (buffers > 0) memory(rc, true, "comm buffers", buffers);
+
+  const std::vector<PipeStep> order = pipeline_order(plan.schedule, rc.c.pp, pp, m, v);
+  std::vector<int> last_bwd(v, -1);
+  for (int i = 0; i < static_cast<int>(order.size()); ++i) {
+    if (!order[i].forward) last_bwd[order[i].chunk] = i;
+  }
+  const bool bucketed = dp_size > 1 && zero < 3;
+  const CollectiveOp grad_op = zero == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
+  const CollectiveAlgorithm grad_algo = dp_algorithm(rc.dp_group);
+  const double bucket_bytes = static_cast<double>(plan.bucket.count());
+  const bool tp_analytical = plan.tp_comm_analytical && inside_one_node(rc.tp_group);
+
+  std::vector<TaskId> step_compute(order.size());
+  double in_flight = 0;
+  for (int i = 0; i < static_cast<int>(order.size()); ++i) {
+    const PipeStep& st = order[i];
+    const int k = st.chunk * pp + rc.c.pp;
+    const ChunkCost& cc = *chunk_costs[st.chunk];
+    const std::string id = "mb" + std::to_string(st.micro_batch) + (v > 1 ? ".c" + std::to_string(st.chunk) : "");
+    std::vector<TaskId> deps;
+    // ZeRO-3 gathers the chunk's parameters before each pass, one step ahead of use.
+    if (zero == 3 && dp_size > 1) {
+      std::vector<TaskId> window;
+      if (i >= 2) window.push_back(step_compute[i - 2]);
+      if (auto t = collective(rc, GroupKind::kDp, rc.dp_group, s_.dp, CollectiveOp::kAllGather,
+                              (cc.dense_params + cc.expert_params) * pp_bytes_.weights * dp_size,
+                              "zero3 gather " + id, window)) {
+        deps.push_back(*t);
+      }
+    }
+    if (st.forward) {
+      if (k > 0 && pp > 1) {
+        const LayerRange prev = rp_.chunks[k - 1];
+        const double bytes = rc.w->layers[prev.end - 1].output_bytes / split_act;
+        deps.push_back(p2p(rc, false, rank_of_virtual_stage(rc, k - 1), s_.recv_prev,
+                           tag_of(st.micro_batch, k - 1, chunks_total, true), bytes, "recv act " + id));
+      }
+      collective(rc, GroupKind::kCp, rc.cp_group, s_.compute, CollectiveOp::kAllGather, cc.kv_bytes,
+                 "cp kv gather " + id, deps);
+      TaskId last = compute(rc, "fwd " + id, cc.fwd, deps);
+      step_compute[i] = last;
+      if (auto t = collective(rc, GroupKind::kTp, rc.tp_group, s_.compute, CollectiveOp::kAllReduce,
+                              cc.tp_bytes_fwd, "tp fwd " + id, {}, CollectiveAlgorithm::kAuto,
+                              tp_analytical)) {
+        last = *t;
+      }
+      if (auto t = collective(rc, GroupKind::kEp, rc.ep_group, s_.compute, CollectiveOp::kAllToAll,
+                              cc.all_to_all_bytes, "ep all-to-all fwd " + id)) {
+        last = *t;
+      }
+      if (cls != nullptr) {
+        // Song et al.: gather every replica's features, score this rank's classes, reduce
+        // the softmax's max and sum, then scatter the feature gradients back.
+        const double features = cls_feature_bytes;
+        collective(rc, GroupKind::kWorld, world, s_.compute, CollectiveOp::kAllGather, features,
+                   "classifier feature gather " + id);
+        compute(rc, "classifier fwd " + id, cls->fwd);
+        collective(rc, GroupKind::kWorld, world, s_.compute, CollectiveOp::kAllReduce,
+                   2.0 * 4.0 * static_cast<double>(rc.w->shape.micro_batch) * rp_.ranks,
+                   "softmax reduce " + id);
+        compute(rc, "classifier bwd " + id, cls->bwd);
+        last = collective(rc, GroupKind::kWorld, world, s_.compute, CollectiveOp::kReduceScatter,
+                          features, "classifier grad scatter " + id)
+                   .value_or(last);
+      }
+      memory(rc, true, "act " + id, cc.activation_bytes + (cls ? cls->activation_bytes : 0));
+      in_flight += cc.activation_bytes + (cls ? cls->activation_bytes : 0);
+      peak_act = std::max(peak_act, in_flight);
+      if (k < chunks_total - 1 && pp > 1) {
+        p2p(rc, true, rank_of_virtual_stage(rc, k + 1), s_.send_next,
+            tag_of(st.micro_batch, k, chunks_total, true), cc.output_bytes / split_act, "send act " + id,
+            {last});
+      }
+      continue;
+    }
+    // Backward.
+    if (k < chunks_total - 1 && pp > 1) {
+      deps.push_back(p2p(rc, false, rank_of_virtual_stage(rc, k + 1), s_.recv_next,
+                         tag_of(st.micro_batch, k, chunks_total, false), cc.output_bytes / split_act,
+                         "recv grad " + id));
+    }
+    TaskId last = 0;
+    if (bucketed && i == last_bwd[st.chunk]) {
+      // The last micro-batch's backward releases gradients layer by layer, last layer
+      // first; each bucket is reduced as soon as it is full.
+      Duration segment;
+      double filled = 0;
+      bool first = true;
+      const int layers = static_cast<int>(cc.layer_bwd.size());
+      int bucket = 0;
+      for (int l = layers - 1; l >= 0; --l) {
+        segment += cc.layer_bwd[l];
+        filled += cc.layer_dense_params[l] * pp_bytes_.gradients;
+        if (filled >= bucket_bytes || l == 0) {
+          last = compute(rc, "bwd " + id + (layers > 1 ? " part " + std::to_string(bucket) : ""),
+                         segment, first ? deps : std::vector<TaskId>{});
+          first = false;
+          const std::vector<TaskId> after = plan.overlap_grad_reduce ? std::vector<TaskId>{last}
+                                                                     : std::vector<TaskId>{};
+          collective(rc, GroupKind::kDp, rc.dp_group, s_.dp, grad_op, filled,
+                     "grad bucket " + std::to_string(st.chunk) + "." + std::to_string(bucket),
+                     after, grad_algo);
+          ++bucket;
+          segment = Duration::zero();
+          filled = 0;
+        }
+      }
+    } else {
+      last = compute(rc, "bwd " + id, cc.bwd, deps);
+    }
+    step_compute[i] = last;
+    if (auto t = collective(rc, GroupKind::kTp, rc.tp_group, s_.compute, CollectiveOp::kAllReduce,
+                            cc.tp_bytes_bwd, "tp bwd " + id, {}, CollectiveAlgorithm::kAuto,
+                            tp_analytical)) {
+      last = *t;
+    }
+    if (auto t = collective(rc, GroupKind::kEp, rc.ep_group, s_.compute, CollectiveOp::kAllToAll,
+                            cc.all_to_all_bytes, "ep all-to-all bwd " + id)) {
+      last = *t;
+    }
+    if (auto t = collective(rc, GroupKind::kCp, rc.cp_group, s_.compute, CollectiveOp::kReduceScatter,
+                            cc.kv_bytes, "cp kv grad scatter " + id)) {
+      last = *t;
+    }
+    memory(rc, false, "act " + id, cc.activation_bytes + (cls ? cls->activation_bytes : 0));
+    in_flight -= cc.activation_bytes + (cls ? cls->activation_bytes : 0);
+    if (k > 0 && pp > 1) {
+      p2p(rc, true, rank_of_virtual_stage(rc, k - 1), s_.send_prev,
+          tag_of(st.micro_batch, k - 1, chunks_total, false), rp_.chunks[k - 1].end > 0
+              ? rc.w->layers[rp_.chunks[k - 1].end - 1].output_bytes / split_act
+              : 0.0,
+          "send grad " + id, {last});
+    }
+    if (zero == 3 && dp_size > 1) {
+      collective(rc, GroupKind::kDp, rc.dp_group, s_.dp, CollectiveOp::kReduceScatter,
+                 (cc.dense_params + cc.expert_params) * pp_bytes_.gradients * dp_size,
+                 "zero3 grad scatter " + id, {step_compute[i]}, grad_algo);
+    }
+  }
+  // Expert gradients are reduced over the replicas that hold the same experts.
+  if (expert > 0 && zero < 3) {
+    collective(rc, GroupKind::kExpertDp, rc.edp_group, s_.dp, grad_op, expert * pp_bytes_.gradients,
+               "expert grads", {step_compute.back()}, dp_algorithm(rc.edp_group));
+  }
+  // The optimizer updates this rank's shard once every gradient has been reduced.
+  const double opt_params = (zero >= 1 ? dense / dp_size + expert / edp_size : dense + expert) +
+                            (cls ? cls->dense_params : 0);
+  OpInstance opt;
+  opt.kind = OpKind::kElementwise;
+  opt.dtype = DType::kFp32;
+  opt.flops = opt_params * optimizer_step_flops_per_parameter(in_.training.optimizer);
+  opt.bytes = opt_params * optimizer_step_bytes_per_parameter(in_.training.precision,
+                                                              in_.training.optimizer);
+  std::vector<TaskId> opt_deps;
+  if (rc.has_dp) opt_deps.push_back(rc.last_dp);
+  const TaskId step = compute(rc, "optimizer", in_.costs->op_time(opt, *rc.device), opt_deps);
+  if ((zero == 1 || zero == 2) && dp_size > 1) {
+    collective(rc, GroupKind::kDp, rc.dp_group, s_.dp, CollectiveOp::kAllGather,
+               dense * pp_bytes_.weights, "param gather", {step}, grad_algo);
+  }
+  if (!rc.geo_group.empty()) {
+    collective(rc, GroupKind::kGeo, rc.geo_group, s_.dp, CollectiveOp::kAllReduce,
+               (dense + expert) * pp_bytes_.weights, "cross-region average", {step},
+               dp_algorithm(rc.geo_group));
+  }
+
+  role.dp = rc.c.dp;
+  role.pp = rc.c.pp;
+  role.tp = rc.c.tp;
+  role.cp = rc.c.cp;
+  role.micro_batch = b;
+  role.params = static_cast<int64_t>(dense + expert + (cls ? cls->dense_params : 0));
+  role.model_state_bytes = state_bytes;
+  role.activation_bytes_peak = peak_act;
+  out_.roles[rank] = role;
+}
+
+}  // namespace
+
+LoweredStep lower_training_step(const LoweringInput& in) {
+  DTSIM_CHECK(in.cluster != nullptr && in.costs != nullptr, "lowering needs a cluster and costs");
+  const ResolvedPlan rp = lowering_detail::resolve_plan(in);
+  LoweredStep out;
+  out.plan = in.plan;
+  out.plan.dp = rp.dp;
+  out.plan.replica_micro_batch = rp.replica_micro_batch;
+  out.micro_batches = rp.micro_batches;
+  out.notes = rp.notes;
+  out.roles.resize(rp.ranks);
+  int64_t samples = 0;
+  for (int64_t b : rp.replica_micro_batch) samples += b * rp.micro_batches;
+  out.samples_per_iteration = samples;
+  const Workload& any = rp.workloads.begin()->second;
+  out.tokens_per_iteration = samples * any.tokens_per_sample();
+  out.model_flops_per_iteration = model_flops_per_iteration(any, samples);
+  out.model_params = any.params();
+  StepEmitter emitter(in, rp, out);
+  for (int r = 0; r < rp.ranks; ++r) emitter.emit_rank(r);
+  return out;
+}
+
+}  // namespace dtsim::models

@@ -1,0 +1,70 @@
+// Lowering: (model, training set-up, parallel plan, cluster, cost model) -> the TaskGraph
+// of one training iteration, with what the reports need to turn its run into throughput,
+// MFU and per-rank breakdowns.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "models/cost_model.h"
+#include "models/model_spec.h"
+#include "models/parallel_plan.h"
+#include "models/training.h"
+#include "sim/task_graph.h"
+#include "sim/topology.h"
+
+namespace dtsim::models {
+
+// A plan that cannot run on this model and cluster; one sentence per problem, each naming
+// the scenario key ("parallelism.tp: 8 * pp 16 * cp 1 = 128 does not divide 1000 ranks").
+class PlanError : public std::runtime_error {
+ public:
+  explicit PlanError(std::vector<std::string> messages);
+  const std::vector<std::string>& messages() const { return messages_; }
+
+ private:
+  std::vector<std::string> messages_;
+};
+
+struct LoweringInput {
+  const Cluster* cluster = nullptr;
+  ModelSpec model;
+  TrainingSetup training;
+  ParallelPlan plan;
+  const CostModel* costs = nullptr;
+  // With plan.sync_every > 1: whether this iteration is the one that averages parameters
+  // across regions (the others reduce gradients inside each region only).
+  bool global_sync = true;
+};
+
+// Where a rank sits in the plan and what it holds.
+struct RankRole {
+  int dp = 0;
+  int pp = 0;
+  int tp = 0;
+  int cp = 0;
+  int64_t micro_batch = 0;   // samples per micro-batch of its replica
+  int first_layer = 0;       // of its first chunk, in Workload::layers
+  int layers = 0;            // layers it holds over all chunks
+  int64_t params = 0;        // parameters it holds before ZeRO sharding
+  double model_state_bytes = 0;   // weights, gradients, optimizer states after sharding
+  double activation_bytes_peak = 0;  // by the schedule's in-flight chunks
+};
+
+struct LoweredStep {
+  TaskGraph graph;
+  ParallelPlan plan;  // with dp, stage layers and replica micro-batches resolved
+  int micro_batches = 0;        // per replica per iteration
+  int64_t samples_per_iteration = 0;
+  int64_t tokens_per_iteration = 0;
+  double model_flops_per_iteration = 0;
+  int64_t model_params = 0;
+  std::vector<RankRole> roles;  // by cluster rank
+  std::vector<std::string> notes;  // choices the lowering made that a user should know
+};
+
+// Throws PlanError.
+LoweredStep lower_training_step(const LoweringInput& input);
+
+}  // namespace dtsim::models

@@ -1,0 +1,37 @@
+// Internal to the lowering: the plan with every derived figure resolved and checked.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/chunk_cost.h"
+#include "models/lowering.h"
+#include "models/placement.h"
+#include "models/stage_partition.h"
+
+namespace dtsim::models::lowering_detail {
+
+struct ResolvedPlan {
+  int ranks = 0;
+  int dp = 1, tp = 1, pp = 1, cp = 1, ep = 1, v = 1;
+  int micro_batches = 1;                     // per replica
+  std::vector<int64_t> replica_micro_batch;  // dp entries
+  std::vector<double> tp_shares;             // tp entries
+  std::optional<Placement> placement;
+  std::map<int64_t, Workload> workloads;     // by micro-batch size
+  // Layer ranges by virtual stage index chunk * pp + stage (Megatron's interleaving).
+  std::vector<LayerRange> chunks;
+  std::vector<std::string> notes;
+};
+
+// Checks the plan against the model and cluster and derives dp, micro-batches, shares and
+// the layer partition. Throws PlanError listing every problem found.
+ResolvedPlan resolve_plan(const LoweringInput& in);
+
+// A rank's speed for balancing: the inverse of its time for one transformer block (or the
+// whole model for others) at micro-batch 1.
+double device_speed(const Workload& w, const DeviceSpec& device, const CostModel& costs);
+
+}  // namespace dtsim::models::lowering_detail

@@ -1,0 +1,222 @@
+// Resolving a parallel plan: derived sizes, checks with the scenario keys they concern,
+// balancing over mixed devices, and the layer partition.
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <set>
+
+#include "models/lowering_detail.h"
+
+namespace dtsim::models {
+
+namespace {
+
+std::string join_lines(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const auto& l : lines) out += (out.empty() ? "" : "\n") + l;
+  return out;
+}
+
+std::string str(int64_t v) { return std::to_string(v); }
+
+}  // namespace
+
+PlanError::PlanError(std::vector<std::string> messages)
+    : std::runtime_error(join_lines(messages)), messages_(std::move(messages)) {}
+
+namespace lowering_detail {
+
+double device_speed(const Workload& w, const DeviceSpec& device, const CostModel& costs) {
+  const DType dtype = math_dtype(w.shape.precision);
+  Duration t;
+  bool any_block = false;
+  for (const Layer& l : w.layers) any_block = any_block || l.kind == LayerKind::kTransformer;
+  for (const Layer& l : w.layers) {
+    if (any_block && l.kind != LayerKind::kTransformer) continue;
+    for (const Op& op : l.ops) {
+      t += costs.op_time(split_op(op, false, {}, dtype), device);
+      t += costs.op_time(split_op(op, true, {}, dtype), device);
+    }
+    if (any_block) break;  // one block stands for all
+  }
+  return 1.0 / std::max(1e-12, t.seconds());
+}
+
+namespace {
+
+// The slowest device among `ranks` sets the pace of the group.
+double group_speed(const std::vector<int>& ranks, const Cluster& cluster, const Workload& w,
+                   const CostModel& costs, std::map<const DeviceSpec*, double>& cache) {
+  double speed = 1e300;
+  for (int r : ranks) {
+    const DeviceSpec* spec = cluster.devices[r].spec;
+    auto it = cache.find(spec);
+    if (it == cache.end()) it = cache.emplace(spec, device_speed(w, *spec, costs)).first;
+    speed = std::min(speed, it->second);
+  }
+  return speed;
+}
+
+}  // namespace
+
+ResolvedPlan resolve_plan(const LoweringInput& in) {
+  const Cluster& cluster = *in.cluster;
+  const ParallelPlan& p = in.plan;
+  const TrainingSetup& t = in.training;
+  std::vector<std::string> errors;
+  ResolvedPlan out;
+  out.ranks = cluster.num_ranks();
+  out.tp = p.tp;
+  out.pp = p.pp;
+  out.cp = p.cp;
+  out.ep = p.ep;
+  out.v = p.virtual_stages;
+  for (auto [key, value] : {std::pair{"tp", p.tp}, {"pp", p.pp}, {"cp", p.cp}, {"ep", p.ep},
+                            {"virtual_stages", p.virtual_stages}}) {
+    if (value < 1) errors.push_back("parallelism." + std::string(key) + ": must be at least 1, got " + str(value));
+  }
+  if (p.zero_stage < 0 || p.zero_stage > 3) {
+    errors.push_back("parallelism.zero_stage: must be 0, 1, 2 or 3, got " + str(p.zero_stage));
+  }
+  if (t.micro_batch < 1) errors.push_back("training.micro_batch: must be at least 1, got " + str(t.micro_batch));
+  if (!errors.empty()) throw PlanError(errors);
+
+  const int64_t model_parallel = int64_t{p.tp} * p.pp * p.cp;
+  if (out.ranks % model_parallel != 0) {
+    errors.push_back("parallelism: tp " + str(p.tp) + " x pp " + str(p.pp) + " x cp " + str(p.cp) +
+                     " = " + str(model_parallel) + " does not divide the cluster's " +
+                     str(out.ranks) + " ranks");
+    throw PlanError(errors);
+  }
+  out.dp = static_cast<int>(out.ranks / model_parallel);
+  if (p.dp != 0 && p.dp != out.dp) {
+    errors.push_back("parallelism.dp: " + str(p.dp) + " x tp " + str(p.tp) + " x pp " + str(p.pp) +
+                     " x cp " + str(p.cp) + " = " + str(int64_t{p.dp} * model_parallel) +
+                     " ranks, but the cluster has " + str(out.ranks) + " (leave dp out to derive it)");
+  }
+  if (out.dp % p.ep != 0) {
+    errors.push_back("parallelism.ep: " + str(p.ep) + " must divide dp (" + str(out.dp) +
+                     "): experts are spread over data-parallel ranks");
+  }
+  if (p.ep > 1 && in.model.family != ModelFamily::kMoe) {
+    errors.push_back("parallelism.ep: " + str(p.ep) + " needs a mixture-of-experts model, " +
+                     in.model.name + " has no experts");
+  } else if (p.ep > 1 && in.model.experts % p.ep != 0) {
+    errors.push_back("parallelism.ep: " + str(p.ep) + " must divide the model's " +
+                     str(in.model.experts) + " experts");
+  }
+  if (p.cp > 1 && !is_transformer(in.model.family)) {
+    errors.push_back("parallelism.cp: context parallelism needs a transformer model");
+  }
+  if (p.tp > 1 && is_transformer(in.model.family) && in.model.heads % p.tp != 0) {
+    errors.push_back("parallelism.tp: " + str(p.tp) + " must divide the model's " +
+                     str(in.model.heads) + " attention heads");
+  }
+  if (p.virtual_stages > 1 && p.schedule != PipelineSchedule::kInterleaved1F1B) {
+    errors.push_back("parallelism.virtual_stages: " + str(p.virtual_stages) +
+                     " needs \"schedule\": \"interleaved_1f1b\"");
+  }
+  if (p.sync_every < 1) errors.push_back("parallelism.sync_every: must be at least 1, got " + str(p.sync_every));
+  if (p.shard_classifier && (p.tp != 1 || p.pp != 1 || p.cp != 1)) {
+    errors.push_back("parallelism.shard_classifier: the sharded classifier runs over all ranks; "
+                     "it needs tp, pp and cp of 1");
+  }
+  if (p.shard_classifier && in.model.family != ModelFamily::kClassifier) {
+    errors.push_back("parallelism.shard_classifier: needs a classifier model (family \"classifier\")");
+  }
+  if (!errors.empty()) throw PlanError(errors);
+
+  try {
+    out.placement.emplace(out.dp, p.pp, p.tp, p.cp, p.axis_order, p.rank_map);
+  } catch (const std::invalid_argument& e) {
+    throw PlanError({std::string("parallelism.rank_map: ") + e.what()});
+  }
+
+  // Replica micro-batches: given, balanced by speed, or even.
+  WorkloadShape unit{1, t.seq_len, t.precision};
+  const Workload unit_workload = build_workload(in.model, unit);
+  std::map<const DeviceSpec*, double> speed_cache;
+  if (!p.replica_micro_batch.empty()) {
+    if (static_cast<int>(p.replica_micro_batch.size()) != out.dp) {
+      errors.push_back("parallelism.replica_micro_batch: " + str(p.replica_micro_batch.size()) +
+                       " entries, expected one per data-parallel replica (" + str(out.dp) + ")");
+    }
+    for (int64_t b : p.replica_micro_batch) {
+      if (b < 1) errors.push_back("parallelism.replica_micro_batch: entries must be at least 1");
+    }
+    out.replica_micro_batch = p.replica_micro_batch;
+  } else if (p.balance_replicas) {
+    std::vector<double> speeds;
+    for (int d = 0; d < out.dp; ++d) {
+      RankCoords c;
+      c.dp = d;
+      speeds.push_back(group_speed(out.placement->group({ParallelAxis::kTp, ParallelAxis::kPp,
+                                                         ParallelAxis::kCp}, c),
+                                   cluster, unit_workload, *in.costs, speed_cache));
+    }
+    out.replica_micro_batch = proportional_split(t.micro_batch * out.dp, speeds, 1);
+    out.notes.push_back("replica micro-batches balanced by device speed");
+  } else {
+    out.replica_micro_batch.assign(out.dp, t.micro_batch);
+  }
+  if (!errors.empty()) throw PlanError(errors);
+  const int64_t per_round = std::accumulate(out.replica_micro_batch.begin(),
+                                            out.replica_micro_batch.end(), int64_t{0});
+  const int64_t global = t.global_batch > 0 ? t.global_batch : per_round;
+  if (global % per_round != 0) {
+    throw PlanError({"training.global_batch: " + str(global) + " is not a multiple of the " +
+                     str(per_round) + " samples one micro-batch round takes (micro_batch x dp)"});
+  }
+  out.micro_batches = static_cast<int>(global / per_round);
+  if (p.schedule == PipelineSchedule::kInterleaved1F1B && p.pp > 1 &&
+      out.micro_batches % p.pp != 0) {
+    throw PlanError({"training.global_batch: the interleaved schedule needs the number of "
+                     "micro-batches per replica (" + str(out.micro_batches) +
+                     ") to be a multiple of pp (" + str(p.pp) + ")"});
+  }
+
+  // Tensor shares.
+  if (!p.tp_shares.empty()) {
+    if (static_cast<int>(p.tp_shares.size()) != p.tp) {
+      errors.push_back("parallelism.tp_shares: " + str(p.tp_shares.size()) +
+                       " entries, expected tp (" + str(p.tp) + ")");
+    } else {
+      const double sum = std::accumulate(p.tp_shares.begin(), p.tp_shares.end(), 0.0);
+      bool positive = true;
+      for (double s : p.tp_shares) positive = positive && s > 0;
+      if (!positive || std::abs(sum - 1) > 1e-6) {
+        errors.push_back("parallelism.tp_shares: entries must be positive and sum to 1");
+      }
+    }
+    out.tp_shares = p.tp_shares;
+  } else {
+    out.tp_shares.assign(p.tp, 1.0 / p.tp);
+  }
+  if (!errors.empty()) throw PlanError(errors);
+
+  // Layer partition over virtual stages k = chunk * pp + stage.
+  const int stages = p.pp * p.virtual_stages;
+  std::vector<double> speeds;
+  if (p.balance_stages) {
+    for (int k = 0; k < stages; ++k) {
+      RankCoords c;
+      c.pp = k % p.pp;
+      speeds.push_back(group_speed(out.placement->group({ParallelAxis::kTp, ParallelAxis::kDp,
+                                                         ParallelAxis::kCp}, c),
+                                   cluster, unit_workload, *in.costs, speed_cache));
+    }
+    out.notes.push_back("pipeline layers balanced by device speed");
+  }
+  try {
+    out.chunks = partition_layers(unit_workload, stages, p.stage_layers, speeds);
+  } catch (const std::invalid_argument& e) {
+    throw PlanError({std::string("parallelism.stage_layers: ") + e.what()});
+  }
+  for (int64_t b : std::set<int64_t>(out.replica_micro_batch.begin(), out.replica_micro_batch.end())) {
+    out.workloads.emplace(b, build_workload(in.model, WorkloadShape{b, t.seq_len, t.precision}));
+  }
+  return out;
+}
+
+}  // namespace lowering_detail
+}  // namespace dtsim::models

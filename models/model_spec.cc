@@ -1,0 +1,353 @@
+// Model families, the preset zoo (published dimensions, sources in each description) and
+// the checks a model description must pass before a workload is built from it.
+#include "models/model_spec.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "models/zoo/zoo.h"
+
+namespace dtsim::models {
+namespace {
+
+constexpr std::pair<ModelFamily, std::string_view> kFamilyNames[] = {
+    {ModelFamily::kGpt, "gpt"},
+    {ModelFamily::kLlama, "llama"},
+    {ModelFamily::kMoe, "moe"},
+    {ModelFamily::kBert, "bert"},
+    {ModelFamily::kResnet50, "resnet50"},
+    {ModelFamily::kAlexnet, "alexnet"},
+    {ModelFamily::kVgg16, "vgg16"},
+    {ModelFamily::kMlp, "mlp"},
+    {ModelFamily::kClassifier, "classifier"}};
+
+// The classifier family goes up to 1e8 classes (Song et al., KDD 2020); so may the others.
+constexpr int64_t kMaxClasses = 100'000'000;
+
+// Megatron-LM pads GPT-2's 50257-token vocabulary to a multiple of 128 times the
+// tensor-parallel size; Narayanan et al. 2021 use the padded 51200 (TP 8).
+constexpr int64_t kMegatronGptVocab = 51200;
+
+ModelPreset preset(std::string_view name, std::string_view description, ModelSpec spec) {
+  spec.name = std::string(name);
+  return ModelPreset{name, description, std::move(spec)};
+}
+
+ModelSpec transformer(ModelFamily family, int layers, int64_t hidden, int heads, int64_t vocab,
+                      int64_t seq_len) {
+  ModelSpec spec;
+  spec.family = family;
+  spec.layers = layers;
+  spec.hidden = hidden;
+  spec.heads = heads;
+  spec.vocab = vocab;
+  spec.seq_len = seq_len;
+  return spec;
+}
+
+// GPT-style decoders as Megatron-LM trains them: ffn 4h, tied embeddings, 2048 tokens.
+ModelSpec megatron_gpt(int layers, int64_t hidden, int heads) {
+  ModelSpec spec = transformer(ModelFamily::kGpt, layers, hidden, heads, kMegatronGptVocab, 2048);
+  spec.tied_embeddings = true;
+  return spec;
+}
+
+ModelSpec gpt2_small() {
+  ModelSpec spec = transformer(ModelFamily::kGpt, 12, 768, 12, 50257, 1024);
+  spec.tied_embeddings = true;
+  return spec;
+}
+
+ModelSpec nemotron4_340b() {
+  ModelSpec spec = transformer(ModelFamily::kGpt, 96, 18432, 96, 256000, 4096);
+  spec.kv_heads = 8;
+  spec.ffn_hidden = 73728;
+  return spec;
+}
+
+// Llama 3: 8 KV heads, the 128256-token vocabulary, 8192-token pre-training sequences.
+ModelSpec llama3(int layers, int64_t hidden, int heads, int64_t ffn) {
+  ModelSpec spec = transformer(ModelFamily::kLlama, layers, hidden, heads, 128256, 8192);
+  spec.kv_heads = 8;
+  spec.ffn_hidden = ffn;
+  return spec;
+}
+
+ModelSpec mixtral_8x7b() {
+  ModelSpec spec = transformer(ModelFamily::kMoe, 32, 4096, 32, 32000, 4096);
+  spec.kv_heads = 8;
+  spec.ffn_hidden = 14336;
+  spec.experts = 8;
+  spec.top_k = 2;
+  return spec;
+}
+
+// BERT: ffn 4h, WordPiece vocabulary of 30522, 512 positions, MLM decoder tied.
+ModelSpec bert(int layers, int64_t hidden, int heads) {
+  ModelSpec spec = transformer(ModelFamily::kBert, layers, hidden, heads, 30522, 512);
+  spec.tied_embeddings = true;
+  return spec;
+}
+
+// 224x224 ImageNet images, 1000 classes.
+ModelSpec image_model(ModelFamily family) {
+  ModelSpec spec;
+  spec.family = family;
+  spec.image_size = 224;
+  spec.classes = 1000;
+  return spec;
+}
+
+ModelSpec mlp_mnist() {
+  ModelSpec spec;
+  spec.family = ModelFamily::kMlp;
+  spec.layers = 2;
+  spec.hidden = 800;
+  spec.input_features = 784;  // 28 x 28 pixels
+  spec.classes = 10;
+  return spec;
+}
+
+ModelSpec classifier_100m() {
+  ModelSpec spec = image_model(ModelFamily::kClassifier);
+  spec.backbone = "resnet50";
+  spec.hidden = 2048;
+  spec.classes = kMaxClasses;
+  return spec;
+}
+
+std::vector<ModelPreset> make_presets() {
+  std::vector<ModelPreset> p;
+  p.push_back(
+      preset("gpt2", "GPT-2 small, 124M (Radford et al. 2019; Hugging Face gpt2)", gpt2_small()));
+  p.push_back(preset("gpt3-1.3b",
+                     "GPT-3 XL 1.3B (Brown et al. 2020, Table 2.1); vocabulary padded to 51200 "
+                     "as Megatron-LM does",
+                     megatron_gpt(24, 2048, 16)));
+  p.push_back(preset("gpt3-13b",
+                     "GPT-3 13B (Brown et al. 2020, Table 2.1: 40 layers, 40 heads of 128; the "
+                     "table's d_model 5140 is read as 40 x 128 = 5120, as implementations "
+                     "do); vocabulary padded to 51200",
+                     megatron_gpt(40, 5120, 40)));
+  p.push_back(preset("gpt3-175b",
+                     "GPT-3 175B (Brown et al. 2020; Narayanan et al. 2021, Table 1: 174.6B "
+                     "with the vocabulary padded to 51200)",
+                     megatron_gpt(96, 12288, 96)));
+  p.push_back(preset("gpt-22b", "Megatron GPT 22B (Korthikanti et al. 2022, Table 3)",
+                     megatron_gpt(48, 6144, 64)));
+  p.push_back(preset("mt-nlg-530b",
+                     "Megatron-Turing NLG 530B (Smith et al. 2022; Narayanan et al. 2021, "
+                     "Table 1: 529.6B)",
+                     megatron_gpt(105, 20480, 128)));
+  p.push_back(preset("gpt-1t", "Megatron GPT 1T (Narayanan et al. 2021, Table 1: 1008B)",
+                     megatron_gpt(128, 25600, 160)));
+  p.push_back(
+      preset("nemotron4-340b",
+             "Nemotron-4 340B (NVIDIA 2024, Table 1): squared-ReLU MLP without a gate, modelled as "
+             "the gpt family (LayerNorm, biases, dropout, learned positions in place of "
+             "rotary ones) with ffn 73728 and 8 KV heads; untied embeddings",
+             nemotron4_340b()));
+  p.push_back(preset("llama3-8b",
+                     "Llama 3 8B (Llama Team 2024, The Llama 3 Herd of Models, Table 3)",
+                     llama3(32, 4096, 32, 14336)));
+  p.push_back(
+      preset("llama3-70b", "Llama 3 70B (Llama Team 2024, Table 3)", llama3(80, 8192, 64, 28672)));
+  p.push_back(preset("llama3.1-405b", "Llama 3.1 405B (Llama Team 2024, Table 3)",
+                     llama3(126, 16384, 128, 53248)));
+  p.push_back(
+      preset("mixtral-8x7b",
+             "Mixtral 8x7B (Jiang et al. 2024, Table 1: 8 experts, top 2); 4096-token sequences as "
+             "in Megatron-Core's Mixtral recipes (the model's context is 32768)",
+             mixtral_8x7b()));
+  p.push_back(preset("bert-base", "BERT-Base, 110M (Devlin et al. 2019)", bert(12, 768, 12)));
+  p.push_back(preset("bert-large", "BERT-Large, 340M (Devlin et al. 2019)", bert(24, 1024, 16)));
+  p.push_back(preset("resnet50",
+                     "ResNet-50 v1.5 on 224x224 ImageNet, 25.6M parameters, 4.1 GMACs (He et "
+                     "al. 2016; torchvision)",
+                     image_model(ModelFamily::kResnet50)));
+  p.push_back(preset("alexnet",
+                     "AlexNet, one-tower variant (Krizhevsky 2014; torchvision), 61.1M "
+                     "parameters, 0.71 GMACs",
+                     image_model(ModelFamily::kAlexnet)));
+  p.push_back(preset("vgg16",
+                     "VGG-16, configuration D (Simonyan and Zisserman 2015), 138.4M "
+                     "parameters, 15.5 GMACs",
+                     image_model(ModelFamily::kVgg16)));
+  p.push_back(preset("mlp-mnist",
+                     "MNIST MLP 784-800-800-10 (the two-layer, 800-unit net of Simard et al. "
+                     "2003, as in Srivastava et al. 2014, Table 2)",
+                     mlp_mnist()));
+  p.push_back(preset("classifier-100m",
+                     "100-million-class image classifier: ResNet-50 backbone (2048 features) "
+                     "and a class-parallel fully connected layer (Song et al., KDD 2020)",
+                     classifier_100m()));
+  return p;
+}
+
+const std::vector<ModelPreset>& presets() {
+  static const std::vector<ModelPreset> all = make_presets();
+  return all;
+}
+
+class Problems {
+ public:
+  void add(std::string problem) { list_.push_back(std::move(problem)); }
+  void require_positive(std::string_view field, int64_t value) {
+    if (value <= 0) add(std::string(field) + ": must be positive, got " + std::to_string(value));
+  }
+  void require_zero_or_positive(std::string_view field, int64_t value, std::string_view zero) {
+    if (value < 0) {
+      add(std::string(field) + ": must be 0 (" + std::string(zero) + ") or positive, got " +
+          std::to_string(value));
+    }
+  }
+  std::vector<std::string> take() { return std::move(list_); }
+
+ private:
+  std::vector<std::string> list_;
+};
+
+void check_attention(const ModelSpec& spec, Problems& problems) {
+  problems.require_positive("heads", spec.heads);
+  if (spec.hidden > 0 && spec.heads > 0 && spec.hidden % spec.heads != 0) {
+    problems.add("hidden: must be divisible by heads (hidden " + std::to_string(spec.hidden) +
+                 ", heads " + std::to_string(spec.heads) + ")");
+  }
+  problems.require_zero_or_positive("kv_heads", spec.kv_heads, "= heads");
+  if (spec.kv_heads > 0 && spec.heads > 0 && spec.heads % spec.kv_heads != 0) {
+    problems.add("kv_heads: must divide heads (heads " + std::to_string(spec.heads) +
+                 ", kv_heads " + std::to_string(spec.kv_heads) + ")");
+  }
+}
+
+void check_experts(const ModelSpec& spec, Problems& problems) {
+  const std::string family(model_family_name(spec.family));
+  if (spec.family != ModelFamily::kMoe) {
+    if (spec.experts != 0) {
+      problems.add("experts: only the moe family has experts, got " + std::to_string(spec.experts) +
+                   " for " + family);
+    }
+    if (spec.top_k != 0) {
+      problems.add("top_k: only the moe family routes to experts, got " +
+                   std::to_string(spec.top_k) + " for " + family);
+    }
+    return;
+  }
+  problems.require_positive("experts", spec.experts);
+  problems.require_positive("top_k", spec.top_k);
+  if (spec.experts > 0 && spec.top_k > spec.experts) {
+    problems.add("top_k: must not exceed experts (top_k " + std::to_string(spec.top_k) +
+                 ", experts " + std::to_string(spec.experts) + ")");
+  }
+}
+
+void check_transformer(const ModelSpec& spec, Problems& problems) {
+  problems.require_positive("layers", spec.layers);
+  problems.require_positive("hidden", spec.hidden);
+  check_attention(spec, problems);
+  problems.require_positive("vocab", spec.vocab);
+  if (spec.family == ModelFamily::kLlama || spec.family == ModelFamily::kMoe) {
+    if (spec.ffn_hidden <= 0) {
+      problems.add("ffn_hidden: must be positive for the " +
+                   std::string(model_family_name(spec.family)) + " family, got " +
+                   std::to_string(spec.ffn_hidden));
+    }
+  } else {
+    problems.require_zero_or_positive("ffn_hidden", spec.ffn_hidden, "= 4 * hidden");
+  }
+  problems.require_zero_or_positive("seq_len", spec.seq_len, "set by the training set-up");
+  check_experts(spec, problems);
+}
+
+void check_classes(const ModelSpec& spec, Problems& problems) {
+  if (spec.classes < 1 || spec.classes > kMaxClasses) {
+    problems.add("classes: must be between 1 and " + std::to_string(kMaxClasses) + ", got " +
+                 std::to_string(spec.classes));
+  }
+}
+
+void check_image(const ModelSpec& spec, ModelFamily family, Problems& problems) {
+  const int min_size = zoo::min_image_size(family);
+  if (spec.image_size < min_size) {
+    problems.add("image_size: must be at least " + std::to_string(min_size) + " for " +
+                 std::string(model_family_name(family)) + ", got " +
+                 std::to_string(spec.image_size));
+  }
+}
+
+void check_mlp_body(const ModelSpec& spec, Problems& problems) {
+  problems.require_positive("layers", spec.layers);
+  problems.require_positive("hidden", spec.hidden);
+  problems.require_positive("input_features", spec.input_features);
+}
+
+bool is_vision(ModelFamily f) {
+  return f == ModelFamily::kResnet50 || f == ModelFamily::kAlexnet || f == ModelFamily::kVgg16;
+}
+
+void check_classifier(const ModelSpec& spec, Problems& problems) {
+  const std::optional<ModelFamily> backbone = model_family_from_name(spec.backbone);
+  if (!backbone || !(is_vision(*backbone) || *backbone == ModelFamily::kMlp)) {
+    problems.add("backbone: expected resnet50, alexnet, vgg16 or mlp, got \"" + spec.backbone +
+                 "\"");
+  } else if (*backbone == ModelFamily::kMlp) {
+    check_mlp_body(spec, problems);
+  } else {
+    check_image(spec, *backbone, problems);
+    const int64_t features = zoo::vision_feature_count(*backbone);
+    if (spec.hidden != features) {
+      problems.add("hidden: must be " + std::to_string(features) + ", the features of the " +
+                   spec.backbone + " backbone, got " + std::to_string(spec.hidden));
+    }
+  }
+  check_classes(spec, problems);
+}
+
+}  // namespace
+
+std::string_view model_family_name(ModelFamily f) {
+  for (const auto& [family, name] : kFamilyNames) {
+    if (family == f) return name;
+  }
+  return "?";
+}
+
+std::optional<ModelFamily> model_family_from_name(std::string_view name) {
+  for (const auto& [family, n] : kFamilyNames) {
+    if (n == name) return family;
+  }
+  return std::nullopt;
+}
+
+bool is_transformer(ModelFamily f) {
+  return f == ModelFamily::kGpt || f == ModelFamily::kLlama || f == ModelFamily::kMoe ||
+         f == ModelFamily::kBert;
+}
+
+std::span<const ModelPreset> model_presets() { return presets(); }
+
+const ModelPreset* find_model_preset(std::string_view name) {
+  for (const ModelPreset& p : presets()) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> validate_model_spec(const ModelSpec& spec) {
+  Problems problems;
+  if (is_transformer(spec.family)) {
+    check_transformer(spec, problems);
+  } else if (is_vision(spec.family)) {
+    check_image(spec, spec.family, problems);
+    check_classes(spec, problems);
+  } else if (spec.family == ModelFamily::kMlp) {
+    check_mlp_body(spec, problems);
+    check_classes(spec, problems);
+  } else {
+    check_classifier(spec, problems);
+  }
+  return problems.take();
+}
+
+}  // namespace dtsim::models

@@ -1,0 +1,74 @@
+// A model's architecture by its dimensions: the presets of the zoo, explicit dimensions
+// from a scenario, or a Hugging Face config.json.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace dtsim::models {
+
+enum class ModelFamily { kGpt, kLlama, kMoe, kBert, kResnet50, kAlexnet, kVgg16, kMlp, kClassifier };
+std::string_view model_family_name(ModelFamily f);
+std::optional<ModelFamily> model_family_from_name(std::string_view name);
+bool is_transformer(ModelFamily f);  // gpt, llama, moe, bert
+
+struct ModelSpec {
+  std::string name;
+  ModelFamily family = ModelFamily::kGpt;
+  // Transformers (gpt: LayerNorm, GeLU MLP with ffn_hidden = 4 * hidden by default, learned
+  // positions; llama: RMSNorm, SwiGLU, rotary, grouped-query attention with kv_heads;
+  // moe: llama with `experts` SwiGLU experts per layer, `top_k` routed per token;
+  // bert: encoder with LayerNorm and GeLU, a pooler and a masked-LM head).
+  int layers = 0;
+  int64_t hidden = 0;
+  int heads = 0;
+  int kv_heads = 0;  // 0 = heads (multi-head attention)
+  int64_t ffn_hidden = 0;
+  int64_t vocab = 0;
+  int experts = 0;
+  int top_k = 0;
+  int64_t seq_len = 0;  // default sequence length (the training set-up may override it)
+  bool tied_embeddings = false;
+  // Vision (resnet50, alexnet, vgg16): input resolution and classes.
+  int image_size = 224;
+  int64_t classes = 1000;
+  // mlp: `layers` fully connected layers of `hidden` units on an input of `input_features`,
+  // then `classes` outputs. classifier: a backbone (`backbone`, a vision family name or
+  // "mlp") producing `hidden` features, then one fully connected layer of `classes`
+  // outputs with softmax (up to 1e8 classes).
+  int64_t input_features = 0;
+  std::string backbone;
+
+  int64_t kv_heads_or_heads() const { return kv_heads > 0 ? kv_heads : heads; }
+  int64_t head_dim() const { return heads > 0 ? hidden / heads : 0; }
+};
+
+struct ModelPreset {
+  std::string_view name;
+  std::string_view description;
+  ModelSpec spec;
+};
+std::span<const ModelPreset> model_presets();
+const ModelPreset* find_model_preset(std::string_view name);
+
+// Problems with a model description, one sentence each, naming the field
+// ("layers: must be positive, got 0"). Empty when the spec can be built.
+std::vector<std::string> validate_model_spec(const ModelSpec& spec);
+
+// A Hugging Face config.json (LLaMA, Mistral, Qwen2/3, GPT-2, Mixtral families).
+class HfConfigError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+// `source` names the file in messages ("config.json: num_hidden_layers: expected a
+// positive integer, got \"x\""). Throws HfConfigError.
+ModelSpec model_spec_from_hf_config(const nlohmann::json& config, const std::string& source);
+
+}  // namespace dtsim::models

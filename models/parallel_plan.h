@@ -1,0 +1,67 @@
+// A parallelization plan: how a training step is split over the cluster's ranks (data,
+// tensor, pipeline, context and expert parallelism, ZeRO/FSDP), placed on the topology,
+// and balanced over mixed devices.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "models/schedule.h"
+#include "sim/collectives/collective_plan.h"
+#include "sim/units.h"
+
+namespace dtsim::models {
+
+enum class ParallelAxis { kTp, kCp, kDp, kPp };
+std::string_view parallel_axis_name(ParallelAxis a);
+
+struct ParallelPlan {
+  int dp = 0;  // 0: derived, ranks / (tp * pp * cp)
+  int tp = 1;
+  int pp = 1;
+  int cp = 1;
+  int ep = 1;  // expert parallelism, carved out of dp as in Megatron-LM (ep divides dp)
+  int virtual_stages = 1;
+  PipelineSchedule schedule = PipelineSchedule::k1F1B;
+  int zero_stage = 0;  // 0..3; 3 is FSDP full-shard
+  bool sequence_parallel = false;
+
+  // Data-parallel gradient reduction: buckets of this many gradient bytes, each reduced as
+  // soon as the backward pass has produced it (PyTorch DDP's default is 25 MiB).
+  Bytes bucket = MiB(25);
+  bool overlap_grad_reduce = true;
+  CollectiveAlgorithm dp_algorithm = CollectiveAlgorithm::kAuto;
+  // Tensor-parallel collectives inside a node are priced by the alpha-beta estimate
+  // (CollectiveCall::analytical) unless this is false.
+  bool tp_comm_analytical = true;
+
+  // Heterogeneous clusters. Transformer blocks per virtual pipeline stage (pp * virtual_stages
+  // entries); empty = even, unless balance_stages splits them by each stage's speed.
+  std::vector<int> stage_layers;
+  bool balance_stages = false;
+  // Samples per micro-batch of each data-parallel replica (dp entries); empty = the
+  // training set-up's micro_batch everywhere, unless balance_replicas sets them by speed.
+  std::vector<int64_t> replica_micro_batch;
+  bool balance_replicas = false;
+  // Each tensor-parallel rank's share of every split op (tp entries summing to 1).
+  std::vector<double> tp_shares;
+
+  // Placement: axes from innermost (consecutive ranks) to outermost. Megatron-LM's order,
+  // tensor parallel inside a node first, is the default.
+  std::vector<ParallelAxis> axis_order = {ParallelAxis::kTp, ParallelAxis::kCp, ParallelAxis::kDp,
+                                          ParallelAxis::kPp};
+  // Explicit mapping: rank_map[position] = cluster rank, where position is the index the
+  // axis order gives. Empty = identity.
+  std::vector<int> rank_map;
+
+  // Geo-distributed data parallelism: gradients are reduced inside each region every step
+  // and parameters averaged across regions every `sync_every` steps (local SGD). 1 =
+  // synchronous data parallelism across regions every step.
+  int sync_every = 1;
+
+  // The hybrid of Song et al. (KDD 2020): a data-parallel backbone and the classifier layer
+  // sharded over every rank (model parallel), with a distributed softmax.
+  bool shard_classifier = false;
+};
+
+}  // namespace dtsim::models

@@ -1,0 +1,116 @@
+// The workload graph: a model's layers as ops with shapes, FLOPs, bytes and parameters,
+// for one micro-batch. Parallel plans split it; the cost model prices its ops.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "models/model_spec.h"
+#include "models/precision.h"
+
+namespace dtsim::models {
+
+enum class OpKind { kMatmul, kAttention, kConv, kElementwise, kNorm, kSoftmax, kEmbedding, kPool,
+                    kLoss, kRouter };
+std::string_view op_kind_name(OpKind k);
+
+// How an op divides over a tensor-parallel group (Megatron-LM's column/row splits).
+enum class TensorSplit {
+  kReplicated,  // each TP rank computes the whole op (LayerNorm, dropout, residual)
+  kSequence,    // replicated unless sequence parallelism splits it along the sequence
+  kColumn,      // output features split: gemm.n / tp (QKV, FC1, gate/up)
+  kRow,         // input features split: gemm.k / tp (attention projection, FC2, down)
+  kHeads,       // attention core: heads / tp
+  kVocab,       // embedding, LM head, classifier, their softmax: vocabulary or classes / tp
+};
+std::string_view tensor_split_name(TensorSplit s);
+
+// A GEMM C[m, n] = A[m, k] B[k, n], `batch` times (attention scores: batch = b * heads).
+// Convolutions are their implicit GEMM: m = batch * out_h * out_w, n = out_channels,
+// k = in_channels * kernel_h * kernel_w.
+struct GemmShape {
+  int64_t m = 0;
+  int64_t n = 0;
+  int64_t k = 0;
+  int64_t batch = 1;
+  double flops() const { return 2.0 * static_cast<double>(m) * n * k * batch; }
+};
+
+struct Op {
+  std::string name;  // "attn.qkv", "mlp.fc1", "conv2_1.a"
+  OpKind kind = OpKind::kElementwise;
+  TensorSplit split = TensorSplit::kReplicated;
+  GemmShape gemm;    // matmul, attention, conv: the whole (unsplit) op
+  // For the whole op and one micro-batch:
+  double fwd_flops = 0;
+  double bwd_flops = 0;   // input gradient plus weight gradient
+  double fwd_bytes = 0;   // HBM traffic of the forward kernels (read + write)
+  double bwd_bytes = 0;
+  int64_t params = 0;     // weights and biases it owns
+  double saved_bytes = 0; // activations kept for the backward pass
+  // How saved_bytes divide over the TP group; it can differ from `split` (the replicated
+  // input of a column-parallel GEMM is kSequence: only sequence parallelism divides it).
+  TensorSplit saved_split = TensorSplit::kReplicated;
+  // Part of the attention core (QK^T, softmax, dropout, attention over V): selective
+  // recomputation (and FlashAttention, which behaves the same) drops its saved_bytes and
+  // runs its forward again in the backward pass (Korthikanti et al. 2022).
+  bool attention_core = false;
+  // A routed MoE expert: FLOPs and params divide over the expert-parallel group.
+  bool expert = false;
+};
+
+enum class LayerKind { kEmbedding, kTransformer, kHead, kVision, kDense, kClassifier };
+std::string_view layer_kind_name(LayerKind k);
+
+struct Layer {
+  std::string name;  // "embedding", "block.12", "head", "conv3_x.1", "classifier"
+  LayerKind kind = LayerKind::kDense;
+  std::vector<Op> ops;
+  double output_bytes = 0;  // the activation passed to the next layer (pipeline sends)
+  // Tensor-parallel collectives per micro-batch: how many all-reduces (or, with sequence
+  // parallelism, reduce-scatter + all-gather pairs) of `tp_comm_bytes` each the layer
+  // needs in the forward and in the backward pass.
+  int tp_comms_fwd = 0;
+  int tp_comms_bwd = 0;
+  double tp_comm_bytes = 0;
+  // MoE: bytes one all-to-all of the routed tokens moves (dispatch or combine) in total
+  // over the expert-parallel group; there are two in forward and two in backward.
+  double moe_all_to_all_bytes = 0;
+  // Context parallelism: bytes of the keys and values the attention gathers over the CP
+  // group (forward all-gather; the backward reduce-scatters their gradients).
+  double kv_bytes = 0;
+
+  int64_t params() const;
+  double fwd_flops() const;
+  double bwd_flops() const;
+};
+
+struct WorkloadShape {
+  int64_t micro_batch = 1;  // samples
+  int64_t seq_len = 0;      // tokens per sample; 0 = the model's default; images ignore it
+  Precision precision = Precision::kBf16;
+};
+
+struct Workload {
+  ModelSpec spec;
+  WorkloadShape shape;  // seq_len resolved
+  std::vector<Layer> layers;
+
+  int64_t params() const;
+  double fwd_flops() const;
+  double bwd_flops() const;
+  // Tokens per sample: the sequence length for language models, 1 for images.
+  int64_t tokens_per_sample() const;
+};
+
+// Throws std::invalid_argument naming the field if validate_model_spec finds problems.
+Workload build_workload(const ModelSpec& spec, const WorkloadShape& shape);
+
+// Model FLOPs of one training iteration of `samples` samples (forward + backward, no
+// recomputation): the numerator of MFU. The sum over ops of fwd + bwd FLOPs, scaled from
+// w.shape.micro_batch samples to `samples`.
+double model_flops_per_iteration(const Workload& w, int64_t samples);
+
+}  // namespace dtsim::models

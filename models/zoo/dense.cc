@@ -1,0 +1,84 @@
+// Fully connected models: the multi-layer perceptron, and the large classifier (a backbone,
+// then one fully connected layer over up to 1e8 classes split across the tensor-parallel
+// group by classes, as in Song et al., KDD 2020).
+#include <string>
+#include <vector>
+
+#include "models/zoo/zoo.h"
+
+namespace dtsim::models::zoo {
+namespace {
+
+// The per-sample loss a network hands on, in fp32.
+constexpr double kLossOutputBytes = 4;
+
+// Input of `in` features, then fully connected + ReLU to spec.hidden, `spec.layers` times.
+// Each linear layer keeps its input; ReLU runs in place and its output is the next linear
+// layer's kept input.
+std::vector<Layer> hidden_layers(const ModelSpec& spec, const BuildShape& shape) {
+  std::vector<Layer> layers;
+  int64_t in = spec.input_features;
+  for (int i = 0; i < spec.layers; ++i) {
+    Layer layer;
+    layer.name = "fc." + std::to_string(i);
+    layer.kind = LayerKind::kDense;
+    const double in_elements = static_cast<double>(shape.batch) * in;
+    const double out_elements = static_cast<double>(shape.batch) * spec.hidden;
+    layer.ops.push_back(saving(
+        linear("fc", TensorSplit::kReplicated, shape.batch, in, spec.hidden, true, shape.act_bytes),
+        in_elements * shape.act_bytes, TensorSplit::kReplicated));
+    layer.ops.push_back(memory_bound_op("relu", OpKind::kElementwise, TensorSplit::kReplicated,
+                                        out_elements, kReluFlops, 2 * shape.act_bytes));
+    layer.output_bytes = out_elements * shape.act_bytes;
+    layers.push_back(std::move(layer));
+    in = spec.hidden;
+  }
+  return layers;
+}
+
+// A fully connected layer from spec.hidden features to spec.classes and the softmax loss.
+Layer output_layer(const ModelSpec& spec, const BuildShape& shape, std::string name, LayerKind kind,
+                   TensorSplit split) {
+  const double batch = static_cast<double>(shape.batch);
+  Layer layer;
+  layer.name = std::move(name);
+  layer.kind = kind;
+  layer.ops.push_back(
+      saving(linear("fc", split, shape.batch, spec.hidden, spec.classes, true, shape.act_bytes),
+             batch * spec.hidden * shape.act_bytes, TensorSplit::kReplicated));
+  layer.ops.push_back(softmax_cross_entropy("loss", split, batch, static_cast<double>(spec.classes),
+                                            shape.act_bytes, shape.act_bytes));
+  layer.output_bytes = batch * kLossOutputBytes;
+  return layer;
+}
+
+}  // namespace
+
+std::vector<Layer> mlp_layers(const ModelSpec& spec, const BuildShape& shape,
+                              bool classification_head) {
+  std::vector<Layer> layers = hidden_layers(spec, shape);
+  if (classification_head) {
+    layers.push_back(
+        output_layer(spec, shape, "output", LayerKind::kDense, TensorSplit::kReplicated));
+  }
+  return layers;
+}
+
+std::vector<Layer> classifier_layers(const ModelSpec& spec, const BuildShape& shape) {
+  const ModelFamily backbone = model_family_from_name(spec.backbone).value_or(ModelFamily::kMlp);
+  std::vector<Layer> layers = backbone == ModelFamily::kMlp
+                                  ? mlp_layers(spec, shape, false)
+                                  : vision_layers(spec, backbone, shape, false);
+  // Split by classes: every rank holds the whole feature vector and a slice of the classes.
+  Layer classifier =
+      output_layer(spec, shape, "classifier", LayerKind::kClassifier, TensorSplit::kVocab);
+  // Like an LM head: the features' gradient is summed over the group in the backward pass
+  // (the softmax's small all-reduces of maxima and sums are left out).
+  classifier.tp_comms_fwd = 0;
+  classifier.tp_comms_bwd = 1;
+  classifier.tp_comm_bytes = static_cast<double>(shape.batch) * spec.hidden * shape.act_bytes;
+  layers.push_back(std::move(classifier));
+  return layers;
+}
+
+}  // namespace dtsim::models::zoo

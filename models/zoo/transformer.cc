@@ -1,0 +1,415 @@
+// Transformer layers (GPT, LLaMA, Mixtral-style MoE, BERT) as Megatron-LM runs them: GEMM
+// shapes and FLOPs of Narayanan et al. 2021 (section 5.1), saved activations of Korthikanti
+// et al. 2022 (section 4.1), tensor-parallel splits of Shoeybi et al. 2019.
+//
+// Saved activations per block, b samples of s tokens, hidden h, a heads, 2-byte elements
+// (`act` bytes in general; dropout masks are 1 byte per element):
+//   gpt, bert (Korthikanti's count, 34sbh + 5as^2b):
+//     two norm inputs 2sbh each                                  [kSequence]
+//     QKV input 2sbh                                             [kSequence]
+//     Q, K, V 6sbh (kept by attn.qkv_bias)                       [kHeads]
+//     softmax output 2as^2b, its dropout mask as^2b, the dropout
+//       output 2as^2b (attention core)                           [kHeads]
+//     projection input 2sbh                                      [kRow]
+//     two residual dropout masks sbh each                        [kSequence]
+//     fc1 input 2sbh [kSequence], GeLU input 8sbh [kColumn], fc2 input 8sbh [kRow]
+//   llama (no dropout; ffn hidden f, key/value width g = kv_heads * head_dim):
+//     norm inputs 2 * 2sbh, QKV input 2sbh, Q, K, V 2sb(h + 2g), projection input 2sbh,
+//     gate/up input 2sbh, the gate and up outputs 2 * 2sbf, down input 2sbf,
+//     and the softmax output 2as^2b, which attention over V reads (attention core).
+//   moe: llama's norms and attention; router input 2sbh; with r = top_k routed copies of every
+//   token,
+//     expert input 2rsbh, gate and up outputs 2 * 2rsbf, down input 2rsbf, and the expert
+//     outputs 2rsbh that the weighted combine needs for the routing weights' gradient.
+// Only the ops marked attention_core hold the s^2 terms, so selective recomputation keeps
+// the rest (34sbh for gpt).
+#include <string>
+#include <vector>
+
+#include "models/zoo/zoo.h"
+
+namespace dtsim::models::zoo {
+namespace {
+
+// Forward FLOPs per element of the transformer's memory-bound ops (see zoo.h).
+constexpr double kLayerNormFlops = 8;  // mean, variance (subtract, square, add), normalise, affine
+constexpr double kRmsNormFlops = 4;    // square and add, scale by 1/rms, multiply by the weight
+constexpr double kSoftmaxFlops = 7;    // scale, mask, max, subtract, exp, sum, divide
+constexpr double kGeluFlops = 8;       // bias add and the tanh approximation
+constexpr double kSwigluFlops = 5;     // gate * sigmoid(gate) (4), times up (1)
+constexpr double kRopeFlops = 3;       // rotate pairs: two multiplies and an add
+constexpr double kCombineFlops = 2;    // multiply by the routing weight, add
+// Megatron-LM computes the cross-entropy in fp32 and keeps the fp32 softmax for its
+// backward (Korthikanti et al. 2022, section 4.3: 4sbv/t bytes).
+constexpr double kLossProbBytes = 4;
+// The per-token loss the head hands on, in fp32.
+constexpr double kLossOutputBytes = 4;
+// BERT's segment (token type) embedding has two rows: sentence A and sentence B.
+constexpr int64_t kBertTokenTypes = 2;
+// BERT's next-sentence prediction: is-next or not.
+constexpr int64_t kBertNspClasses = 2;
+
+struct Dims {
+  ModelFamily family = ModelFamily::kGpt;
+  int64_t batch = 0;
+  int64_t seq = 0;
+  int64_t tokens = 0;  // batch * seq: the rows of every token-wise GEMM
+  int64_t hidden = 0;
+  int64_t heads = 0;
+  int64_t head_dim = 0;
+  int64_t kv_width = 0;  // kv_heads * head_dim: the K and V projections' outputs
+  int64_t ffn = 0;
+  int64_t vocab = 0;
+  int64_t positions = 0;  // rows of the learned position table (gpt, bert)
+  int64_t experts = 0;
+  int64_t top_k = 0;
+  bool tied = false;
+  double act = 2;
+  // gpt and bert: LayerNorm, biases, dropout, GeLU, learned positions; llama and moe:
+  // RMSNorm, no biases, no dropout, SwiGLU, rotary positions.
+  bool gpt_style = true;
+
+  double token_elements() const { return static_cast<double>(tokens) * hidden; }
+  double score_elements() const { return static_cast<double>(batch) * heads * seq * seq; }
+};
+
+Dims dims_of(const ModelSpec& spec, const BuildShape& shape) {
+  Dims d;
+  d.family = spec.family;
+  d.batch = shape.batch;
+  d.seq = shape.seq_len;
+  d.tokens = shape.batch * shape.seq_len;
+  d.hidden = spec.hidden;
+  d.heads = spec.heads;
+  d.head_dim = spec.head_dim();
+  d.kv_width = spec.kv_heads_or_heads() * spec.head_dim();
+  d.gpt_style = spec.family == ModelFamily::kGpt || spec.family == ModelFamily::kBert;
+  d.ffn = spec.ffn_hidden > 0 ? spec.ffn_hidden : 4 * spec.hidden;
+  d.vocab = spec.vocab;
+  d.positions = spec.seq_len > 0 ? spec.seq_len : shape.seq_len;
+  d.experts = spec.experts;
+  d.top_k = spec.top_k;
+  d.tied = spec.tied_embeddings;
+  d.act = shape.act_bytes;
+  return d;
+}
+
+void add_norm(std::vector<Op>& ops, const Dims& d, std::string name) {
+  const double elements = d.token_elements();
+  Op norm = memory_bound_op(std::move(name), OpKind::kNorm, TensorSplit::kSequence, elements,
+                            d.gpt_style ? kLayerNormFlops : kRmsNormFlops, 2 * d.act);
+  norm.params = d.gpt_style ? 2 * d.hidden : d.hidden;  // LayerNorm has a bias, RMSNorm not
+  ops.push_back(saving(std::move(norm), elements * d.act, TensorSplit::kSequence));
+}
+
+// Q, K and V as the core attention reads them. GPT and BERT add the QKV bias here
+// (Megatron-LM's column-parallel linear adds it after the GEMM); LLaMA rotates Q and K. The
+// op keeps Q, K and V for the backward pass: they are the core attention's inputs, which
+// selective recomputation keeps too, since it reruns the core from them.
+Op qkv_preparation(const Dims& d) {
+  const double qkv_elements = static_cast<double>(d.tokens) * (d.hidden + 2 * d.kv_width);
+  Op op = d.gpt_style ? memory_bound_op("attn.qkv_bias", OpKind::kElementwise, TensorSplit::kHeads,
+                                        qkv_elements, kAddFlops, 2 * d.act)
+                      : memory_bound_op("attn.rope", OpKind::kElementwise, TensorSplit::kHeads,
+                                        static_cast<double>(d.tokens) * (d.hidden + d.kv_width),
+                                        kRopeFlops, 2 * d.act);
+  return saving(std::move(op), qkv_elements * d.act, TensorSplit::kHeads);
+}
+
+// A batched GEMM of the attention core: no weights, and a backward of two GEMMs of the
+// forward's size (gradients of both operands).
+Op attention_gemm(std::string name, const GemmShape& gemm, double act) {
+  Op op;
+  op.name = std::move(name);
+  op.kind = OpKind::kAttention;
+  op.split = TensorSplit::kHeads;
+  op.gemm = gemm;
+  op.saved_split = TensorSplit::kHeads;
+  op.attention_core = true;
+  op.fwd_flops = gemm.flops();
+  op.bwd_flops = 2 * op.fwd_flops;
+  const double operands = static_cast<double>(gemm.m) * gemm.k +
+                          static_cast<double>(gemm.k) * gemm.n +
+                          static_cast<double>(gemm.m) * gemm.n;
+  op.fwd_bytes = operands * static_cast<double>(gemm.batch) * act;
+  op.bwd_bytes = 2 * op.fwd_bytes;
+  return op;
+}
+
+Op attention_core_op(Op op) {
+  op.attention_core = true;
+  return op;
+}
+
+void add_attention(std::vector<Op>& ops, const Dims& d) {
+  const double tokens = static_cast<double>(d.tokens);
+  ops.push_back(saving(linear("attn.qkv", TensorSplit::kColumn, d.tokens, d.hidden,
+                              d.hidden + 2 * d.kv_width, d.gpt_style, d.act),
+                       d.token_elements() * d.act, TensorSplit::kSequence));
+  ops.push_back(qkv_preparation(d));
+
+  const int64_t score_batch = d.batch * d.heads;
+  // Its inputs Q and K are kept by the QKV preparation above.
+  ops.push_back(
+      attention_gemm("attn.score", GemmShape{d.seq, d.seq, d.head_dim, score_batch}, d.act));
+  const double scores = d.score_elements();
+  ops.push_back(saving(
+      attention_core_op(memory_bound_op("attn.softmax", OpKind::kSoftmax, TensorSplit::kHeads,
+                                        scores, kSoftmaxFlops, 2 * d.act)),
+      scores * d.act, TensorSplit::kHeads));
+  if (d.gpt_style) {
+    ops.push_back(saving(
+        attention_core_op(memory_bound_op("attn.dropout", OpKind::kElementwise, TensorSplit::kHeads,
+                                          scores, kDropoutFlops, 2 * d.act + kMaskBytes)),
+        scores * kMaskBytes, TensorSplit::kHeads));
+  }
+  // Attention over V keeps the dropout output; without dropout it reads the softmax
+  // output, which attn.softmax keeps already. V is kept by the QKV preparation.
+  ops.push_back(saving(
+      attention_gemm("attn.context", GemmShape{d.seq, d.head_dim, d.seq, score_batch}, d.act),
+      d.gpt_style ? scores * d.act : 0, TensorSplit::kHeads));
+  ops.push_back(saving(
+      linear("attn.proj", TensorSplit::kRow, d.tokens, d.hidden, d.hidden, d.gpt_style, d.act),
+      tokens * d.hidden * d.act, TensorSplit::kRow));
+}
+
+// The residual connection after a sublayer: Megatron-LM's fused bias-dropout-add (gpt,
+// bert; it keeps the dropout mask), or a plain add (llama, moe).
+void add_residual(std::vector<Op>& ops, const Dims& d, const std::string& prefix) {
+  const double elements = d.token_elements();
+  if (d.gpt_style) {
+    ops.push_back(saving(
+        memory_bound_op(prefix + ".dropout_add", OpKind::kElementwise, TensorSplit::kSequence,
+                        elements, kAddFlops + kDropoutFlops + kAddFlops, 3 * d.act + kMaskBytes),
+        elements * kMaskBytes, TensorSplit::kSequence));
+  } else {
+    ops.push_back(memory_bound_op(prefix + ".residual", OpKind::kElementwise,
+                                  TensorSplit::kSequence, elements, kAddFlops, 3 * d.act));
+  }
+}
+
+// GPT and BERT: fc1 (column-parallel) to ffn, bias + GeLU, fc2 (row-parallel) back to h.
+void add_gelu_mlp(std::vector<Op>& ops, const Dims& d) {
+  const double tokens = static_cast<double>(d.tokens);
+  const double ffn_elements = tokens * d.ffn;
+  ops.push_back(
+      saving(linear("mlp.fc1", TensorSplit::kColumn, d.tokens, d.hidden, d.ffn, true, d.act),
+             d.token_elements() * d.act, TensorSplit::kSequence));
+  ops.push_back(saving(memory_bound_op("mlp.gelu", OpKind::kElementwise, TensorSplit::kColumn,
+                                       ffn_elements, kGeluFlops, 2 * d.act),
+                       ffn_elements * d.act, TensorSplit::kColumn));
+  ops.push_back(saving(linear("mlp.fc2", TensorSplit::kRow, d.tokens, d.ffn, d.hidden, true, d.act),
+                       ffn_elements * d.act, TensorSplit::kRow));
+}
+
+// The SwiGLU feed-forward of `rows` rows: gate and up (column-parallel, one shared input),
+// silu(gate) * up, down (row-parallel).
+std::vector<Op> swiglu_ops(const Dims& d, const std::string& prefix, int64_t rows,
+                           TensorSplit input_split) {
+  const double ffn_elements = static_cast<double>(rows) * d.ffn;
+  std::vector<Op> ops;
+  ops.push_back(
+      saving(linear(prefix + ".gate", TensorSplit::kColumn, rows, d.hidden, d.ffn, false, d.act),
+             static_cast<double>(rows) * d.hidden * d.act, input_split));
+  // Reads the same input as the gate, kept once there.
+  ops.push_back(linear(prefix + ".up", TensorSplit::kColumn, rows, d.hidden, d.ffn, false, d.act));
+  ops.push_back(saving(memory_bound_op(prefix + ".swiglu", OpKind::kElementwise,
+                                       TensorSplit::kColumn, ffn_elements, kSwigluFlops, 3 * d.act),
+                       2 * ffn_elements * d.act, TensorSplit::kColumn));
+  ops.push_back(
+      saving(linear(prefix + ".down", TensorSplit::kRow, rows, d.ffn, d.hidden, false, d.act),
+             ffn_elements * d.act, TensorSplit::kRow));
+  return ops;
+}
+
+// Mixtral-style MoE feed-forward: a router picks top_k of `experts` SwiGLU experts per
+// token. Expert ops count the FLOPs of tokens * top_k rows through one expert each and own
+// the weights of all experts.
+void add_moe_mlp(std::vector<Op>& ops, const Dims& d) {
+  Op router = weighted_gemm("moe.router", OpKind::kRouter, TensorSplit::kSequence,
+                            GemmShape{d.tokens, d.experts, d.hidden, 1}, d.hidden * d.experts, 0,
+                            d.token_elements(), static_cast<double>(d.tokens) * d.experts, d.act);
+  ops.push_back(saving(std::move(router), d.token_elements() * d.act, TensorSplit::kSequence));
+
+  const int64_t routed = d.tokens * d.top_k;
+  for (Op& op : swiglu_ops(d, "moe.expert", routed, TensorSplit::kSequence)) {
+    op.expert = true;
+    if (op.params > 0) {
+      // Every expert's weights are read, not one expert's.
+      op.fwd_bytes += static_cast<double>(op.params) * (d.experts - 1) * d.act;
+      op.bwd_bytes = 2 * op.fwd_bytes;
+      op.params *= d.experts;
+    }
+    ops.push_back(std::move(op));
+  }
+  const double routed_elements = static_cast<double>(routed) * d.hidden;
+  ops.push_back(saving(memory_bound_op("moe.combine", OpKind::kElementwise, TensorSplit::kSequence,
+                                       routed_elements, kCombineFlops, 2 * d.act),
+                       routed_elements * d.act, TensorSplit::kSequence));
+}
+
+void add_mlp(std::vector<Op>& ops, const Dims& d) {
+  if (d.family == ModelFamily::kMoe) {
+    add_moe_mlp(ops, d);
+  } else if (d.gpt_style) {
+    add_gelu_mlp(ops, d);
+  } else {
+    for (Op& op : swiglu_ops(d, "mlp", d.tokens, TensorSplit::kSequence)) {
+      ops.push_back(std::move(op));
+    }
+  }
+}
+
+Layer block_layer(const Dims& d, int index) {
+  Layer layer;
+  layer.name = "block." + std::to_string(index);
+  layer.kind = LayerKind::kTransformer;
+  if (d.family == ModelFamily::kBert) {
+    // BERT normalises after each residual (post-LN, Devlin et al. 2019).
+    add_attention(layer.ops, d);
+    add_residual(layer.ops, d, "attn");
+    add_norm(layer.ops, d, "attn.norm");
+    add_mlp(layer.ops, d);
+    add_residual(layer.ops, d, "mlp");
+    add_norm(layer.ops, d, "mlp.norm");
+  } else {
+    add_norm(layer.ops, d, "attn.norm");
+    add_attention(layer.ops, d);
+    add_residual(layer.ops, d, "attn");
+    add_norm(layer.ops, d, "mlp.norm");
+    add_mlp(layer.ops, d);
+    add_residual(layer.ops, d, "mlp");
+  }
+  const double hidden_bytes = d.token_elements() * d.act;
+  layer.output_bytes = hidden_bytes;
+  // Megatron-LM: one all-reduce after attention and one after the MLP in the forward pass;
+  // their conjugates before QKV and fc1 in the backward pass.
+  layer.tp_comms_fwd = 2;
+  layer.tp_comms_bwd = 2;
+  layer.tp_comm_bytes = hidden_bytes;
+  layer.kv_bytes = static_cast<double>(d.tokens) * 2 * d.kv_width * d.act;
+  if (d.family == ModelFamily::kMoe) {
+    layer.moe_all_to_all_bytes = hidden_bytes * static_cast<double>(d.top_k);
+  }
+  return layer;
+}
+
+// A lookup (and add) into a table of `rows` x hidden: reads a row, writes the activation.
+Op embedding_lookup(std::string name, TensorSplit split, const Dims& d, int64_t rows) {
+  const double elements = d.token_elements();
+  Op op = memory_bound_op(std::move(name), OpKind::kEmbedding, split, elements, 0, 2 * d.act);
+  op.params = rows * d.hidden;
+  op.bwd_flops = elements;  // the gradient rows are added into the table's gradient
+  return op;
+}
+
+Layer embedding_layer(const Dims& d) {
+  Layer layer;
+  layer.name = "embedding";
+  layer.kind = LayerKind::kEmbedding;
+  const double elements = d.token_elements();
+  layer.ops.push_back(embedding_lookup("embed.tokens", TensorSplit::kVocab, d, d.vocab));
+  if (d.gpt_style) {
+    // Learned positions (and BERT's segments): replicated tables, added to the tokens.
+    Op positions = embedding_lookup("embed.positions", TensorSplit::kReplicated, d, d.positions);
+    positions.fwd_flops = elements * kAddFlops;
+    positions.fwd_bytes = 3 * elements * d.act;
+    layer.ops.push_back(std::move(positions));
+  }
+  if (d.family == ModelFamily::kBert) {
+    Op segments =
+        embedding_lookup("embed.token_types", TensorSplit::kReplicated, d, kBertTokenTypes);
+    segments.fwd_flops = elements * kAddFlops;
+    segments.fwd_bytes = 3 * elements * d.act;
+    layer.ops.push_back(std::move(segments));
+    add_norm(layer.ops, d, "embed.norm");
+  }
+  if (d.gpt_style) {
+    layer.ops.push_back(
+        saving(memory_bound_op("embed.dropout", OpKind::kElementwise, TensorSplit::kSequence,
+                               elements, kDropoutFlops, 2 * d.act + kMaskBytes),
+               elements * kMaskBytes, TensorSplit::kSequence));
+  }
+  layer.output_bytes = elements * d.act;
+  // The vocabulary-parallel lookup sums the ranks' partial results.
+  layer.tp_comms_fwd = 1;
+  layer.tp_comms_bwd = 0;
+  layer.tp_comm_bytes = elements * d.act;
+  return layer;
+}
+
+// Logits over the vocabulary (column-parallel over it) and the softmax cross-entropy.
+void add_lm_logits_and_loss(std::vector<Op>& ops, const Dims& d, const std::string& prefix,
+                            bool output_bias) {
+  Op logits = linear(prefix + ".logits", TensorSplit::kVocab, d.tokens, d.hidden, d.vocab,
+                     output_bias, d.act);
+  if (d.tied) logits.params -= d.vocab * d.hidden;  // the token embedding's table
+  ops.push_back(saving(std::move(logits), d.token_elements() * d.act, TensorSplit::kSequence));
+  ops.push_back(softmax_cross_entropy(prefix + ".loss", TensorSplit::kVocab,
+                                      static_cast<double>(d.tokens), static_cast<double>(d.vocab),
+                                      d.act, kLossProbBytes));
+}
+
+// BERT's heads (Devlin et al. 2019): the masked-LM head (dense, GeLU, LayerNorm, logits
+// with a bias) on every token, and the pooler (dense + tanh on the first token of each
+// sample) with the next-sentence classifier.
+void add_bert_heads(std::vector<Op>& ops, const Dims& d) {
+  const double elements = d.token_elements();
+  ops.push_back(saving(
+      linear("head.mlm.dense", TensorSplit::kSequence, d.tokens, d.hidden, d.hidden, true, d.act),
+      elements * d.act, TensorSplit::kSequence));
+  ops.push_back(saving(memory_bound_op("head.mlm.gelu", OpKind::kElementwise,
+                                       TensorSplit::kSequence, elements, kGeluFlops, 2 * d.act),
+                       elements * d.act, TensorSplit::kSequence));
+  add_norm(ops, d, "head.mlm.norm");
+  add_lm_logits_and_loss(ops, d, "head.mlm", true);
+
+  const double first_tokens = static_cast<double>(d.batch) * d.hidden;
+  ops.push_back(saving(
+      linear("head.pooler", TensorSplit::kReplicated, d.batch, d.hidden, d.hidden, true, d.act),
+      first_tokens * d.act, TensorSplit::kReplicated));
+  // tanh costs about what GeLU's tanh approximation does.
+  ops.push_back(
+      saving(memory_bound_op("head.pooler.tanh", OpKind::kElementwise, TensorSplit::kReplicated,
+                             first_tokens, kGeluFlops, 2 * d.act),
+             first_tokens * d.act, TensorSplit::kReplicated));
+  ops.push_back(saving(
+      linear("head.nsp", TensorSplit::kReplicated, d.batch, d.hidden, kBertNspClasses, true, d.act),
+      first_tokens * d.act, TensorSplit::kReplicated));
+  ops.push_back(softmax_cross_entropy("head.nsp.loss", TensorSplit::kReplicated,
+                                      static_cast<double>(d.batch), kBertNspClasses, d.act,
+                                      kLossProbBytes));
+}
+
+Layer head_layer(const Dims& d) {
+  Layer layer;
+  layer.name = "head";
+  layer.kind = LayerKind::kHead;
+  if (d.family == ModelFamily::kBert) {
+    add_bert_heads(layer.ops, d);
+  } else {
+    add_norm(layer.ops, d, "head.norm");
+    add_lm_logits_and_loss(layer.ops, d, "head", false);
+  }
+  layer.output_bytes = static_cast<double>(d.tokens) * kLossOutputBytes;
+  // The input gradient of the column-parallel logits GEMM is summed over the group (the
+  // softmax's small all-reduces of maxima and sums are left out).
+  layer.tp_comms_fwd = 0;
+  layer.tp_comms_bwd = 1;
+  layer.tp_comm_bytes = d.token_elements() * d.act;
+  return layer;
+}
+
+}  // namespace
+
+std::vector<Layer> transformer_layers(const ModelSpec& spec, const BuildShape& shape) {
+  const Dims d = dims_of(spec, shape);
+  std::vector<Layer> layers;
+  layers.reserve(static_cast<size_t>(spec.layers) + 2);
+  layers.push_back(embedding_layer(d));
+  for (int i = 0; i < spec.layers; ++i) layers.push_back(block_layer(d, i));
+  layers.push_back(head_layer(d));
+  return layers;
+}
+
+}  // namespace dtsim::models::zoo

@@ -1,0 +1,132 @@
+// Training figures from a run of a lowered training step.
+#include "reports/training_summary.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace dtsim {
+
+namespace {
+
+double iterations_to_train(const models::TrainingSetup& t, const models::LoweredStep& step) {
+  if (t.iterations) return static_cast<double>(*t.iterations);
+  if (t.total_tokens) return std::ceil(*t.total_tokens / static_cast<double>(step.tokens_per_iteration));
+  if (t.dataset_samples) {
+    return std::ceil(static_cast<double>(*t.dataset_samples) * t.epochs /
+                     static_cast<double>(step.samples_per_iteration));
+  }
+  return 0;
+}
+
+}  // namespace
+
+nlohmann::ordered_json make_training_summary(const Scenario& scenario, const ScenarioRun& run) {
+  const TrainingWorkload& tw = *scenario.training;
+  const models::LoweredStep& step = tw.step;
+  const models::ParallelPlan& plan = step.plan;
+  const Cluster& cluster = scenario.cluster;
+  const double sync_time = run.result.end.seconds();
+  double iteration = sync_time;
+  nlohmann::ordered_json s;
+  s["model"] = tw.model.name;
+  s["family"] = models::model_family_name(tw.model.family);
+  s["parameters"] = step.model_params;
+  s["plan"] = {{"dp", plan.dp},
+               {"tp", plan.tp},
+               {"pp", plan.pp},
+               {"cp", plan.cp},
+               {"ep", plan.ep},
+               {"virtual_stages", plan.virtual_stages},
+               {"schedule", models::schedule_name(plan.schedule)},
+               {"zero_stage", plan.zero_stage},
+               {"sequence_parallel", plan.sequence_parallel},
+               {"sync_every", plan.sync_every}};
+  s["precision"] = models::precision_name(tw.training.precision);
+  s["recompute"] = models::recompute_name(tw.training.recompute);
+  s["micro_batches"] = step.micro_batches;
+  s["samples_per_iteration"] = step.samples_per_iteration;
+  s["tokens_per_iteration"] = step.tokens_per_iteration;
+  if (run.local_step) {
+    const double local = run.local_step->end.seconds();
+    const double h = plan.sync_every;
+    iteration = ((h - 1) * local + sync_time) / h;
+    s["local_iteration_time_s"] = local;
+    s["sync_iteration_time_s"] = sync_time;
+  }
+  s["iteration_time_s"] = iteration;
+  s["samples_per_s"] = iteration > 0 ? step.samples_per_iteration / iteration : 0.0;
+  s["tokens_per_s"] = iteration > 0 ? step.tokens_per_iteration / iteration : 0.0;
+  s["model_flops_per_iteration"] = step.model_flops_per_iteration;
+  const int n = cluster.num_ranks();
+  double peak_sum = 0;
+  const DType math = models::math_dtype(tw.training.precision);
+  for (const ClusterDevice& d : cluster.devices) peak_sum += d.spec->peak_for(math).flops_per_second();
+  const double achieved = iteration > 0 ? step.model_flops_per_iteration / iteration : 0.0;
+  s["achieved_tflops_per_device"] = achieved / n / 1e12;
+  s["mfu"] = peak_sum > 0 ? achieved / peak_sum : 0.0;
+  const double iterations = iterations_to_train(tw.training, step);
+  if (iterations > 0) {
+    s["iterations_to_train"] = iterations;
+    s["time_to_train_s"] = iterations * iteration;
+  } else {
+    s["time_to_train_s"] = nullptr;
+  }
+
+  auto ranks = nlohmann::ordered_json::array();
+  double max_compute = 0, max_exposed = 0, max_bubble = 0, max_mem = 0;
+  int oom = 0;
+  for (int r = 0; r < n; ++r) {
+    const RankStats& st = run.result.ranks[r];
+    const models::RankRole& role = step.roles[r];
+    const double bubble = st.waiting_p2p.seconds();
+    ranks.push_back({{"rank", r},
+                     {"device", cluster.devices[r].spec->name},
+                     {"dp", role.dp},
+                     {"pp", role.pp},
+                     {"tp", role.tp},
+                     {"cp", role.cp},
+                     {"layers", role.layers},
+                     {"compute_s", st.compute.seconds()},
+                     {"exposed_comm_s", st.exposed_communication.seconds()},
+                     {"bubble_s", bubble},
+                     {"waiting_s", (st.waiting - st.waiting_p2p).seconds()},
+                     {"idle_s", st.idle.seconds()},
+                     {"peak_memory_bytes", st.peak_memory.count()},
+                     {"memory_capacity_bytes", st.memory_capacity.count()},
+                     {"oom", st.out_of_memory}});
+    max_compute = std::max(max_compute, st.compute.seconds());
+    max_exposed = std::max(max_exposed, st.exposed_communication.seconds());
+    max_bubble = std::max(max_bubble, bubble);
+    max_mem = std::max(max_mem, static_cast<double>(st.peak_memory.count()));
+    oom += st.out_of_memory ? 1 : 0;
+  }
+  s["max_compute_s"] = max_compute;
+  s["max_exposed_comm_s"] = max_exposed;
+  s["max_bubble_s"] = max_bubble;
+  s["max_peak_memory_bytes"] = max_mem;
+  s["oom_ranks"] = oom;
+  s["notes"] = step.notes;
+  s["ranks"] = std::move(ranks);
+  return s;
+}
+
+nlohmann::ordered_json make_reference_summary(const Reference& reference,
+                                              const nlohmann::ordered_json& training) {
+  nlohmann::ordered_json s;
+  s["source"] = reference.source;
+  s["metric"] = reference.metric;
+  s["reference"] = reference.value;
+  const auto& v = training[reference.metric];
+  if (v.is_number()) {
+    const double predicted = v.get<double>();
+    s["predicted"] = predicted;
+    s["error"] = reference.value != 0 ? (predicted - reference.value) / reference.value : 0.0;
+  } else {
+    s["predicted"] = nullptr;
+    s["error"] = nullptr;
+  }
+  if (!reference.note.empty()) s["note"] = reference.note;
+  return s;
+}
+
+}  // namespace dtsim

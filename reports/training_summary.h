@@ -1,0 +1,19 @@
+// The training figures of a run: step time, throughput, MFU, time-to-train, the per-rank
+// breakdown and memory, and the comparison with a published reference.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "scenarios/scenario.h"
+#include "scenarios/scenario_runner.h"
+
+namespace dtsim {
+
+// The "training" section of summary.json (scenario.training must be set).
+nlohmann::ordered_json make_training_summary(const Scenario& scenario, const ScenarioRun& run);
+// The "reference" section: source, metric, reference, predicted and the signed relative
+// error, read from a training section.
+nlohmann::ordered_json make_reference_summary(const Reference& reference,
+                                              const nlohmann::ordered_json& training);
+
+}  // namespace dtsim

@@ -1,0 +1,351 @@
+// Reading the model, training set-up, parallel plan and reference of a training scenario,
+// and lowering them with the roofline cost model.
+#include "scenarios/training_loader.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include "models/cost_model.h"
+#include "sim/check.h"
+
+namespace dtsim::scenario_detail {
+
+namespace {
+
+using models::ModelFamily;
+
+std::vector<std::string_view> names_of(const auto& values, auto name_fn) {
+  std::vector<std::string_view> out;
+  for (auto v : values) out.push_back(name_fn(v));
+  return out;
+}
+
+constexpr ModelFamily kFamilies[] = {ModelFamily::kGpt,      ModelFamily::kLlama,
+                                     ModelFamily::kMoe,      ModelFamily::kBert,
+                                     ModelFamily::kResnet50, ModelFamily::kAlexnet,
+                                     ModelFamily::kVgg16,    ModelFamily::kMlp,
+                                     ModelFamily::kClassifier};
+constexpr models::Precision kPrecisions[] = {models::Precision::kFp32, models::Precision::kTf32,
+                                             models::Precision::kFp16, models::Precision::kBf16,
+                                             models::Precision::kFp8};
+constexpr models::Optimizer kOptimizers[] = {models::Optimizer::kSgdMomentum, models::Optimizer::kAdam,
+                                             models::Optimizer::kAdamW, models::Optimizer::kLars,
+                                             models::Optimizer::kLamb};
+constexpr models::Recompute kRecomputes[] = {models::Recompute::kNone, models::Recompute::kSelective,
+                                             models::Recompute::kFull};
+constexpr std::string_view kAxisNames[] = {"tp", "cp", "dp", "pp"};
+constexpr std::string_view kTpCommModels[] = {"analytical", "flow"};
+
+std::optional<models::ModelSpec> read_hf_config(const std::string& path, const std::string& pointer,
+                                                Diagnostics& d) {
+  std::ifstream in(path);
+  if (!in) {
+    d.error(pointer, "cannot read the Hugging Face config " + in_quotes(path));
+    return std::nullopt;
+  }
+  try {
+    return models::model_spec_from_hf_config(nlohmann::json::parse(in), path);
+  } catch (const nlohmann::json::parse_error& e) {
+    d.error(pointer, path + ": invalid JSON: " + e.what());
+  } catch (const models::HfConfigError& e) {
+    d.error(pointer, e.what());
+  }
+  return std::nullopt;
+}
+
+std::optional<models::ModelSpec> read_model(const json& value, const std::string& pointer,
+                                            const std::string& source, Diagnostics& d) {
+  auto o = JsonObject::open(value, pointer, d);
+  if (!o) return std::nullopt;
+  const size_t errors_before = d.count();
+  models::ModelSpec spec;
+  bool based = false;
+  const int bases = int{o->has("preset")} + int{o->has("hf_config")} + int{o->has("family")};
+  if (bases != 1) {
+    d.error(pointer, "give exactly one of \"preset\", \"hf_config\" or \"family\"");
+    o->accept({"preset", "hf_config", "family"});
+  } else if (auto preset = o->string("preset", Need::kOptional, "a model preset name")) {
+    if (const models::ModelPreset* p = models::find_model_preset(*preset)) {
+      spec = p->spec;
+      based = true;
+    } else {
+      std::vector<std::string_view> names;
+      for (const auto& p2 : models::model_presets()) names.push_back(p2.name);
+      const std::string guess = closest_match(*preset, names);
+      d.error(o->pointer("preset"), "unknown model preset " + in_quotes(*preset) + " (" +
+                                        (guess.empty() ? "" : "did you mean " + in_quotes(guess) + "? ") +
+                                        "see `dtsim list models`)");
+    }
+  } else if (auto path = o->string("hf_config", Need::kOptional, "a path to a config.json")) {
+    std::filesystem::path p(*path);
+    if (p.is_relative()) p = std::filesystem::path(source).parent_path() / p;
+    if (auto s = read_hf_config(p.string(), o->pointer("hf_config"), d)) {
+      spec = *s;
+      based = true;
+    }
+  } else {
+    const auto families = names_of(kFamilies, models::model_family_name);
+    if (auto f = o->choice("family", Need::kRequired, families, "model family")) {
+      spec.family = kFamilies[*f];
+      spec.name = std::string(families[*f]);
+      based = true;
+    }
+  }
+  if (auto v = o->string("name", Need::kOptional)) spec.name = *v;
+  if (auto v = o->integer("layers", Need::kOptional, 1)) spec.layers = static_cast<int>(*v);
+  if (auto v = o->integer("hidden", Need::kOptional, 1, INT64_MAX)) spec.hidden = *v;
+  if (auto v = o->integer("heads", Need::kOptional, 1)) spec.heads = static_cast<int>(*v);
+  if (auto v = o->integer("kv_heads", Need::kOptional, 1)) spec.kv_heads = static_cast<int>(*v);
+  if (auto v = o->integer("ffn_hidden", Need::kOptional, 1, INT64_MAX)) spec.ffn_hidden = *v;
+  if (auto v = o->integer("vocab", Need::kOptional, 1, INT64_MAX)) spec.vocab = *v;
+  if (auto v = o->integer("experts", Need::kOptional, 1)) spec.experts = static_cast<int>(*v);
+  if (auto v = o->integer("top_k", Need::kOptional, 1)) spec.top_k = static_cast<int>(*v);
+  if (auto v = o->integer("seq_len", Need::kOptional, 1, INT64_MAX)) spec.seq_len = *v;
+  if (auto v = o->boolean("tied_embeddings", Need::kOptional)) spec.tied_embeddings = *v;
+  if (auto v = o->integer("image_size", Need::kOptional, 1)) spec.image_size = static_cast<int>(*v);
+  if (auto v = o->integer("classes", Need::kOptional, 1, INT64_MAX)) spec.classes = *v;
+  if (auto v = o->integer("input_features", Need::kOptional, 1, INT64_MAX)) spec.input_features = *v;
+  if (auto v = o->string("backbone", Need::kOptional)) spec.backbone = *v;
+  o->report_unknown_keys();
+  if (!based || d.count() != errors_before) return std::nullopt;
+  for (const std::string& problem : models::validate_model_spec(spec)) d.error(pointer, problem);
+  if (d.count() != errors_before) return std::nullopt;
+  return spec;
+}
+
+std::optional<models::TrainingSetup> read_setup(const json& value, const std::string& pointer,
+                                                Diagnostics& d) {
+  auto o = JsonObject::open(value, pointer, d);
+  if (!o) return std::nullopt;
+  const size_t errors_before = d.count();
+  models::TrainingSetup t;
+  if (auto v = o->integer("global_batch", Need::kOptional, 1, INT64_MAX)) t.global_batch = *v;
+  if (auto v = o->integer("micro_batch", Need::kOptional, 1, INT64_MAX)) t.micro_batch = *v;
+  if (auto v = o->integer("seq_len", Need::kOptional, 1, INT64_MAX)) t.seq_len = *v;
+  const auto precisions = names_of(kPrecisions, models::precision_name);
+  if (auto v = o->choice("precision", Need::kOptional, precisions, "precision")) t.precision = kPrecisions[*v];
+  const auto optimizers = names_of(kOptimizers, models::optimizer_name);
+  if (auto v = o->choice("optimizer", Need::kOptional, optimizers, "optimizer")) t.optimizer = kOptimizers[*v];
+  const auto recomputes = names_of(kRecomputes, models::recompute_name);
+  if (auto v = o->choice("recompute", Need::kOptional, recomputes, "recompute mode")) t.recompute = kRecomputes[*v];
+  int amounts = 0;
+  if (auto v = o->number("total_tokens", Need::kOptional, 1)) {
+    t.total_tokens = *v;
+    ++amounts;
+  }
+  if (auto v = o->integer("dataset_samples", Need::kOptional, 1, INT64_MAX)) {
+    t.dataset_samples = *v;
+    ++amounts;
+  }
+  if (auto v = o->number("epochs", Need::kOptional, 0)) {
+    t.epochs = *v;
+    if (!t.dataset_samples) d.error(o->pointer("epochs"), "needs \"dataset_samples\"");
+  }
+  if (auto v = o->integer("iterations", Need::kOptional, 1, INT64_MAX)) {
+    t.iterations = *v;
+    ++amounts;
+  }
+  if (amounts > 1) {
+    d.error(pointer, "give at most one of \"total_tokens\", \"dataset_samples\" or \"iterations\"");
+  }
+  o->report_unknown_keys();
+  if (d.count() != errors_before) return std::nullopt;
+  return t;
+}
+
+std::vector<int64_t> read_integer_list(const json& v, const std::string& pointer, Diagnostics& d,
+                                       int64_t min) {
+  std::vector<int64_t> out;
+  if (const json::array_t* items = read_array(v, pointer, d, "integers")) {
+    for (size_t i = 0; i < items->size(); ++i) {
+      if (auto x = read_integer((*items)[i], child_pointer(pointer, i), d, min, INT32_MAX)) {
+        out.push_back(*x);
+      }
+    }
+  }
+  return out;
+}
+
+std::optional<models::ParallelPlan> read_plan(const json& value, const std::string& pointer,
+                                              Diagnostics& d) {
+  auto o = JsonObject::open(value, pointer, d);
+  if (!o) return std::nullopt;
+  const size_t errors_before = d.count();
+  models::ParallelPlan p;
+  if (auto v = o->integer("dp", Need::kOptional, 1)) p.dp = static_cast<int>(*v);
+  if (auto v = o->integer("tp", Need::kOptional, 1)) p.tp = static_cast<int>(*v);
+  if (auto v = o->integer("pp", Need::kOptional, 1)) p.pp = static_cast<int>(*v);
+  if (auto v = o->integer("cp", Need::kOptional, 1)) p.cp = static_cast<int>(*v);
+  if (auto v = o->integer("ep", Need::kOptional, 1)) p.ep = static_cast<int>(*v);
+  if (auto v = o->integer("virtual_stages", Need::kOptional, 1)) p.virtual_stages = static_cast<int>(*v);
+  const auto schedules = names_of(models::kAllSchedules, models::schedule_name);
+  if (auto v = o->choice("schedule", Need::kOptional, schedules, "pipeline schedule")) {
+    p.schedule = models::kAllSchedules[*v];
+  }
+  if (auto v = o->integer("zero_stage", Need::kOptional, 0, 3)) p.zero_stage = static_cast<int>(*v);
+  if (auto v = o->boolean("sequence_parallel", Need::kOptional)) p.sequence_parallel = *v;
+  if (auto v = o->bytes("bucket", Need::kOptional)) p.bucket = *v;
+  if (auto v = o->boolean("overlap_grad_reduce", Need::kOptional)) p.overlap_grad_reduce = *v;
+  std::vector<std::string_view> algorithms;
+  for (CollectiveAlgorithm a : {CollectiveAlgorithm::kAuto, CollectiveAlgorithm::kRing,
+                                CollectiveAlgorithm::kTree, CollectiveAlgorithm::kHalvingDoubling,
+                                CollectiveAlgorithm::kHierarchical, CollectiveAlgorithm::kTorus2D,
+                                CollectiveAlgorithm::kCrossRegion}) {
+    algorithms.push_back(algorithm_name(a));
+  }
+  if (auto v = o->choice("dp_algorithm", Need::kOptional, algorithms, "collective algorithm")) {
+    p.dp_algorithm = *algorithm_from_name(algorithms[*v]);
+  }
+  if (auto v = o->choice("tp_comm_model", Need::kOptional, kTpCommModels, "tp_comm_model")) {
+    p.tp_comm_analytical = *v == 0;
+  }
+  if (const json* v = o->get("stage_layers", Need::kOptional, "")) {
+    if (v->is_string() && *v == "balanced") {
+      p.balance_stages = true;
+    } else if (v->is_array()) {
+      for (int64_t x : read_integer_list(*v, o->pointer("stage_layers"), d, 1)) p.stage_layers.push_back(static_cast<int>(x));
+    } else {
+      d.error(o->pointer("stage_layers"), "expected an array of layer counts or \"balanced\", got " + describe(*v));
+    }
+  }
+  if (const json* v = o->get("replica_micro_batch", Need::kOptional, "")) {
+    if (v->is_string() && *v == "balanced") {
+      p.balance_replicas = true;
+    } else if (v->is_array()) {
+      p.replica_micro_batch = read_integer_list(*v, o->pointer("replica_micro_batch"), d, 1);
+    } else {
+      d.error(o->pointer("replica_micro_batch"),
+              "expected an array of micro-batch sizes or \"balanced\", got " + describe(*v));
+    }
+  }
+  if (const json* v = o->get("tp_shares", Need::kOptional, "")) {
+    const std::string ptr = o->pointer("tp_shares");
+    if (const json::array_t* items = read_array(*v, ptr, d, "fractions")) {
+      for (size_t i = 0; i < items->size(); ++i) {
+        if (auto x = read_number((*items)[i], child_pointer(ptr, i), d, 0)) p.tp_shares.push_back(*x);
+      }
+    }
+  }
+  if (const json* v = o->get("axis_order", Need::kOptional, "")) {
+    const std::string ptr = o->pointer("axis_order");
+    if (const json::array_t* items = read_array(*v, ptr, d, "axis names")) {
+      p.axis_order.clear();
+      for (size_t i = 0; i < items->size(); ++i) {
+        if (auto x = read_choice((*items)[i], child_pointer(ptr, i), d, kAxisNames, "axis")) {
+          p.axis_order.push_back(static_cast<models::ParallelAxis>(*x));
+        }
+      }
+    }
+  }
+  if (const json* v = o->get("rank_map", Need::kOptional, "")) {
+    for (int64_t x : read_integer_list(*v, o->pointer("rank_map"), d, 0)) p.rank_map.push_back(static_cast<int>(x));
+  }
+  if (auto v = o->integer("sync_every", Need::kOptional, 1)) p.sync_every = static_cast<int>(*v);
+  if (auto v = o->boolean("shard_classifier", Need::kOptional)) p.shard_classifier = *v;
+  o->report_unknown_keys();
+  if (d.count() != errors_before) return std::nullopt;
+  return p;
+}
+
+// "parallelism.tp: ..." -> ("/parallelism/tp", "...").
+void report_plan_error(const std::string& message, Diagnostics& d) {
+  const size_t colon = message.find(": ");
+  const std::string key = colon == std::string::npos ? "" : message.substr(0, colon);
+  if (key.empty() || key.find(' ') != std::string::npos) {
+    d.error("", message);
+    return;
+  }
+  std::string pointer;
+  size_t start = 0;
+  while (start <= key.size()) {
+    const size_t dot = key.find('.', start);
+    pointer = child_pointer(pointer, key.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  d.error(pointer, message.substr(colon + 2));
+}
+
+const models::RooflineCostModel kRoofline;
+
+}  // namespace
+
+std::optional<TrainingSpec> read_training(const json* model, const json* training,
+                                          const json* parallelism, const std::string& source,
+                                          Diagnostics& d) {
+  TrainingSpec out;
+  const size_t errors_before = d.count();
+  std::optional<models::ModelSpec> m;
+  if (model == nullptr) {
+    d.error("", "a training scenario needs \"model\" (a preset, an hf_config or a family)");
+  } else {
+    m = read_model(*model, "/model", source, d);
+  }
+  std::optional<models::TrainingSetup> t = models::TrainingSetup{};
+  if (training != nullptr) t = read_setup(*training, "/training", d);
+  std::optional<models::ParallelPlan> p = models::ParallelPlan{};
+  if (parallelism != nullptr) p = read_plan(*parallelism, "/parallelism", d);
+  if (!m || !t || !p || d.count() != errors_before) return out;
+  out.model = *m;
+  out.training = *t;
+  out.plan = *p;
+  out.valid = true;
+  return out;
+}
+
+std::optional<Reference> read_reference(const json& value, const std::string& pointer,
+                                        Diagnostics& d) {
+  auto o = JsonObject::open(value, pointer, d);
+  if (!o) return std::nullopt;
+  static constexpr std::string_view kMetrics[] = {"iteration_time_s", "samples_per_s", "tokens_per_s",
+                                                  "achieved_tflops_per_device", "mfu", "time_to_train_s"};
+  Reference r;
+  const auto source = o->string("source", Need::kRequired, "where the figure was published");
+  const auto metric = o->choice("metric", Need::kRequired, kMetrics, "reference metric");
+  const auto value_read = o->number("value", Need::kRequired, 0);
+  if (auto v = o->string("note", Need::kOptional)) r.note = *v;
+  o->report_unknown_keys();
+  if (!source || !metric || !value_read) return std::nullopt;
+  r.source = *source;
+  r.metric = std::string(kMetrics[*metric]);
+  r.value = *value_read;
+  return r;
+}
+
+void resolve_training(const TrainingSpec& spec, Diagnostics& d, Scenario& out) {
+  out.workload_kind = WorkloadKind::kTraining;
+  if (!spec.valid) return;
+  models::LoweringInput in;
+  in.cluster = &out.cluster;
+  in.model = spec.model;
+  in.training = spec.training;
+  in.plan = spec.plan;
+  in.costs = &kRoofline;
+  try {
+    TrainingWorkload w;
+    w.model = spec.model;
+    w.training = spec.training;
+    w.step = models::lower_training_step(in);
+    if (spec.plan.sync_every > 1) {
+      in.global_sync = false;
+      w.local_step = models::lower_training_step(in);
+    }
+    // A lowering that breaks the graph's invariants is a dtsim bug; say so rather than run.
+    for (const models::LoweredStep* step : {&w.step, w.local_step ? &*w.local_step : nullptr}) {
+      if (step == nullptr) continue;
+      const auto problems = step->graph.validate(out.cluster.num_ranks());
+      DTSIM_CHECK(problems.empty(),
+                  ("the lowered training step is not a valid TaskGraph: " +
+                   (problems.empty() ? std::string() : problems.front())).c_str());
+    }
+    out.graph = std::move(w.step.graph);
+    w.step.graph = TaskGraph{};
+    out.training = std::move(w);
+  } catch (const models::PlanError& e) {
+    for (const std::string& m : e.messages()) report_plan_error(m, d);
+  } catch (const std::invalid_argument& e) {
+    d.error("", e.what());
+  }
+}
+
+}  // namespace dtsim::scenario_detail

@@ -1,0 +1,266 @@
+// Tests of the roofline cost model: worked examples on a test device with round figures,
+// the size dependence of GEMM efficiency, dtype fallbacks, and the catalog devices.
+#include "models/cost_model.h"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <vector>
+
+#include "sim/device_catalog.h"
+
+namespace dtsim::models {
+namespace {
+
+void set_peak(DeviceSpec& d, DType t, double tflops) {
+  d.peak[static_cast<size_t>(t)] = FlopRate::tflops(tflops);
+}
+
+// fp32 20 TFLOPS, fp16 and bf16 200 TFLOPS, no tf32 or fp8; 1000 GB/s of which 80% is
+// reachable; GEMMs reach 0.8 of peak, half of that at 1e8 FLOPs or a smallest dimension of
+// 32; attention runs at half a GEMM's rate, convolutions at three quarters; 5 us a kernel.
+DeviceSpec test_gpu() {
+  DeviceSpec d;
+  d.name = "TestGpu";
+  set_peak(d, DType::kFp32, 20);
+  set_peak(d, DType::kFp16, 200);
+  set_peak(d, DType::kBf16, 200);
+  d.memory_bandwidth = Bandwidth::gb_per_s(1000);
+  d.efficiency = {.gemm_max = 0.8,
+                  .gemm_half_flops = 1e8,
+                  .gemm_half_dim = 32,
+                  .attention_factor = 0.5,
+                  .conv_factor = 0.75,
+                  .memory_bandwidth_fraction = 0.8,
+                  .kernel_launch = Duration::us(5),
+                  .comm_compute_slowdown = 0.1};
+  return d;
+}
+
+OpInstance gemm(int64_t m, int64_t n, int64_t k, DType dtype = DType::kBf16, int64_t batch = 1) {
+  OpInstance op;
+  op.kind = OpKind::kMatmul;
+  op.gemm = {.m = m, .n = n, .k = k, .batch = batch};
+  op.flops = op.gemm.flops();
+  // A, B and C read or written once, 2 bytes an element.
+  op.bytes = 2.0 * static_cast<double>(m * k + k * n + m * n) * static_cast<double>(batch);
+  op.dtype = dtype;
+  return op;
+}
+
+double ns(Duration d) { return static_cast<double>(d.count_ns()); }
+
+const DeviceSpec& catalog(const char* name) {
+  const DeviceSpec* d = find_builtin_device(name);
+  if (d == nullptr) throw std::logic_error(name);
+  return *d;
+}
+
+TEST(RooflineCostModel, BigGemmRunsNearGemmMaxTimesPeak) {
+  // 8192^3: f = 2 * 8192^3 = 2^40 = 1.0995e12 FLOPs, d = 8192.
+  // efficiency = 0.8 * 2^40 / (2^40 + 1e8) * 8192 / (8192 + 32)
+  //            = 0.8 * 0.999909 * 0.996109 = 0.796815
+  // compute = 2^40 / (200e12 * 0.796815) = 6'899'418.7 ns -> 6'899'419 ns
+  // memory  = 3 * 8192^2 * 2 B = 402.7 MB / 800 GB/s = 503'316.5 ns (well below compute)
+  // time    = 5'000 + 6'899'419 = 6'904'419 ns
+  const RooflineCostModel model;
+  const OpInstance op = gemm(8192, 8192, 8192);
+  EXPECT_NEAR(RooflineCostModel::gemm_efficiency(op.gemm, test_gpu(), op.kind), 0.796815, 1e-6);
+  EXPECT_NEAR(ns(model.op_time(op, test_gpu())), 6'904'419, 1);
+}
+
+TEST(RooflineCostModel, BigBf16GemmOnA100NearGemmMaxTimesPeak) {
+  // Within 1% of FLOPs / (gemm_max * 312 TFLOPS): the size factors are both above 0.99.
+  const DeviceSpec& a100 = catalog("A100-80GB");
+  const OpInstance op = gemm(8192, 8192, 8192);
+  const double ideal_s =
+      op.flops / (a100.efficiency.gemm_max * a100.peak_for(DType::kBf16).flops_per_second());
+  const double seconds = RooflineCostModel().op_time(op, a100).seconds();
+  EXPECT_GT(seconds, ideal_s);
+  EXPECT_LT(seconds, ideal_s * 1.01);
+}
+
+TEST(RooflineCostModel, TinyGemmIsDominatedByLaunch) {
+  // 64^3: f = 524'288, d = 64.
+  // efficiency = 0.8 * 524'288 / 100'524'288 * 64 / 96 = 0.0027816
+  // compute = 524'288 / (200e12 * 0.0027816) = 942.4 ns -> 943 ns
+  // memory  = 3 * 64^2 * 2 B / 800 GB/s = 30.7 ns
+  // time    = 5'000 + 943 = 5'943 ns, 84% of it launch
+  const OpInstance op = gemm(64, 64, 64);
+  const Duration t = RooflineCostModel().op_time(op, test_gpu());
+  EXPECT_NEAR(ns(t), 5'943, 1);
+  EXPECT_GT(ns(test_gpu().efficiency.kernel_launch), 0.8 * ns(t));
+}
+
+TEST(RooflineCostModel, MemoryBoundElementwiseStreamsAtTheReachableBandwidth) {
+  // 400 MB moved, 1e8 FLOPs: compute = 1e8 / 20e12 (fp32 vector rate) = 5 us;
+  // memory = 4e8 B / (1000 GB/s * 0.8) = 500 us; time = 5 us + 500 us = 505 us.
+  OpInstance op;
+  op.kind = OpKind::kElementwise;
+  op.flops = 1e8;
+  op.bytes = 4e8;
+  EXPECT_NEAR(ns(RooflineCostModel().op_time(op, test_gpu())), 505'000, 1);
+}
+
+TEST(RooflineCostModel, NonGemmComputeRunsAtTheFp32PeakWhateverTheDtype) {
+  // 1e12 FLOPs at 20 TFLOPS = 50 ms, efficiency 1, for bf16 as for fp32.
+  OpInstance op;
+  op.kind = OpKind::kSoftmax;
+  op.flops = 1e12;
+  op.bytes = 1e3;
+  op.dtype = DType::kBf16;
+  EXPECT_NEAR(ns(RooflineCostModel().op_time(op, test_gpu())), 50'005'000, 1);
+}
+
+TEST(RooflineCostModel, EfficiencyGrowsMonotonicallyWithSize) {
+  std::vector<int64_t> sizes;
+  for (int64_t s = 1; s <= 65536; s = s * 3 / 2 + 1) sizes.push_back(s);
+  std::vector<const DeviceSpec*> devices;
+  const DeviceSpec test = test_gpu();
+  devices.push_back(&test);
+  for (const DeviceSpec& d : builtin_devices()) devices.push_back(&d);
+  for (const DeviceSpec* d : devices) {
+    double cube = 0;
+    double wide = 0;
+    for (int64_t s : sizes) {
+      // Cubes, and a growing n with m and k fixed at 1024: both never lose efficiency.
+      const double e_cube = RooflineCostModel::gemm_efficiency({s, s, s, 1}, *d, OpKind::kMatmul);
+      const double e_wide =
+          RooflineCostModel::gemm_efficiency({1024, s, 1024, 1}, *d, OpKind::kMatmul);
+      EXPECT_GT(e_cube, cube) << d->name << " " << s;
+      EXPECT_GE(e_wide, wide) << d->name << " " << s;
+      EXPECT_LT(e_cube, d->efficiency.gemm_max) << d->name << " " << s;
+      cube = e_cube;
+      wide = e_wide;
+    }
+    EXPECT_GT(cube, 0.99 * d->efficiency.gemm_max) << d->name;
+  }
+}
+
+TEST(RooflineCostModel, ThinGemmHasLowEfficiency) {
+  // m = 1 (one token through an 8192 x 8192 layer): f = 2 * 8192^2 = 134'217'728, d = 1.
+  // efficiency = 0.8 * 134'217'728 / 234'217'728 * 1 / 33 = 0.013892
+  // compute = 134'217'728 / (200e12 * 0.013892) = 48'307.4 ns
+  // memory  = (8192 + 8192^2 + 8192) * 2 B / 800 GB/s = 167'813.1 ns -> 167'814 ns (the bound)
+  // time    = 5'000 + 167'814 = 172'814 ns
+  const OpInstance op = gemm(1, 8192, 8192);
+  EXPECT_NEAR(RooflineCostModel::gemm_efficiency(op.gemm, test_gpu(), op.kind), 0.013892, 1e-6);
+  EXPECT_NEAR(ns(RooflineCostModel().op_time(op, test_gpu())), 172'814, 1);
+  // On the catalog GPUs too, a single-row GEMM reaches under 5% of the peak.
+  for (const DeviceSpec& d : builtin_devices()) {
+    EXPECT_LT(RooflineCostModel::gemm_efficiency(op.gemm, d, op.kind), 0.05) << d.name;
+  }
+}
+
+TEST(RooflineCostModel, DtypeWithoutMathFallsBackToTheFastestThatCarriesIt) {
+  const RooflineCostModel model;
+  const OpInstance big = gemm(8192, 8192, 8192);
+  auto time_at = [&](const DeviceSpec& d, DType t) {
+    OpInstance op = big;
+    op.dtype = t;
+    return model.op_time(op, d);
+  };
+  // The test GPU has no bf16 math once it is removed: bf16 runs at the fp32 rate, 10x slower
+  // in compute (bf16 never borrows fp16 math: their ranges differ).
+  DeviceSpec no_bf16 = test_gpu();
+  set_peak(no_bf16, DType::kBf16, 0);
+  const Duration launch = no_bf16.efficiency.kernel_launch;
+  EXPECT_NEAR(ns(time_at(no_bf16, DType::kBf16) - launch),
+              10 * ns(time_at(test_gpu(), DType::kBf16) - launch), 10);
+  // tf32 without tf32 math is fp32; fp8 without fp8 math runs in 16-bit.
+  EXPECT_EQ(time_at(test_gpu(), DType::kTf32), time_at(test_gpu(), DType::kFp32));
+  EXPECT_EQ(time_at(test_gpu(), DType::kFp8), time_at(test_gpu(), DType::kBf16));
+  // Catalog: V100 and P100 price bf16 at their fp32 rate, A100 prices fp8 as bf16, and the
+  // P40's fp16 runs at its fp32 rate, not its 1/64-rate fp16 math.
+  for (const char* name : {"V100", "P100"}) {
+    EXPECT_EQ(time_at(catalog(name), DType::kBf16), time_at(catalog(name), DType::kFp32)) << name;
+  }
+  EXPECT_EQ(time_at(catalog("A100-80GB"), DType::kFp8), time_at(catalog("A100-80GB"), DType::kBf16));
+  EXPECT_EQ(time_at(catalog("P40"), DType::kFp16), time_at(catalog("P40"), DType::kFp32));
+  EXPECT_LT(time_at(catalog("V100"), DType::kFp16), time_at(catalog("V100"), DType::kBf16));
+}
+
+TEST(RooflineCostModel, DtypeWithNoUsableMathIsAnError) {
+  DeviceSpec fp16_only;
+  fp16_only.name = "Fp16Only";
+  set_peak(fp16_only, DType::kFp16, 100);
+  fp16_only.memory_bandwidth = Bandwidth::gb_per_s(100);
+  const RooflineCostModel model;
+  EXPECT_THROW(model.op_time(gemm(64, 64, 64, DType::kBf16), fp16_only), std::invalid_argument);
+  EXPECT_NO_THROW(model.op_time(gemm(64, 64, 64, DType::kFp16), fp16_only));
+  OpInstance norm;
+  norm.kind = OpKind::kNorm;
+  norm.flops = 1e6;
+  EXPECT_THROW(model.op_time(norm, fp16_only), std::invalid_argument);
+}
+
+TEST(RooflineCostModel, AttentionAndConvFactorsScaleTheGemmEfficiency) {
+  // Attention scores: 32 heads of 4096 x 4096 x 64. f = 2 * 4096^2 * 64 * 32 = 6.87e10,
+  // d = 64: GEMM efficiency = 0.8 * 6.87e10 / (6.87e10 + 1e8) * 64 / 96 = 0.532558;
+  // attention runs at half of it (0.266279), a convolution at three quarters (0.399419).
+  const GemmShape scores{.m = 4096, .n = 4096, .k = 64, .batch = 32};
+  const DeviceSpec d = test_gpu();
+  const double matmul = RooflineCostModel::gemm_efficiency(scores, d, OpKind::kMatmul);
+  EXPECT_NEAR(matmul, 0.532558, 1e-6);
+  EXPECT_NEAR(RooflineCostModel::gemm_efficiency(scores, d, OpKind::kAttention), 0.266279, 1e-6);
+  EXPECT_NEAR(RooflineCostModel::gemm_efficiency(scores, d, OpKind::kConv), 0.399419, 1e-6);
+  // Reading only Q and K (fused attention keeps the scores on chip), 33.5 MB: compute-bound
+  // (6.87e10 / (200e12 * 0.532558) = 645'183 ns as a GEMM against 42 us of memory), so the time beyond launch doubles.
+  OpInstance op = gemm(4096, 4096, 64, DType::kBf16, 32);
+  op.bytes = 2.0 * 2 * 4096 * 64 * 32;
+  const RooflineCostModel model;
+  const Duration launch = d.efficiency.kernel_launch;
+  const double as_matmul = ns(model.op_time(op, d) - launch);
+  EXPECT_NEAR(as_matmul, 645'183, 1);
+  op.kind = OpKind::kAttention;
+  EXPECT_NEAR(ns(model.op_time(op, d) - launch), 2 * as_matmul, 2);
+}
+
+TEST(RooflineCostModel, BackwardUsesTheForwardShapesEfficiency) {
+  // The backward pass of a GEMM is two GEMMs of the same dimensions: twice the FLOPs at the
+  // same efficiency, so twice the compute time.
+  const RooflineCostModel model;
+  const DeviceSpec d = test_gpu();
+  OpInstance fwd = gemm(4096, 4096, 4096);
+  OpInstance bwd = fwd;
+  bwd.backward = true;
+  bwd.flops = 2 * fwd.flops;
+  const Duration launch = d.efficiency.kernel_launch;
+  EXPECT_NEAR(ns(model.op_time(bwd, d) - launch), 2 * ns(model.op_time(fwd, d) - launch), 2);
+}
+
+TEST(RooflineCostModel, GemmWithoutAShapeUsesItsFlops) {
+  // No shape: efficiency = 0.8 * f / (f + 1e8) with no dimension factor. f = 1e8 gives 0.4:
+  // compute = 1e8 / (200e12 * 0.4) = 1'250 ns; time = 6'250 ns.
+  OpInstance op;
+  op.kind = OpKind::kMatmul;
+  op.flops = 1e8;
+  EXPECT_NEAR(ns(RooflineCostModel().op_time(op, test_gpu())), 6'250, 1);
+  EXPECT_EQ(RooflineCostModel::gemm_efficiency(op.gemm, test_gpu(), op.kind), 0);
+}
+
+TEST(RooflineCostModel, EmptyOpCostsTheLaunch) {
+  OpInstance op;
+  EXPECT_EQ(RooflineCostModel().op_time(op, test_gpu()), Duration::us(5));
+  EXPECT_EQ(RooflineCostModel().name(), "roofline");
+}
+
+TEST(RooflineCostModel, CatalogEfficienciesAreInRange) {
+  for (const DeviceSpec& d : builtin_devices()) {
+    const DeviceEfficiency& e = d.efficiency;
+    EXPECT_GT(e.gemm_max, 0) << d.name;
+    EXPECT_LE(e.gemm_max, 1) << d.name;
+    EXPECT_GT(e.gemm_half_flops, 0) << d.name;
+    EXPECT_GT(e.gemm_half_dim, 0) << d.name;
+    for (double f : {e.attention_factor, e.conv_factor, e.memory_bandwidth_fraction}) {
+      EXPECT_GT(f, 0) << d.name;
+      EXPECT_LE(f, 1) << d.name;
+    }
+    EXPECT_GE(e.comm_compute_slowdown, 0) << d.name;
+    EXPECT_LT(e.comm_compute_slowdown, 1) << d.name;
+    EXPECT_GT(e.kernel_launch, Duration::zero()) << d.name;
+  }
+}
+
+}  // namespace
+}  // namespace dtsim::models

@@ -1,0 +1,183 @@
+// Hugging Face config.json import: the real configs of tests/models/data read into the
+// expected dimensions, and errors that name the source and the field.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "models/model_spec.h"
+#include "models/workload.h"
+
+namespace dtsim::models {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+json load(const std::string& file) {
+  std::ifstream in(std::string(DTSIM_SOURCE_DIR) + "/tests/models/data/" + file);
+  if (!in) throw std::runtime_error("cannot open " + file);
+  return json::parse(in);
+}
+
+// The HfConfigError message for `config`, or "" if it imports.
+std::string import_error(const json& config) {
+  try {
+    model_spec_from_hf_config(config, "config.json");
+  } catch (const HfConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+struct Expected {
+  const char* file;
+  const char* name;
+  ModelFamily family;
+  int layers;
+  int64_t hidden;
+  int heads;
+  int kv_heads;
+  int64_t ffn;
+  int64_t vocab;
+  int64_t seq_len;
+  bool tied;
+  int experts;
+  int top_k;
+};
+
+TEST(HfConfigTest, ImportsEveryFixture) {
+  const Expected expected[] = {
+      {"Meta-Llama-3-8B.json", "llama", ModelFamily::kLlama, 32, 4096, 32, 8, 14336, 128256, 8192,
+       false, 0, 0},
+      // max_position_embeddings 32768, capped at 8192.
+      {"Mistral-7B-v0.1.json", "mistral", ModelFamily::kLlama, 32, 4096, 32, 8, 14336, 32000, 8192,
+       false, 0, 0},
+      {"Qwen2-7B.json", "qwen2", ModelFamily::kLlama, 28, 3584, 28, 4, 18944, 152064, 8192, false,
+       0, 0},
+      // head_dim 128 = 4096 / 32: accepted.
+      {"Qwen3-8B.json", "qwen3", ModelFamily::kLlama, 36, 4096, 32, 8, 12288, 151936, 8192, false,
+       0, 0},
+      // n_inner absent: 4 * n_embd; GPT-2 ties its LM head.
+      {"gpt2.json", "gpt2", ModelFamily::kGpt, 12, 768, 12, 0, 3072, 50257, 1024, true, 0, 0},
+      {"Mixtral-8x7B-v0.1.json", "mixtral", ModelFamily::kMoe, 32, 4096, 32, 8, 14336, 32000, 8192,
+       false, 8, 2},
+  };
+  for (const Expected& e : expected) {
+    const ModelSpec spec = model_spec_from_hf_config(load(e.file), e.file);
+    EXPECT_EQ(spec.name, e.name) << e.file;
+    EXPECT_EQ(spec.family, e.family) << e.file;
+    EXPECT_EQ(spec.layers, e.layers) << e.file;
+    EXPECT_EQ(spec.hidden, e.hidden) << e.file;
+    EXPECT_EQ(spec.heads, e.heads) << e.file;
+    EXPECT_EQ(spec.kv_heads, e.kv_heads) << e.file;
+    EXPECT_EQ(spec.ffn_hidden, e.ffn) << e.file;
+    EXPECT_EQ(spec.vocab, e.vocab) << e.file;
+    EXPECT_EQ(spec.seq_len, e.seq_len) << e.file;
+    EXPECT_EQ(spec.tied_embeddings, e.tied) << e.file;
+    EXPECT_EQ(spec.experts, e.experts) << e.file;
+    EXPECT_EQ(spec.top_k, e.top_k) << e.file;
+    EXPECT_NO_THROW(build_workload(spec, WorkloadShape{1, 128, Precision::kBf16})) << e.file;
+  }
+}
+
+// The imports build workloads of the published sizes.
+TEST(HfConfigTest, ImportedParameterCounts) {
+  auto params = [](const char* file) {
+    const ModelSpec spec = model_spec_from_hf_config(load(file), file);
+    return static_cast<double>(build_workload(spec, WorkloadShape{}).params());
+  };
+  EXPECT_NEAR(params("Meta-Llama-3-8B.json") / 8.03e9, 1.0, 0.005);
+  EXPECT_NEAR(params("Mistral-7B-v0.1.json") / 7.24e9, 1.0, 0.005);
+  EXPECT_NEAR(params("Mixtral-8x7B-v0.1.json") / 46.7e9, 1.0, 0.005);
+  EXPECT_NEAR(params("gpt2.json") / 124.4e6, 1.0, 0.005);
+  // Qwen2-7B: 7.6B; its QKV biases (under 1M) are left out.
+  EXPECT_NEAR(params("Qwen2-7B.json") / 7.62e9, 1.0, 0.005);
+}
+
+TEST(HfConfigTest, NameOrPathNamesTheSpec) {
+  json config = load("Meta-Llama-3-8B.json");
+  config["_name_or_path"] = "meta-llama/Meta-Llama-3-8B";
+  EXPECT_EQ(model_spec_from_hf_config(config, "config.json").name, "meta-llama/Meta-Llama-3-8B");
+}
+
+TEST(HfConfigTest, OptionalFieldsTakeTheirDefaults) {
+  json config = load("Meta-Llama-3-8B.json");
+  config.erase("num_key_value_heads");
+  config.erase("tie_word_embeddings");
+  const ModelSpec spec = model_spec_from_hf_config(config, "config.json");
+  EXPECT_EQ(spec.kv_heads, 32);
+  EXPECT_FALSE(spec.tied_embeddings);
+  json gpt = load("gpt2.json");
+  gpt["n_inner"] = 1024;
+  EXPECT_EQ(model_spec_from_hf_config(gpt, "config.json").ffn_hidden, 1024);
+  gpt["n_inner"] = nullptr;
+  EXPECT_EQ(model_spec_from_hf_config(gpt, "config.json").ffn_hidden, 3072);
+}
+
+// Qwen3-0.6B: 16 heads of 128 on a hidden size of 1024; dtsim derives head_dim = hidden /
+// heads, so the import refuses it rather than model the wrong attention.
+TEST(HfConfigTest, RejectsHeadDimOtherThanHiddenOverHeads) {
+  EXPECT_EQ(import_error(load("Qwen3-0.6B.json")),
+            "config.json: head_dim: expected hidden_size / num_attention_heads = 1024 / 16 "
+            "(dtsim derives the head width from them), got 128");
+}
+
+TEST(HfConfigTest, MissingField) {
+  json config = load("Meta-Llama-3-8B.json");
+  config.erase("num_hidden_layers");
+  EXPECT_EQ(import_error(config),
+            "config.json: num_hidden_layers: expected a positive integer, got nothing (the "
+            "field is missing)");
+  json moe = load("Mixtral-8x7B-v0.1.json");
+  moe.erase("num_local_experts");
+  EXPECT_THAT(import_error(moe), HasSubstr("config.json: num_local_experts: expected"));
+}
+
+TEST(HfConfigTest, WrongType) {
+  json config = load("Meta-Llama-3-8B.json");
+  config["hidden_size"] = "4096";
+  EXPECT_EQ(import_error(config),
+            "config.json: hidden_size: expected a positive integer, got \"4096\"");
+  config = load("Meta-Llama-3-8B.json");
+  config["num_attention_heads"] = 32.5;
+  EXPECT_EQ(import_error(config),
+            "config.json: num_attention_heads: expected a positive integer, got 32.5");
+  config = load("Meta-Llama-3-8B.json");
+  config["num_hidden_layers"] = -1;
+  EXPECT_EQ(import_error(config),
+            "config.json: num_hidden_layers: expected a positive integer, got -1");
+  config = load("Meta-Llama-3-8B.json");
+  config["tie_word_embeddings"] = "no";
+  EXPECT_EQ(import_error(config),
+            "config.json: tie_word_embeddings: expected true or false, "
+            "got \"no\"");
+  EXPECT_EQ(import_error(json::array({1, 2})), "config.json: expected a JSON object, got [1,2]");
+}
+
+TEST(HfConfigTest, UnknownModelTypeListsTheSupportedOnes) {
+  json config = load("Meta-Llama-3-8B.json");
+  config["model_type"] = "bert";
+  EXPECT_EQ(import_error(config),
+            "config.json: model_type: expected one of llama, mistral, qwen2, qwen3, mixtral, "
+            "gpt2, got \"bert\"");
+  config.erase("model_type");
+  EXPECT_THAT(import_error(config), HasSubstr("model_type: expected one of llama"));
+  EXPECT_THAT(import_error(config), HasSubstr("missing"));
+}
+
+TEST(HfConfigTest, InconsistentDimensionsAreReported) {
+  json config = load("Meta-Llama-3-8B.json");
+  config["num_key_value_heads"] = 5;
+  EXPECT_EQ(import_error(config),
+            "config.json: kv_heads: must divide heads (heads 32, kv_heads 5)");
+  json gpt = load("gpt2.json");
+  gpt["n_head"] = 7;
+  EXPECT_THAT(import_error(gpt), HasSubstr("hidden: must be divisible by heads (hidden 768, "
+                                           "heads 7)"));
+}
+
+}  // namespace
+}  // namespace dtsim::models
