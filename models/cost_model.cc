@@ -109,7 +109,8 @@ Duration RooflineCostModel::op_time(const OpInstance& op, const DeviceSpec& devi
   }
   Duration memory;
   if (op.bytes > 0) {
-    memory = Bytes(std::llround(op.bytes)) / (device.memory_bandwidth * e.memory_bandwidth_fraction);
+    const Bandwidth reachable = device.memory_bandwidth * e.memory_bandwidth_fraction;
+    memory = Bytes(std::llround(op.bytes)) / reachable;
   }
   return e.kernel_launch + std::max(compute, memory);
 }

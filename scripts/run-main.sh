@@ -5,5 +5,5 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 cmake --preset release
 cmake --build --preset release --target dtsim
-scenario=${1:-scenarios/examples/allreduce-1024xH100-fattree.json}
+scenario=${1:-scenarios/examples/gpt3-175b-1024xA100.json}
 ./build/release/cli/dtsim run "$scenario" --out "out/$(basename "$scenario" .json)"

@@ -46,7 +46,8 @@ struct Peaks {
 // Tesla P40 (GP102, GDDR5). Estimates: GP102 SGEMM (DeepBench's GTX 1080 Ti, the same die,
 // reaches ~70% of peak already on a 1760x128x1760 GEMM) minus the passively cooled card's
 // lower clocks; GDDR5 streams at a lower fraction of its peak than HBM; PCIe-only
-// collectives take few SMs and little memory bandwidth.
+// collectives take few SMs and little memory bandwidth. Attention and convolutions as on the
+// P100 below.
 constexpr DeviceEfficiency kPascalGddr5{.gemm_max = 0.8,
                                         .gemm_half_flops = 3e7,
                                         .gemm_half_dim = 32,

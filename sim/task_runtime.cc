@@ -128,14 +128,15 @@ void TaskRuntime::issue(TaskId id) {
     case TaskKind::kSend:
     case TaskKind::kRecv: {
       const bool send = t.kind == TaskKind::kSend;
-      const auto key = send ? std::tuple{t.rank, t.peer, t.tag} : std::tuple{t.peer, t.rank, t.tag};
-      auto& mine = send ? ready_sends_[key] : ready_recvs_[key];
-      auto& theirs = send ? ready_recvs_[key] : ready_sends_[key];
-      if (theirs.empty()) {
-        mine.push_back(id);
+      const P2pKey key = send ? P2pKey{t.rank, t.peer, t.tag} : P2pKey{t.peer, t.rank, t.tag};
+      auto& theirs = send ? ready_recvs_ : ready_sends_;
+      auto it = theirs.find(key);
+      if (it == theirs.end()) {
+        (send ? ready_sends_ : ready_recvs_)[key].push_back(id);
       } else {
-        const TaskId other = theirs.front();
-        theirs.pop_front();
+        const TaskId other = it->second.front();
+        it->second.erase(it->second.begin());
+        if (it->second.empty()) theirs.erase(it);
         start_p2p(send ? id : other, send ? other : id);
       }
       break;

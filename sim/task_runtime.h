@@ -2,9 +2,9 @@
 // collective and send/recv rendezvous, and accounts per-rank time and memory.
 #pragma once
 
-#include <deque>
 #include <map>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/simulation.h"
@@ -68,7 +68,24 @@ class TaskRuntime {
   std::vector<int> collective_arrived_;
   std::vector<std::vector<TaskId>> collective_tasks_;
   std::vector<Time> collective_start_;
-  std::map<std::tuple<int, int, uint32_t>, std::deque<TaskId>> ready_sends_, ready_recvs_;
+  // Sends and recvs issued before their peer, by (sender, receiver, tag), oldest first.
+  // Entries are erased once matched: a training step issues millions of distinct keys.
+  struct P2pKey {
+    int sender = 0;
+    int receiver = 0;
+    uint32_t tag = 0;
+    bool operator==(const P2pKey&) const = default;
+  };
+  struct P2pKeyHash {
+    size_t operator()(const P2pKey& k) const {
+      uint64_t h = (static_cast<uint64_t>(static_cast<uint32_t>(k.sender)) << 32) ^
+                   static_cast<uint32_t>(k.receiver);
+      h ^= static_cast<uint64_t>(k.tag) * 0x9e3779b97f4a7c15ULL;
+      h ^= h >> 29;
+      return static_cast<size_t>(h * 0xbf58476d1ce4e5b9ULL);
+    }
+  };
+  std::unordered_map<P2pKey, std::vector<TaskId>, P2pKeyHash> ready_sends_, ready_recvs_;
   std::map<std::tuple<int, int, int64_t, int64_t, int, int, int, std::vector<int>>,
            std::shared_ptr<const CollectivePlan>>
       plans_;

@@ -175,7 +175,8 @@ TEST(RooflineCostModel, DtypeWithoutMathFallsBackToTheFastestThatCarriesIt) {
   for (const char* name : {"V100", "P100"}) {
     EXPECT_EQ(time_at(catalog(name), DType::kBf16), time_at(catalog(name), DType::kFp32)) << name;
   }
-  EXPECT_EQ(time_at(catalog("A100-80GB"), DType::kFp8), time_at(catalog("A100-80GB"), DType::kBf16));
+  EXPECT_EQ(time_at(catalog("A100-80GB"), DType::kFp8),
+            time_at(catalog("A100-80GB"), DType::kBf16));
   EXPECT_EQ(time_at(catalog("P40"), DType::kFp16), time_at(catalog("P40"), DType::kFp32));
   EXPECT_LT(time_at(catalog("V100"), DType::kFp16), time_at(catalog("V100"), DType::kBf16));
 }
@@ -205,7 +206,8 @@ TEST(RooflineCostModel, AttentionAndConvFactorsScaleTheGemmEfficiency) {
   EXPECT_NEAR(RooflineCostModel::gemm_efficiency(scores, d, OpKind::kAttention), 0.266279, 1e-6);
   EXPECT_NEAR(RooflineCostModel::gemm_efficiency(scores, d, OpKind::kConv), 0.399419, 1e-6);
   // Reading only Q and K (fused attention keeps the scores on chip), 33.5 MB: compute-bound
-  // (6.87e10 / (200e12 * 0.532558) = 645'183 ns as a GEMM against 42 us of memory), so the time beyond launch doubles.
+  // (6.87e10 / (200e12 * 0.532558) = 645'183 ns as a GEMM against 42 us of memory), so the
+  // time beyond launch doubles.
   OpInstance op = gemm(4096, 4096, 64, DType::kBf16, 32);
   op.bytes = 2.0 * 2 * 4096 * 64 * 32;
   const RooflineCostModel model;

@@ -1,0 +1,179 @@
+// Layer partitioning over pipeline stages: largest-remainder splits, transformer stages that
+// keep the embedding and head at the ends, explicit and speed-proportional counts, FLOPs
+// balance for vision networks, and rejected inputs.
+#include "models/stage_partition.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "models/model_spec.h"
+
+namespace dtsim::models {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+ModelSpec tiny_gpt(int layers = 8) {
+  ModelSpec s;
+  s.name = "tiny-gpt";
+  s.family = ModelFamily::kGpt;
+  s.layers = layers;
+  s.hidden = 512;
+  s.heads = 8;
+  s.vocab = 1000;
+  s.seq_len = 128;
+  return s;
+}
+
+Workload gpt_workload(int layers = 8) { return build_workload(tiny_gpt(layers), WorkloadShape{}); }
+
+std::vector<std::pair<int, int>> ranges(const std::vector<LayerRange>& r) {
+  std::vector<std::pair<int, int>> out;
+  for (const LayerRange& x : r) out.emplace_back(x.begin, x.end);
+  return out;
+}
+
+std::string partition_error(const Workload& w, int stages, std::vector<int> counts) {
+  try {
+    partition_layers(w, stages, counts, {});
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(StagePartitionSplit, EvenSplitGivesRemainderToEarlierParts) {
+  // 10 over three equal weights with a minimum of 1: 7 spare, 7/3 = 2.33 each, so 3 + 3 +
+  // 3 and the one left over goes to the first of the tied remainders.
+  EXPECT_THAT(proportional_split(10, {1, 1, 1}, 1), ElementsAre(4, 3, 3));
+  // Ties of 0.5 and 0.5: the earlier part wins.
+  EXPECT_THAT(proportional_split(10, {3, 1}, 0), ElementsAre(8, 2));
+}
+
+TEST(StagePartitionSplit, LargestRemainderWins) {
+  // 10 by weights 1 : 2 : 4 = 1.43, 2.86, 5.71: floors 1, 2, 5 (8), and the two left go
+  // to the largest remainders, .86 then .71.
+  EXPECT_THAT(proportional_split(10, {1, 2, 4}, 0), ElementsAre(1, 3, 6));
+  // Weights need not sum to one.
+  EXPECT_THAT(proportional_split(10, {0.1, 0.2, 0.4}, 0), ElementsAre(1, 3, 6));
+}
+
+TEST(StagePartitionSplit, MinimumHoldsWhateverTheWeights) {
+  // 5 with minimum 2 each leaves 1 spare: 100/101 of it to the first part.
+  EXPECT_THAT(proportional_split(5, {100, 1}, 2), ElementsAre(3, 2));
+  EXPECT_THAT(proportional_split(4, {1e6, 1, 1, 1}, 1), ElementsAre(1, 1, 1, 1));
+  // Sums are exact for awkward weights.
+  const std::vector<double> w = {0.37, 1.91, 2.2, 0.05, 3.3, 0.71, 1.0};
+  for (int64_t total : {7, 8, 13, 100, 997}) {
+    const std::vector<int64_t> s = proportional_split(total, w, 1);
+    EXPECT_EQ(std::accumulate(s.begin(), s.end(), int64_t{0}), total) << total;
+    for (int64_t x : s) EXPECT_GE(x, 1);
+  }
+}
+
+TEST(StagePartitionSplit, RejectsTooLittleToSplit) {
+  EXPECT_THROW(proportional_split(3, {1, 1}, 2), std::invalid_argument);
+  EXPECT_THROW(proportional_split(3, {}, 0), std::invalid_argument);
+}
+
+TEST(StagePartitionTransformer, EvenKeepsEmbeddingFirstAndHeadLast) {
+  // Layers: embedding (0), block.0..7 (1..8), head (9). Four stages of two blocks; the
+  // first also holds the embedding, the last the head.
+  const Workload w = gpt_workload();
+  ASSERT_EQ(w.layers.size(), 10u);
+  ASSERT_EQ(w.layers.front().kind, LayerKind::kEmbedding);
+  ASSERT_EQ(w.layers.back().kind, LayerKind::kHead);
+  EXPECT_THAT(ranges(partition_layers(w, 4, {}, {})),
+              ElementsAre(std::pair{0, 3}, std::pair{3, 5}, std::pair{5, 7}, std::pair{7, 10}));
+  // One stage holds everything.
+  EXPECT_THAT(ranges(partition_layers(w, 1, {}, {})), ElementsAre(std::pair{0, 10}));
+  // As many stages as blocks.
+  const std::vector<LayerRange> eight = partition_layers(w, 8, {}, {});
+  EXPECT_EQ(eight.front().begin, 0);
+  EXPECT_EQ(eight.front().end, 2);
+  EXPECT_EQ(eight.back().begin, 8);
+  EXPECT_EQ(eight.back().end, 10);
+}
+
+TEST(StagePartitionTransformer, UnevenBlocksGoToEarlierStages) {
+  // 8 blocks over 3 stages: 3, 3, 2.
+  EXPECT_THAT(ranges(partition_layers(gpt_workload(), 3, {}, {})),
+              ElementsAre(std::pair{0, 4}, std::pair{4, 7}, std::pair{7, 10}));
+}
+
+TEST(StagePartitionTransformer, ExplicitCounts) {
+  EXPECT_THAT(ranges(partition_layers(gpt_workload(), 4, {1, 3, 3, 1}, {})),
+              ElementsAre(std::pair{0, 2}, std::pair{2, 5}, std::pair{5, 8}, std::pair{8, 10}));
+}
+
+TEST(StagePartitionTransformer, SpeedProportionalCounts) {
+  // Speeds 3 : 1 over 8 blocks with one each: 6 spare split 4.5 / 1.5, floors 4 and 1, the
+  // tie for the last block goes to the earlier stage: 6 and 2 blocks.
+  EXPECT_THAT(ranges(partition_layers(gpt_workload(), 2, {}, {3, 1})),
+              ElementsAre(std::pair{0, 7}, std::pair{7, 10}));
+  // The slow stage first: 2 and 6.
+  EXPECT_THAT(ranges(partition_layers(gpt_workload(), 2, {}, {1, 3})),
+              ElementsAre(std::pair{0, 3}, std::pair{3, 10}));
+  // Explicit counts win over speeds.
+  EXPECT_THAT(ranges(partition_layers(gpt_workload(), 2, {4, 4}, {3, 1})),
+              ElementsAre(std::pair{0, 5}, std::pair{5, 10}));
+}
+
+TEST(StagePartitionVision, Resnet50ByFlopsIsBalanced) {
+  const Workload w = build_workload(find_model_preset("resnet50")->spec, WorkloadShape{});
+  const std::vector<LayerRange> r = partition_layers(w, 4, {}, {});
+  ASSERT_EQ(r.size(), 4u);
+  // Contiguous, covering every layer, none empty.
+  EXPECT_EQ(r.front().begin, 0);
+  EXPECT_EQ(r.back().end, static_cast<int>(w.layers.size()));
+  for (size_t k = 0; k < r.size(); ++k) {
+    EXPECT_LT(r[k].begin, r[k].end) << k;
+    if (k > 0) EXPECT_EQ(r[k].begin, r[k - 1].end) << k;
+  }
+  // ResNet-50's 16 bottlenecks are within a factor of two of each other in FLOPs, so a
+  // cut at the layer nearest each quarter keeps every stage within 2x of the mean.
+  double total = 0;
+  std::vector<double> stage(4, 0);
+  for (size_t k = 0; k < 4; ++k) {
+    for (int i = r[k].begin; i < r[k].end; ++i) {
+      stage[k] += w.layers[i].fwd_flops() + w.layers[i].bwd_flops();
+    }
+    total += stage[k];
+  }
+  for (size_t k = 0; k < 4; ++k) {
+    EXPECT_GT(stage[k], total / 4 / 2) << k;
+    EXPECT_LT(stage[k], total / 4 * 2) << k;
+  }
+}
+
+TEST(StagePartitionVision, SpeedsShiftFlopsToTheFastStage) {
+  const Workload w = build_workload(find_model_preset("resnet50")->spec, WorkloadShape{});
+  const std::vector<LayerRange> even = partition_layers(w, 2, {}, {});
+  const std::vector<LayerRange> fast_first = partition_layers(w, 2, {}, {3, 1});
+  EXPECT_GT(fast_first[0].end, even[0].end);
+}
+
+TEST(StagePartitionVision, ExplicitCountsAreLayers) {
+  const Workload w = build_workload(find_model_preset("resnet50")->spec, WorkloadShape{});
+  const int n = static_cast<int>(w.layers.size());
+  EXPECT_THAT(ranges(partition_layers(w, 3, {n - 2, 1, 1}, {})),
+              ElementsAre(std::pair{0, n - 2}, std::pair{n - 2, n - 1}, std::pair{n - 1, n}));
+  EXPECT_THAT(partition_error(w, 2, {1, 1}), HasSubstr("the model has " + std::to_string(n) + " layers"));
+}
+
+TEST(StagePartitionErrors, NameTheProblem) {
+  const Workload w = gpt_workload();
+  EXPECT_THAT(partition_error(w, 9, {}), HasSubstr("9 pipeline chunks need at least as many transformer layers"));
+  EXPECT_THAT(partition_error(w, 4, {2, 2, 4}), HasSubstr("3 entries"));
+  EXPECT_THAT(partition_error(w, 2, {0, 8}), HasSubstr("at least 1"));
+  EXPECT_THAT(partition_error(w, 2, {3, 4}), HasSubstr("sums to 7, the model has 8 transformer layers"));
+}
+
+}  // namespace
+}  // namespace dtsim::models
