@@ -97,7 +97,7 @@ ChunkCost chunk_cost(const Workload& w, int begin, int end, const RankShard& sha
     out.tp_calls_bwd += layer.tp_comms_bwd;
     out.tp_bytes_fwd += layer.tp_comms_fwd * layer.tp_comm_bytes * cp_tokens;
     out.tp_bytes_bwd += layer.tp_comms_bwd * layer.tp_comm_bytes * cp_tokens;
-    out.kv_bytes += layer.kv_bytes;
+    out.kv_bytes += layer.kv_bytes * shard.tp_share;  // keys and values split by heads
     out.all_to_all_bytes += 2 * layer.moe_all_to_all_bytes * cp_tokens;
   }
   out.output_bytes = end > begin ? w.layers[end - 1].output_bytes : 0;

@@ -311,8 +311,9 @@ void StepEmitter::emit_rank(int rank) {
   // parameters of the chunk in use and the one prefetched.
   double largest_chunk = 0;
   for (const ChunkCost* cc : chunk_costs) largest_chunk = std::max(largest_chunk, cc->dense_params + cc->expert_params);
-  const double buffers = zero == 3 ? 2 * largest_chunk * pp_bytes_.weights
-                                   : (dp_size > 1 ? 2.0 * static_cast<double>(plan.bucket.count()) : 0.0);
+  const double buffers = dp_size <= 1 ? 0.0
+                         : zero == 3 ? 2 * largest_chunk * pp_bytes_.weights
+                                     : 2.0 * static_cast<double>(plan.bucket.count());
   memory(rc, true, "model states", state_bytes);
   if (buffers > 0) memory(rc, true, "comm buffers", buffers);
 
@@ -340,7 +341,7 @@ void StepEmitter::emit_rank(int rank) {
       std::vector<TaskId> window;
       if (i >= 2) window.push_back(step_compute[i - 2]);
       if (auto t = collective(rc, GroupKind::kDp, rc.dp_group, s_.dp, CollectiveOp::kAllGather,
-                              (cc.dense_params + cc.expert_params) * pp_bytes_.weights * dp_size,
+                              (cc.dense_params + cc.expert_params) * pp_bytes_.weights,
                               "zero3 gather " + id, window)) {
         deps.push_back(*t);
       }
@@ -404,23 +405,28 @@ void StepEmitter::emit_rank(int rank) {
       double filled = 0;
       bool first = true;
       const int layers = static_cast<int>(cc.layer_bwd.size());
-      int bucket = 0;
+      std::vector<double> buckets;
+      std::vector<TaskId> parts;
       for (int l = layers - 1; l >= 0; --l) {
         segment += cc.layer_bwd[l];
         filled += cc.layer_dense_params[l] * pp_bytes_.gradients;
         if (filled >= bucket_bytes || l == 0) {
-          last = compute(rc, "bwd " + id + (layers > 1 ? " part " + std::to_string(bucket) : ""),
+          last = compute(rc, "bwd " + id + (layers > 1 ? " part " + std::to_string(parts.size()) : ""),
                          segment, first ? deps : std::vector<TaskId>{});
           first = false;
-          const std::vector<TaskId> after = plan.overlap_grad_reduce ? std::vector<TaskId>{last}
-                                                                     : std::vector<TaskId>{};
-          collective(rc, GroupKind::kDp, rc.dp_group, s_.dp, grad_op, filled,
-                     "grad bucket " + std::to_string(st.chunk) + "." + std::to_string(bucket),
-                     after, grad_algo);
-          ++bucket;
+          parts.push_back(last);
+          buckets.push_back(filled);
           segment = Duration::zero();
           filled = 0;
         }
+      }
+      // Each bucket follows the part of the backward pass that fills it, or, without
+      // overlap, the whole pass.
+      for (size_t n = 0; n < buckets.size(); ++n) {
+        const TaskId after = plan.overlap_grad_reduce ? parts[n] : parts.back();
+        collective(rc, GroupKind::kDp, rc.dp_group, s_.dp, grad_op, buckets[n],
+                   "grad bucket " + std::to_string(st.chunk) + "." + std::to_string(n), {after},
+                   grad_algo);
       }
     } else {
       last = compute(rc, "bwd " + id, cc.bwd, deps);
@@ -450,7 +456,7 @@ void StepEmitter::emit_rank(int rank) {
     }
     if (zero == 3 && dp_size > 1) {
       collective(rc, GroupKind::kDp, rc.dp_group, s_.dp, CollectiveOp::kReduceScatter,
-                 (cc.dense_params + cc.expert_params) * pp_bytes_.gradients * dp_size,
+                 (cc.dense_params + cc.expert_params) * pp_bytes_.gradients,
                  "zero3 grad scatter " + id, {step_compute[i]}, grad_algo);
     }
   }
@@ -474,6 +480,11 @@ void StepEmitter::emit_rank(int rank) {
   if ((zero == 1 || zero == 2) && dp_size > 1) {
     collective(rc, GroupKind::kDp, rc.dp_group, s_.dp, CollectiveOp::kAllGather,
                dense * pp_bytes_.weights, "param gather", {step}, grad_algo);
+  }
+  if ((zero == 1 || zero == 2) && expert > 0) {
+    collective(rc, GroupKind::kExpertDp, rc.edp_group, s_.dp, CollectiveOp::kAllGather,
+               expert * pp_bytes_.weights, "expert param gather", {step},
+               dp_algorithm(rc.edp_group));
   }
   if (!rc.geo_group.empty()) {
     collective(rc, GroupKind::kGeo, rc.geo_group, s_.dp, CollectiveOp::kAllReduce,

@@ -83,7 +83,7 @@ ResolvedPlan resolve_plan(const LoweringInput& in) {
 
   const int64_t model_parallel = int64_t{p.tp} * p.pp * p.cp;
   if (out.ranks % model_parallel != 0) {
-    errors.push_back("parallelism: tp " + str(p.tp) + " x pp " + str(p.pp) + " x cp " + str(p.cp) +
+    errors.push_back("parallelism.tp: tp " + str(p.tp) + " x pp " + str(p.pp) + " x cp " + str(p.cp) +
                      " = " + str(model_parallel) + " does not divide the cluster's " +
                      str(out.ranks) + " ranks");
     throw PlanError(errors);
@@ -129,7 +129,9 @@ ResolvedPlan resolve_plan(const LoweringInput& in) {
   try {
     out.placement.emplace(out.dp, p.pp, p.tp, p.cp, p.axis_order, p.rank_map);
   } catch (const std::invalid_argument& e) {
-    throw PlanError({std::string("parallelism.rank_map: ") + e.what()});
+    const bool order = std::string_view(e.what()).starts_with("the axis order");
+    throw PlanError({std::string(order ? "parallelism.axis_order: " : "parallelism.rank_map: ") +
+                     e.what()});
   }
 
   // Replica micro-batches: given, balanced by speed, or even.

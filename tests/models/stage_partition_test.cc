@@ -117,9 +117,10 @@ TEST(StagePartitionTransformer, SpeedProportionalCounts) {
   // tie for the last block goes to the earlier stage: 6 and 2 blocks.
   EXPECT_THAT(ranges(partition_layers(gpt_workload(), 2, {}, {3, 1})),
               ElementsAre(std::pair{0, 7}, std::pair{7, 10}));
-  // The slow stage first: 2 and 6.
+  // The slow stage first: floors 1 and 4, and the tie goes to the earlier stage again, so
+  // 3 and 5 (the rule favours position, not speed).
   EXPECT_THAT(ranges(partition_layers(gpt_workload(), 2, {}, {1, 3})),
-              ElementsAre(std::pair{0, 3}, std::pair{3, 10}));
+              ElementsAre(std::pair{0, 4}, std::pair{4, 10}));
   // Explicit counts win over speeds.
   EXPECT_THAT(ranges(partition_layers(gpt_workload(), 2, {4, 4}, {3, 1})),
               ElementsAre(std::pair{0, 5}, std::pair{5, 10}));
@@ -134,7 +135,9 @@ TEST(StagePartitionVision, Resnet50ByFlopsIsBalanced) {
   EXPECT_EQ(r.back().end, static_cast<int>(w.layers.size()));
   for (size_t k = 0; k < r.size(); ++k) {
     EXPECT_LT(r[k].begin, r[k].end) << k;
-    if (k > 0) EXPECT_EQ(r[k].begin, r[k - 1].end) << k;
+    if (k > 0) {
+      EXPECT_EQ(r[k].begin, r[k - 1].end) << k;
+    }
   }
   // ResNet-50's 16 bottlenecks are within a factor of two of each other in FLOPs, so a
   // cut at the layer nearest each quarter keeps every stage within 2x of the mean.
@@ -164,15 +167,18 @@ TEST(StagePartitionVision, ExplicitCountsAreLayers) {
   const int n = static_cast<int>(w.layers.size());
   EXPECT_THAT(ranges(partition_layers(w, 3, {n - 2, 1, 1}, {})),
               ElementsAre(std::pair{0, n - 2}, std::pair{n - 2, n - 1}, std::pair{n - 1, n}));
-  EXPECT_THAT(partition_error(w, 2, {1, 1}), HasSubstr("the model has " + std::to_string(n) + " layers"));
+  EXPECT_THAT(partition_error(w, 2, {1, 1}),
+              HasSubstr("the model has " + std::to_string(n) + " layers"));
 }
 
 TEST(StagePartitionErrors, NameTheProblem) {
   const Workload w = gpt_workload();
-  EXPECT_THAT(partition_error(w, 9, {}), HasSubstr("9 pipeline chunks need at least as many transformer layers"));
+  EXPECT_THAT(partition_error(w, 9, {}),
+              HasSubstr("9 pipeline chunks need at least as many transformer layers"));
   EXPECT_THAT(partition_error(w, 4, {2, 2, 4}), HasSubstr("3 entries"));
   EXPECT_THAT(partition_error(w, 2, {0, 8}), HasSubstr("at least 1"));
-  EXPECT_THAT(partition_error(w, 2, {3, 4}), HasSubstr("sums to 7, the model has 8 transformer layers"));
+  EXPECT_THAT(partition_error(w, 2, {3, 4}),
+              HasSubstr("sums to 7, the model has 8 transformer layers"));
 }
 
 }  // namespace
