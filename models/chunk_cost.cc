@@ -94,9 +94,11 @@ ChunkCost chunk_cost(const Workload& w, int begin, int end, const RankShard& sha
     out.dense_params += dense;
     out.expert_params += expert;
     out.tp_calls_fwd += layer.tp_comms_fwd;
-    out.tp_calls_bwd += layer.tp_comms_bwd;
+    // Full recomputation runs the forward again, tensor-parallel all-reduces included.
+    const int recomputed = recompute == Recompute::kFull ? layer.tp_comms_fwd : 0;
+    out.tp_calls_bwd += layer.tp_comms_bwd + recomputed;
     out.tp_bytes_fwd += layer.tp_comms_fwd * layer.tp_comm_bytes * cp_tokens;
-    out.tp_bytes_bwd += layer.tp_comms_bwd * layer.tp_comm_bytes * cp_tokens;
+    out.tp_bytes_bwd += (layer.tp_comms_bwd + recomputed) * layer.tp_comm_bytes * cp_tokens;
     out.kv_bytes += layer.kv_bytes * shard.tp_share;  // keys and values split by heads
     out.all_to_all_bytes += 2 * layer.moe_all_to_all_bytes * cp_tokens;
   }

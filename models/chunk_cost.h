@@ -38,7 +38,7 @@ struct ChunkCost {
   double activation_bytes = 0;  // kept per micro-batch until the backward pass
   double output_bytes = 0;      // the chunk's output activation, whole (before any split)
   double tp_bytes_fwd = 0;      // summed over the chunk's TP collectives
-  double tp_bytes_bwd = 0;
+  double tp_bytes_bwd = 0;      // with the recomputed forward's under full recomputation
   int tp_calls_fwd = 0;
   int tp_calls_bwd = 0;
   double kv_bytes = 0;          // context-parallel gather of keys and values

@@ -21,7 +21,7 @@ Bytes bytes_of(double b) { return Bytes(static_cast<int64_t>(b + 0.5)); }
 
 // The kinds of group a rank emits collectives for; with the group's first rank they
 // identify a sequence of calls that every member emits in the same order.
-enum class GroupKind { kTp, kCp, kEp, kDp, kExpertDp, kGeo, kWorld };
+enum class GroupKind { kTp, kCp, kEp, kDp, kExpertDp, kGeo, kWorld, kEmbedding };
 
 class CallBook {
  public:
@@ -267,6 +267,13 @@ void StepEmitter::emit_rank(int rank) {
     if (c == 0) role.first_layer = r.begin;
     role.layers += end - r.begin;
   }
+  // Tied word embeddings over a pipeline: Megatron-LM keeps a copy of the table on the last
+  // stage for the logits and all-reduces the two copies' gradients every step.
+  const bool tied = in_.model.tied_embeddings && is_transformer(in_.model.family) && pp > 1 &&
+                    (rc.c.pp == 0 || rc.c.pp == pp - 1);
+  const double table = tied ? static_cast<double>(in_.model.vocab) * in_.model.hidden * rc.shard.tp_share
+                            : 0.0;
+  if (tied && rc.c.pp == pp - 1) dense += table;
   // The sharded classifier: one micro-batch round of every replica, split over all ranks.
   const ChunkCost* cls = nullptr;
   double cls_feature_bytes = 0;
@@ -336,14 +343,19 @@ void StepEmitter::emit_rank(int rank) {
     const ChunkCost& cc = *chunk_costs[st.chunk];
     const std::string id = "mb" + std::to_string(st.micro_batch) + (v > 1 ? ".c" + std::to_string(st.chunk) : "");
     std::vector<TaskId> deps;
-    // ZeRO-3 gathers the chunk's parameters before each pass, one step ahead of use.
-    if (zero == 3 && dp_size > 1) {
+    // ZeRO-3 gathers the chunk's parameters before each pass, one step ahead of use: the
+    // dense ones over the data-parallel group, the experts over the replicas that shard
+    // the same experts.
+    if (zero == 3) {
       std::vector<TaskId> window;
       if (i >= 2) window.push_back(step_compute[i - 2]);
-      if (auto t = collective(rc, GroupKind::kDp, rc.dp_group, s_.dp, CollectiveOp::kAllGather,
-                              (cc.dense_params + cc.expert_params) * pp_bytes_.weights,
-                              "zero3 gather " + id, window)) {
-        deps.push_back(*t);
+      for (const auto& t :
+           {collective(rc, GroupKind::kDp, rc.dp_group, s_.dp, CollectiveOp::kAllGather,
+                       cc.dense_params * pp_bytes_.weights, "zero3 gather " + id, window),
+            collective(rc, GroupKind::kExpertDp, rc.edp_group, s_.dp, CollectiveOp::kAllGather,
+                       cc.expert_params * pp_bytes_.weights, "zero3 expert gather " + id,
+                       window)}) {
+        if (t) deps.push_back(*t);
       }
     }
     if (st.forward) {
@@ -454,11 +466,27 @@ void StepEmitter::emit_rank(int rank) {
               : 0.0,
           "send grad " + id, {last});
     }
-    if (zero == 3 && dp_size > 1) {
+    if (zero == 3) {
       collective(rc, GroupKind::kDp, rc.dp_group, s_.dp, CollectiveOp::kReduceScatter,
-                 (cc.dense_params + cc.expert_params) * pp_bytes_.gradients,
-                 "zero3 grad scatter " + id, {step_compute[i]}, grad_algo);
+                 cc.dense_params * pp_bytes_.gradients, "zero3 grad scatter " + id,
+                 {step_compute[i]}, grad_algo);
+      collective(rc, GroupKind::kExpertDp, rc.edp_group, s_.dp, CollectiveOp::kReduceScatter,
+                 cc.expert_params * pp_bytes_.gradients, "zero3 expert grad scatter " + id,
+                 {step_compute[i]}, dp_algorithm(rc.edp_group));
     }
+  }
+  if (tied) {
+    RankCoords first = rc.c, last_stage = rc.c;
+    first.pp = 0;
+    last_stage.pp = pp - 1;
+    const std::vector<int> pair = {pl.rank(first), pl.rank(last_stage)};
+    if (rc.c.pp == pp - 1) {
+      // The last stage's copy is reduced over the data-parallel group like any gradient.
+      collective(rc, GroupKind::kDp, rc.dp_group, s_.dp, grad_op, table * pp_bytes_.gradients,
+                 "tied embedding grads", {step_compute.back()}, grad_algo);
+    }
+    collective(rc, GroupKind::kEmbedding, pair, s_.dp, CollectiveOp::kAllReduce,
+               table * pp_bytes_.gradients, "embedding grad sync", {step_compute.back()});
   }
   // Expert gradients are reduced over the replicas that hold the same experts.
   if (expert > 0 && zero < 3) {

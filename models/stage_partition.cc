@@ -18,6 +18,12 @@ std::vector<int64_t> proportional_split(int64_t total, const std::vector<double>
                                 std::to_string(min_each));
   }
   const double sum = std::accumulate(weights.begin(), weights.end(), 0.0);
+  for (double w : weights) {
+    if (!(w >= 0) || !std::isfinite(w)) {
+      throw std::invalid_argument("weights must be finite and not negative");
+    }
+  }
+  if (!(sum > 0)) throw std::invalid_argument("weights must not all be zero");
   const int64_t spare = total - min_each * n;
   std::vector<int64_t> out(n, min_each);
   std::vector<std::pair<double, int64_t>> remainders;
@@ -88,6 +94,10 @@ std::vector<LayerRange> partition_layers(const Workload& w, int virtual_stages,
                                          const std::vector<double>& speed_in) {
   std::vector<double> speed = speed_in;
   if (speed.empty()) speed.assign(virtual_stages, 1.0);
+  if (static_cast<int>(speed.size()) != virtual_stages) {
+    throw std::invalid_argument(std::to_string(speed.size()) + " stage speeds for " +
+                                std::to_string(virtual_stages) + " virtual stages");
+  }
   const bool transformer = is_transformer(w.spec.family);
   int blocks = 0;
   for (const Layer& l : w.layers) blocks += l.kind == LayerKind::kTransformer ? 1 : 0;

@@ -585,6 +585,31 @@ TEST(LoweringExpertParallel, ZeroOneGathersExpertShardsToo) {
   run(c, step);
 }
 
+TEST(LoweringExpertParallel, Zero3GathersExpertsOverTheirOwnGroup) {
+  // ZeRO-3 with ep 2 over dp 4: the dense weights are sharded over all four replicas, the
+  // experts over the two that hold the same ones ({0, 2} and {1, 3}), as model_state_bytes
+  // is told. So each pass gathers the dense weights over four ranks and the rank's
+  // expert / ep experts over its expert-data-parallel pair.
+  const Cluster c = gpus(1, 4);
+  const auto [dense, expert] = dense_and_expert(workload(moe()));
+  ParallelPlan plan;
+  plan.ep = 2;
+  plan.zero_stage = 3;
+  const LoweredStep step = lower(c, moe(), plan, training(4));
+  std::set<std::vector<int>> expert_gathers;
+  for (const CollectiveCall& call : step.graph.collectives()) {
+    if (call.op != CollectiveOp::kAllGather) continue;
+    if (call.members.size() == 4) {
+      EXPECT_NEAR(call.bytes.as_double(), 2.0 * static_cast<double>(dense), 1) << call.label;
+    } else {
+      expert_gathers.insert(call.members);
+      EXPECT_NEAR(call.bytes.as_double(), 2.0 * static_cast<double>(expert / 2), 1) << call.label;
+    }
+  }
+  EXPECT_EQ(expert_gathers, (std::set<std::vector<int>>{{0, 2}, {1, 3}}));
+  run(c, step);
+}
+
 TEST(LoweringShardedClassifier, WorldCollectivesPerMicroBatch) {
   const Cluster c = gpus(1, 4);
   ParallelPlan plan;
@@ -672,6 +697,32 @@ TEST_P(LoweringPipeline, EachBoundaryCarriesMForwardAndMBackwardMessages) {
 
 INSTANTIATE_TEST_SUITE_P(Schedules, LoweringPipeline, ::testing::ValuesIn(kAllSchedules),
                          [](const auto& p) { return std::string(schedule_name(p.param)); });
+
+TEST(LoweringPipelineTied, FirstAndLastStageShareTheEmbeddingTable) {
+  // Tied embeddings over two stages (Megatron-LM, Narayanan et al. 2021): the last stage
+  // keeps its own copy of the vocab x hidden word-embedding table for the logits, and the
+  // two copies' gradients are all-reduced between the first and last stage every step.
+  // Here 1000 x 512 = 512,000 parameters, 1,024,000 bytes of bf16 gradients.
+  const Cluster c = gpus(1, 2);
+  ModelSpec tied = gpt();
+  tied.tied_embeddings = true;
+  ParallelPlan plan;
+  plan.pp = 2;
+  const LoweredStep step = lower(c, tied, plan, training(2));
+  const Workload w = workload(tied);
+  const int64_t table = 1000 * 512;
+  EXPECT_EQ(step.roles[0].params, params_of(w, 0, 5));
+  EXPECT_EQ(step.roles[1].params, params_of(w, 5, 10) + table);
+  bool shared = false;
+  for (const CollectiveCall& call : step.graph.collectives()) {
+    if (call.op == CollectiveOp::kAllReduce && call.members == std::vector<int>{0, 1}) {
+      shared = true;
+      EXPECT_NEAR(call.bytes.as_double(), 2.0 * table, 1) << call.label;
+    }
+  }
+  EXPECT_TRUE(shared) << "no embedding-gradient all-reduce between the first and last stage";
+  run(c, step);
+}
 
 TEST(LoweringPipelineMemory, GpipeKeepsEveryMicroBatch1F1BOnlyTheWarmUp) {
   const Cluster c = gpus(1, 4);
