@@ -88,6 +88,7 @@ ChunkCost chunk_cost(const Workload& w, int begin, int end, const RankShard& sha
     out.activation_bytes += layer_activation_bytes(layer, input_bytes, recompute, act_split);
     out.fwd += fwd;
     out.bwd += bwd;
+    out.layer_fwd.push_back(fwd);
     out.layer_bwd.push_back(bwd);
     out.layer_dense_params.push_back(dense);
     out.layer_expert_params.push_back(expert);

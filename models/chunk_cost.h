@@ -28,8 +28,9 @@ double local_params(const Op& op, const RankShard& shard);
 struct ChunkCost {
   Duration fwd;
   Duration bwd;  // with the recomputation the set-up asks for
-  // Per layer of the chunk, in layer order: backward time and local gradient parameters
-  // (dense and expert), so that gradient buckets can follow the backward pass.
+  // Per layer of the chunk, in layer order: forward and backward time and local parameters
+  // (dense and expert), so that gradient buckets and ZeRO-3 gathers can follow the passes.
+  std::vector<Duration> layer_fwd;
   std::vector<Duration> layer_bwd;
   std::vector<double> layer_dense_params;
   std::vector<double> layer_expert_params;

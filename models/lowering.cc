@@ -85,6 +85,11 @@ class StepEmitter {
                                    bool analytical = false);
   TaskId p2p(const RankContext& rc, bool send, int peer, uint16_t stream, uint32_t tag,
              double bytes, std::string name, std::vector<TaskId> deps = {});
+  // A pass over a chunk under ZeRO-3 (FSDP): layer by layer, each layer's parameters
+  // gathered two layers ahead of use and, after its backward, its gradients scattered.
+  // Returns the last compute task.
+  TaskId zero3_pass(RankContext& rc, const ChunkCost& cc, bool forward, const std::string& id,
+                    std::vector<TaskId> deps);
   // Rank holding virtual stage k with the same dp, tp and cp coordinates.
   int rank_of_virtual_stage(const RankContext& rc, int k) const;
   // `group` without the members outside `rank`'s region when `local`.
@@ -176,6 +181,40 @@ TaskId StepEmitter::p2p(const RankContext& rc, bool send, int peer, uint16_t str
   t.bytes = bytes_of(bytes);
   t.deps = std::move(deps);
   return g_.add(std::move(t));
+}
+
+TaskId StepEmitter::zero3_pass(RankContext& rc, const ChunkCost& cc, bool forward,
+                               const std::string& id, std::vector<TaskId> deps) {
+  const int layers = static_cast<int>(cc.layer_fwd.size());
+  std::vector<TaskId> done;
+  for (int n = 0; n < layers; ++n) {
+    const int l = forward ? n : layers - 1 - n;
+    const std::string layer = std::string(forward ? " fwd " : " bwd ") + id + " l" + std::to_string(l);
+    std::vector<TaskId> window;
+    if (n >= 2) window.push_back(done[n - 2]);
+    std::vector<TaskId> needs = n == 0 ? deps : std::vector<TaskId>{};
+    for (const auto& t :
+         {collective(rc, GroupKind::kDp, rc.dp_group, s_.dp, CollectiveOp::kAllGather,
+                     cc.layer_dense_params[l] * pp_bytes_.weights, "zero3 gather" + layer,
+                     window),
+          collective(rc, GroupKind::kExpertDp, rc.edp_group, s_.dp, CollectiveOp::kAllGather,
+                     cc.layer_expert_params[l] * pp_bytes_.weights,
+                     "zero3 expert gather" + layer, window)}) {
+      if (t) needs.push_back(*t);
+    }
+    done.push_back(compute(rc, (forward ? "fwd " : "bwd ") + id + " l" + std::to_string(l),
+                           forward ? cc.layer_fwd[l] : cc.layer_bwd[l], needs));
+    if (!forward) {
+      collective(rc, GroupKind::kDp, rc.dp_group, s_.dp, CollectiveOp::kReduceScatter,
+                 cc.layer_dense_params[l] * pp_bytes_.gradients, "zero3 grad scatter" + layer,
+                 {done.back()}, dp_algorithm(rc.dp_group));
+      collective(rc, GroupKind::kExpertDp, rc.edp_group, s_.dp, CollectiveOp::kReduceScatter,
+                 cc.layer_expert_params[l] * pp_bytes_.gradients,
+                 "zero3 expert grad scatter" + layer, {done.back()},
+                 dp_algorithm(rc.edp_group));
+    }
+  }
+  return done.back();
 }
 
 int StepEmitter::rank_of_virtual_stage(const RankContext& rc, int k) const {
@@ -315,11 +354,15 @@ void StepEmitter::emit_rank(int rank) {
                        .total();
   }
   // Communication buffers: two gradient buckets in flight, or under ZeRO-3 the gathered
-  // parameters of the chunk in use and the one prefetched.
-  double largest_chunk = 0;
-  for (const ChunkCost* cc : chunk_costs) largest_chunk = std::max(largest_chunk, cc->dense_params + cc->expert_params);
+  // parameters of the layer in use and the one prefetched.
+  double largest_layer = 0;
+  for (const ChunkCost* cc : chunk_costs) {
+    for (size_t l = 0; l < cc->layer_dense_params.size(); ++l) {
+      largest_layer = std::max(largest_layer, cc->layer_dense_params[l] + cc->layer_expert_params[l]);
+    }
+  }
   const double buffers = dp_size <= 1 ? 0.0
-                         : zero == 3 ? 2 * largest_chunk * pp_bytes_.weights
+                         : zero == 3 ? 2 * largest_layer * pp_bytes_.weights
                                      : 2.0 * static_cast<double>(plan.bucket.count());
   memory(rc, true, "model states", state_bytes);
   if (buffers > 0) memory(rc, true, "comm buffers", buffers);
@@ -343,21 +386,6 @@ void StepEmitter::emit_rank(int rank) {
     const ChunkCost& cc = *chunk_costs[st.chunk];
     const std::string id = "mb" + std::to_string(st.micro_batch) + (v > 1 ? ".c" + std::to_string(st.chunk) : "");
     std::vector<TaskId> deps;
-    // ZeRO-3 gathers the chunk's parameters before each pass, one step ahead of use: the
-    // dense ones over the data-parallel group, the experts over the replicas that shard
-    // the same experts.
-    if (zero == 3) {
-      std::vector<TaskId> window;
-      if (i >= 2) window.push_back(step_compute[i - 2]);
-      for (const auto& t :
-           {collective(rc, GroupKind::kDp, rc.dp_group, s_.dp, CollectiveOp::kAllGather,
-                       cc.dense_params * pp_bytes_.weights, "zero3 gather " + id, window),
-            collective(rc, GroupKind::kExpertDp, rc.edp_group, s_.dp, CollectiveOp::kAllGather,
-                       cc.expert_params * pp_bytes_.weights, "zero3 expert gather " + id,
-                       window)}) {
-        if (t) deps.push_back(*t);
-      }
-    }
     if (st.forward) {
       if (k > 0 && pp > 1) {
         const LayerRange prev = rp_.chunks[k - 1];
@@ -367,7 +395,8 @@ void StepEmitter::emit_rank(int rank) {
       }
       collective(rc, GroupKind::kCp, rc.cp_group, s_.compute, CollectiveOp::kAllGather, cc.kv_bytes,
                  "cp kv gather " + id, deps);
-      TaskId last = compute(rc, "fwd " + id, cc.fwd, deps);
+      TaskId last = zero == 3 ? zero3_pass(rc, cc, true, id, deps)
+                              : compute(rc, "fwd " + id, cc.fwd, deps);
       step_compute[i] = last;
       if (auto t = collective(rc, GroupKind::kTp, rc.tp_group, s_.compute, CollectiveOp::kAllReduce,
                               cc.tp_bytes_fwd, "tp fwd " + id, {}, CollectiveAlgorithm::kAuto,
@@ -440,6 +469,8 @@ void StepEmitter::emit_rank(int rank) {
                    "grad bucket " + std::to_string(st.chunk) + "." + std::to_string(n), {after},
                    grad_algo);
       }
+    } else if (zero == 3) {
+      last = zero3_pass(rc, cc, false, id, deps);
     } else {
       last = compute(rc, "bwd " + id, cc.bwd, deps);
     }
@@ -465,14 +496,6 @@ void StepEmitter::emit_rank(int rank) {
               ? rc.w->layers[rp_.chunks[k - 1].end - 1].output_bytes / split_act
               : 0.0,
           "send grad " + id, {last});
-    }
-    if (zero == 3) {
-      collective(rc, GroupKind::kDp, rc.dp_group, s_.dp, CollectiveOp::kReduceScatter,
-                 cc.dense_params * pp_bytes_.gradients, "zero3 grad scatter " + id,
-                 {step_compute[i]}, grad_algo);
-      collective(rc, GroupKind::kExpertDp, rc.edp_group, s_.dp, CollectiveOp::kReduceScatter,
-                 cc.expert_params * pp_bytes_.gradients, "zero3 expert grad scatter " + id,
-                 {step_compute[i]}, dp_algorithm(rc.edp_group));
     }
   }
   if (tied) {

@@ -348,10 +348,12 @@ TEST(LoweringZero3, GathersBeforeEveryPassAndScattersAfterEveryBackward) {
   ASSERT_EQ(step.micro_batches, 2);
   EXPECT_TRUE(calls(step.graph, "grad bucket").empty());
   EXPECT_TRUE(calls(step.graph, "param gather").empty());
+  // FSDP works layer by layer: two forwards and two backwards gather every layer (each
+  // has parameters), and each backward scatters every layer's gradients.
+  const int layers = static_cast<int>(workload(gpt()).layers.size());
   for (int r = 0; r < 4; ++r) {
-    // Two forwards and two backwards, one gather each; one scatter per backward.
-    EXPECT_EQ(count_tasks(step.graph, r, TaskKind::kCollective, "zero3 gather"), 4) << r;
-    EXPECT_EQ(count_tasks(step.graph, r, TaskKind::kCollective, "zero3 grad scatter"), 2) << r;
+    EXPECT_EQ(count_tasks(step.graph, r, TaskKind::kCollective, "zero3 gather"), 4 * layers) << r;
+    EXPECT_EQ(count_tasks(step.graph, r, TaskKind::kCollective, "zero3 grad scatter"), 2 * layers) << r;
   }
   for (const CollectiveCall* call : calls(step.graph, "zero3 gather")) {
     EXPECT_EQ(call->op, CollectiveOp::kAllGather);
@@ -394,12 +396,13 @@ TEST(LoweringZero3, GatherMovesTheModelOncePerPass) {
   ParallelPlan plan;
   plan.zero_stage = 3;
   const LoweredStep step = lower(c, gpt(), plan, training(4));
+  // Summed over a pass's layers (one call per layer, each rounded to a whole byte).
   const double weights = 2.0 * static_cast<double>(w.params());
-  for (const CollectiveCall* call : calls(step.graph, "zero3 gather")) {
-    EXPECT_NEAR(call->bytes.as_double(), weights, 1) << call->label;
-  }
-  for (const CollectiveCall* call : calls(step.graph, "zero3 grad scatter")) {
-    EXPECT_NEAR(call->bytes.as_double(), weights, 1) << call->label;
+  const double layers = static_cast<double>(w.layers.size());
+  for (const char* pass : {"zero3 gather fwd mb0 ", "zero3 gather bwd mb0 ", "zero3 grad scatter bwd mb0 "}) {
+    double sum = 0;
+    for (const CollectiveCall* call : calls(step.graph, pass)) sum += call->bytes.as_double();
+    EXPECT_NEAR(sum, weights, layers) << pass;
   }
 }
 
@@ -588,7 +591,7 @@ TEST(LoweringExpertParallel, ZeroOneGathersExpertShardsToo) {
 TEST(LoweringExpertParallel, Zero3GathersExpertsOverTheirOwnGroup) {
   // ZeRO-3 with ep 2 over dp 4: the dense weights are sharded over all four replicas, the
   // experts over the two that hold the same ones ({0, 2} and {1, 3}), as model_state_bytes
-  // is told. So each pass gathers the dense weights over four ranks and the rank's
+  // is told. So each pass gathers, layer by layer, the dense weights over four ranks and the rank's
   // expert / ep experts over its expert-data-parallel pair.
   const Cluster c = gpus(1, 4);
   const auto [dense, expert] = dense_and_expert(workload(moe()));
@@ -597,15 +600,21 @@ TEST(LoweringExpertParallel, Zero3GathersExpertsOverTheirOwnGroup) {
   plan.zero_stage = 3;
   const LoweredStep step = lower(c, moe(), plan, training(4));
   std::set<std::vector<int>> expert_gathers;
+  double dense_bytes = 0;
+  double expert_bytes = 0;
   for (const CollectiveCall& call : step.graph.collectives()) {
-    if (call.op != CollectiveOp::kAllGather) continue;
+    // One forward pass of micro-batch 0, as seen from rank 0's groups.
+    if (call.op != CollectiveOp::kAllGather || call.label.find("fwd mb0 ") == std::string::npos) continue;
     if (call.members.size() == 4) {
-      EXPECT_NEAR(call.bytes.as_double(), 2.0 * static_cast<double>(dense), 1) << call.label;
+      dense_bytes += call.bytes.as_double();
     } else {
       expert_gathers.insert(call.members);
-      EXPECT_NEAR(call.bytes.as_double(), 2.0 * static_cast<double>(expert / 2), 1) << call.label;
+      if (call.members.front() == 0) expert_bytes += call.bytes.as_double();
     }
   }
+  const double layers = static_cast<double>(workload(moe()).layers.size());
+  EXPECT_NEAR(dense_bytes, 2.0 * static_cast<double>(dense), layers);
+  EXPECT_NEAR(expert_bytes, 2.0 * static_cast<double>(expert / 2), layers);
   EXPECT_EQ(expert_gathers, (std::set<std::vector<int>>{{0, 2}, {1, 3}}));
   run(c, step);
 }
