@@ -22,6 +22,7 @@ Command add_run_command(CLI::App& app);
 Command add_check_command(CLI::App& app);
 Command add_list_command(CLI::App& app);
 Command add_sweep_command(CLI::App& app);
+Command add_reproduce_command(CLI::App& app);
 
 // Prints a ScenarioError's lines (or any exception) to stderr; returns the exit code.
 int report_error(const std::exception& e);

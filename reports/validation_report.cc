@@ -1,0 +1,116 @@
+// Validation against published results: runs, rows, median and worst error, and writers.
+#include "reports/validation_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "reports/summary.h"
+#include "scenarios/loader.h"
+#include "scenarios/scenario_runner.h"
+
+namespace dtsim {
+
+ValidationRow run_validation_case(const std::string& path) {
+  Scenario scenario = load_scenario_file(path);
+  if (!scenario.reference) {
+    throw std::runtime_error(path + ": a validation scenario needs a \"reference\" block "
+                                    "(source, metric, value)");
+  }
+  const ScenarioRun run = run_scenario(scenario);
+  if (!run.result.stalled.empty()) {
+    throw std::runtime_error(path + ": the run did not complete: " + run.result.stalled.front());
+  }
+  SummaryOptions options;
+  options.include_wall_time = false;
+  const auto summary = make_summary(scenario, run, options);
+  const auto& ref = summary.at("reference");
+  if (ref.at("predicted").is_null()) {
+    throw std::runtime_error(path + ": reference metric \"" + scenario.reference->metric +
+                             "\" has no predicted value (for time_to_train_s, give the run's "
+                             "length in \"training\")");
+  }
+  ValidationRow row;
+  row.scenario = path;
+  row.name = scenario.name;
+  row.source = scenario.reference->source;
+  row.metric = scenario.reference->metric;
+  row.reference = scenario.reference->value;
+  row.predicted = ref.at("predicted").get<double>();
+  row.error = ref.at("error").get<double>();
+  return row;
+}
+
+namespace {
+
+std::vector<double> abs_errors(const std::vector<ValidationRow>& rows) {
+  std::vector<double> out;
+  for (const ValidationRow& r : rows) out.push_back(std::abs(r.error));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+double median_abs_error(const std::vector<ValidationRow>& rows) {
+  const std::vector<double> e = abs_errors(rows);
+  if (e.empty()) return 0;
+  const size_t n = e.size();
+  return n % 2 == 1 ? e[n / 2] : (e[n / 2 - 1] + e[n / 2]) / 2;
+}
+
+double worst_abs_error(const std::vector<ValidationRow>& rows) {
+  const std::vector<double> e = abs_errors(rows);
+  return e.empty() ? 0 : e.back();
+}
+
+nlohmann::ordered_json validation_json(const std::vector<ValidationRow>& rows) {
+  nlohmann::ordered_json out;
+  auto cases = nlohmann::ordered_json::array();
+  for (const ValidationRow& r : rows) {
+    cases.push_back({{"case", r.name},
+                     {"scenario", r.scenario},
+                     {"source", r.source},
+                     {"metric", r.metric},
+                     {"reference", r.reference},
+                     {"predicted", r.predicted},
+                     {"error", r.error}});
+  }
+  const double median = median_abs_error(rows);
+  const double worst = worst_abs_error(rows);
+  out["cases"] = std::move(cases);
+  out["median_abs_error"] = median;
+  out["worst_abs_error"] = worst;
+  out["target"] = {{"median_abs_error", kTargetMedianError}, {"worst_abs_error", kTargetWorstError}};
+  out["within_target"] = !rows.empty() && median <= kTargetMedianError && worst <= kTargetWorstError;
+  return out;
+}
+
+std::string validation_markdown(const std::vector<ValidationRow>& rows, const std::string& command) {
+  std::string out = "# Validation against published results\n\n";
+  out += "Each scenario in `scenarios/validation/` reproduces a published configuration and "
+         "carries the published figure in its `reference` block (its description and the "
+         "reference's note say where it comes from and what had to be assumed). Every "
+         "parameter is a property of a device, link or kernel; nothing is fitted per case.\n\n";
+  out += "Regenerate this page and `docs/validation.json` with:\n\n```sh\n" + command + "\n```\n\n";
+  out += "| case | metric | reference | predicted | error |\n|---|---|---:|---:|---:|\n";
+  for (const ValidationRow& r : rows) {
+    out += fmt::format("| {} | {} | {:.4g} | {:.4g} | {:+.1f}% |\n", r.name, r.metric, r.reference,
+                       r.predicted, 100 * r.error);
+  }
+  const double median = median_abs_error(rows);
+  const double worst = worst_abs_error(rows);
+  const bool within = !rows.empty() && median <= kTargetMedianError && worst <= kTargetWorstError;
+  out += fmt::format(
+      "\n{} cases. Median |error| {:.1f}%, worst |error| {:.1f}% (target: median at most {:.0f}%, "
+      "none worse than {:.0f}%): {}.\n",
+      rows.size(), 100 * median, 100 * worst, 100 * kTargetMedianError, 100 * kTargetWorstError,
+      within ? "within target" : "NOT within target");
+  out += "\nSources:\n\n";
+  for (const ValidationRow& r : rows) out += fmt::format("- {}: {}\n", r.name, r.source);
+  return out;
+}
+
+}  // namespace dtsim

@@ -1,0 +1,135 @@
+// The validation report: errors, median and worst, the JSON and Markdown writers, and the
+// run of one reference scenario.
+#include "reports/validation_report.h"
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "scenarios/loader.h"
+
+namespace dtsim {
+namespace {
+
+using ::testing::HasSubstr;
+
+ValidationRow row(std::string name, double reference, double predicted) {
+  ValidationRow r;
+  r.name = std::move(name);
+  r.scenario = r.name + ".json";
+  r.source = "a paper";
+  r.metric = "iteration_time_s";
+  r.reference = reference;
+  r.predicted = predicted;
+  r.error = (predicted - reference) / reference;
+  return r;
+}
+
+TEST(ValidationReport, MedianAndWorstUseAbsoluteErrors) {
+  // Errors -20%, +5%, +10%: |e| sorted 5, 10, 20 -> median 10%, worst 20%.
+  const std::vector<ValidationRow> rows = {row("a", 10, 8), row("b", 10, 10.5), row("c", 10, 11)};
+  EXPECT_NEAR(median_abs_error(rows), 0.10, 1e-12);
+  EXPECT_NEAR(worst_abs_error(rows), 0.20, 1e-12);
+  // An even count averages the middle two: 5, 10, 20, 30 -> 15%.
+  std::vector<ValidationRow> four = rows;
+  four.push_back(row("d", 10, 13));
+  EXPECT_NEAR(median_abs_error(four), 0.15, 1e-12);
+  EXPECT_EQ(median_abs_error({}), 0);
+}
+
+TEST(ValidationReport, JsonHasTheRowsAndTheTarget) {
+  const std::vector<ValidationRow> rows = {row("a", 10, 9.5), row("b", 4, 4.2)};
+  const auto j = validation_json(rows);
+  ASSERT_EQ(j["cases"].size(), 2u);
+  EXPECT_EQ(j["cases"][0]["case"], "a");
+  EXPECT_EQ(j["cases"][0]["metric"], "iteration_time_s");
+  EXPECT_DOUBLE_EQ(j["cases"][0]["reference"].get<double>(), 10);
+  EXPECT_DOUBLE_EQ(j["cases"][0]["predicted"].get<double>(), 9.5);
+  EXPECT_NEAR(j["cases"][0]["error"].get<double>(), -0.05, 1e-12);  // signed
+  EXPECT_NEAR(j["median_abs_error"].get<double>(), 0.05, 1e-12);
+  EXPECT_TRUE(j["within_target"].get<bool>());
+  EXPECT_FALSE(validation_json({row("far", 10, 13)})["within_target"].get<bool>());
+  EXPECT_FALSE(validation_json({})["within_target"].get<bool>());
+}
+
+TEST(ValidationReport, MarkdownListsEveryCaseAndTheVerdict) {
+  const std::string md =
+      validation_markdown({row("a", 10, 9.5), row("b", 4, 5.2)}, "dtsim reproduce x --md y");
+  EXPECT_THAT(md, HasSubstr("dtsim reproduce x --md y"));
+  EXPECT_THAT(md, HasSubstr("| a | iteration_time_s | 10 | 9.5 | -5.0% |"));
+  EXPECT_THAT(md, HasSubstr("| b | iteration_time_s | 4 | 5.2 | +30.0% |"));
+  EXPECT_THAT(md, HasSubstr("NOT within target"));
+}
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+// A small data-parallel step whose reference is what dtsim predicts for it, give or take:
+// the run must produce a row with the sign of the error right.
+constexpr const char* kScenario = R"({
+  "cluster": { "nodes": [ { "count": 2, "device": "A100-80GB", "devices_per_node": 2,
+                            "nics": 1, "nic_bandwidth": "100Gbps" } ],
+               "fabric": { "kind": "single_switch" } },
+  "model": { "family": "gpt", "layers": 2, "hidden": 256, "heads": 4, "vocab": 1000, "seq_len": 64 },
+  "training": { "global_batch": 8, "micro_batch": 2 },
+  %REFERENCE%
+  "simulation": { "trace": false }
+})";
+
+std::string scenario_with(const std::string& reference) {
+  std::string s = kScenario;
+  s.replace(s.find("%REFERENCE%"), 11, reference);
+  return s;
+}
+
+TEST(ValidationReport, RunsAReferenceScenario) {
+  const std::string path = write_temp(
+      "validation_case.json",
+      scenario_with(R"("reference": { "source": "test", "metric": "iteration_time_s", "value": 1000 },)"));
+  const ValidationRow r = run_validation_case(path);
+  EXPECT_EQ(r.name, "validation_case");
+  EXPECT_EQ(r.metric, "iteration_time_s");
+  EXPECT_GT(r.predicted, 0);
+  EXPECT_LT(r.predicted, 1);  // a tiny model: far under the 1000 s reference
+  EXPECT_NEAR(r.error, (r.predicted - 1000) / 1000, 1e-12);
+  std::remove(path.c_str());
+}
+
+TEST(ValidationReport, NeedsAReferenceAndARunLength) {
+  const std::string none = write_temp("no_reference.json", scenario_with(""));
+  EXPECT_THROW(
+      {
+        try {
+          run_validation_case(none);
+        } catch (const std::runtime_error& e) {
+          EXPECT_THAT(e.what(), HasSubstr("needs a \"reference\" block"));
+          throw;
+        }
+      },
+      std::runtime_error);
+  // time_to_train_s without the run's length in "training" cannot be predicted.
+  const std::string ttt = write_temp(
+      "no_length.json",
+      scenario_with(R"("reference": { "source": "test", "metric": "time_to_train_s", "value": 60 },)"));
+  EXPECT_THROW(
+      {
+        try {
+          run_validation_case(ttt);
+        } catch (const std::runtime_error& e) {
+          EXPECT_THAT(e.what(), HasSubstr("time_to_train_s"));
+          throw;
+        }
+      },
+      std::runtime_error);
+  std::remove(none.c_str());
+  std::remove(ttt.c_str());
+}
+
+}  // namespace
+}  // namespace dtsim
