@@ -11,7 +11,7 @@ TaskRuntime::TaskRuntime(Simulation& sim, const TaskGraph& graph)
     : sim_(sim),
       graph_(graph),
       state_(graph.tasks().size()),
-      dependents_(graph.tasks().size()),
+      dependents_first_(graph.tasks().size() + 1, 0),
       streams_(static_cast<size_t>(sim.cluster().num_ranks()) * std::max<size_t>(1, graph.streams().size())),
       ranks_(sim.cluster().num_ranks()),
       collective_arrived_(graph.collectives().size(), 0),
@@ -19,10 +19,16 @@ TaskRuntime::TaskRuntime(Simulation& sim, const TaskGraph& graph)
       collective_start_(graph.collectives().size()) {
   const auto errors = graph.validate(sim.cluster().num_ranks());
   DTSIM_CHECK(errors.empty(), "the TaskGraph must be validated before it runs");
+  for (const Task& t : graph.tasks()) {
+    for (TaskId d : t.deps) ++dependents_first_[d + 1];
+  }
+  for (size_t i = 1; i < dependents_first_.size(); ++i) dependents_first_[i] += dependents_first_[i - 1];
+  dependents_.resize(dependents_first_.back());
+  std::vector<uint32_t> fill(dependents_first_.begin(), dependents_first_.end() - 1);
   for (TaskId id = 0; id < graph.tasks().size(); ++id) {
     const Task& t = graph.task(id);
     state_[id].deps_left = static_cast<uint32_t>(t.deps.size());
-    for (TaskId d : t.deps) dependents_[d].push_back(id);
+    for (TaskId d : t.deps) dependents_[fill[d]++] = id;
     stream_of(t).queue.push_back(id);
   }
   for (int r = 0; r < sim.cluster().num_ranks(); ++r) {
@@ -203,7 +209,8 @@ void TaskRuntime::finish(TaskId id) {
   Stream& s = stream_of(t);
   s.busy = false;
   ++s.head;
-  for (TaskId d : dependents_[id]) {
+  for (uint32_t i = dependents_first_[id]; i < dependents_first_[id + 1]; ++i) {
+    const TaskId d = dependents_[i];
     --state_[d].deps_left;
     try_issue(d);
   }

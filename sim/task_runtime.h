@@ -62,7 +62,10 @@ class TaskRuntime {
   Simulation& sim_;
   const TaskGraph& graph_;
   std::vector<TaskState> state_;
-  std::vector<std::vector<TaskId>> dependents_;
+  // Dependents of each task in one flat array (task id -> [first_, first_ + 1) range):
+  // millions of small vectors would cost an allocation each.
+  std::vector<uint32_t> dependents_first_;
+  std::vector<TaskId> dependents_;
   std::vector<Stream> streams_;
   std::vector<RankClock> ranks_;
   std::vector<int> collective_arrived_;
