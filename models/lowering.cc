@@ -90,6 +90,11 @@ class StepEmitter {
   // Returns the last compute task.
   TaskId zero3_pass(RankContext& rc, const ChunkCost& cc, bool forward, const std::string& id,
                     std::vector<TaskId> deps);
+  // The collectives that follow a pass's kernels on the compute stream: the chunk's
+  // tensor-parallel all-reduces, the MoE all-to-alls and, after a backward pass, the
+  // context-parallel scatter of key/value gradients. Returns the last one, if any.
+  std::optional<TaskId> model_parallel_comms(RankContext& rc, const ChunkCost& cc, bool forward,
+                                             const std::string& id, bool tp_analytical);
   // Rank holding virtual stage k with the same dp, tp and cp coordinates.
   int rank_of_virtual_stage(const RankContext& rc, int k) const;
   // `group` without the members outside `rank`'s region when `local`.
@@ -181,6 +186,25 @@ TaskId StepEmitter::p2p(const RankContext& rc, bool send, int peer, uint16_t str
   t.bytes = bytes_of(bytes);
   t.deps = std::move(deps);
   return g_.add(std::move(t));
+}
+
+std::optional<TaskId> StepEmitter::model_parallel_comms(RankContext& rc, const ChunkCost& cc,
+                                                        bool forward, const std::string& id,
+                                                        bool tp_analytical) {
+  const std::string pass = forward ? " fwd " : " bwd ";
+  std::optional<TaskId> last;
+  for (const auto& t :
+       {collective(rc, GroupKind::kTp, rc.tp_group, s_.compute, CollectiveOp::kAllReduce,
+                   forward ? cc.tp_bytes_fwd : cc.tp_bytes_bwd, "tp" + pass + id, {},
+                   CollectiveAlgorithm::kAuto, tp_analytical),
+        collective(rc, GroupKind::kEp, rc.ep_group, s_.compute, CollectiveOp::kAllToAll,
+                   cc.all_to_all_bytes, "ep all-to-all" + pass + id),
+        forward ? std::nullopt
+                : collective(rc, GroupKind::kCp, rc.cp_group, s_.compute,
+                             CollectiveOp::kReduceScatter, cc.kv_bytes, "cp kv grad scatter " + id)}) {
+    if (t) last = t;
+  }
+  return last;
 }
 
 TaskId StepEmitter::zero3_pass(RankContext& rc, const ChunkCost& cc, bool forward,
@@ -398,15 +422,7 @@ void StepEmitter::emit_rank(int rank) {
       TaskId last = zero == 3 ? zero3_pass(rc, cc, true, id, deps)
                               : compute(rc, "fwd " + id, cc.fwd, deps);
       step_compute[i] = last;
-      if (auto t = collective(rc, GroupKind::kTp, rc.tp_group, s_.compute, CollectiveOp::kAllReduce,
-                              cc.tp_bytes_fwd, "tp fwd " + id, {}, CollectiveAlgorithm::kAuto,
-                              tp_analytical)) {
-        last = *t;
-      }
-      if (auto t = collective(rc, GroupKind::kEp, rc.ep_group, s_.compute, CollectiveOp::kAllToAll,
-                              cc.all_to_all_bytes, "ep all-to-all fwd " + id)) {
-        last = *t;
-      }
+      last = model_parallel_comms(rc, cc, true, id, tp_analytical).value_or(last);
       if (cls != nullptr) {
         // Song et al.: gather every replica's features, score this rank's classes, reduce
         // the softmax's max and sum, then scatter the feature gradients back.
@@ -475,19 +491,7 @@ void StepEmitter::emit_rank(int rank) {
       last = compute(rc, "bwd " + id, cc.bwd, deps);
     }
     step_compute[i] = last;
-    if (auto t = collective(rc, GroupKind::kTp, rc.tp_group, s_.compute, CollectiveOp::kAllReduce,
-                            cc.tp_bytes_bwd, "tp bwd " + id, {}, CollectiveAlgorithm::kAuto,
-                            tp_analytical)) {
-      last = *t;
-    }
-    if (auto t = collective(rc, GroupKind::kEp, rc.ep_group, s_.compute, CollectiveOp::kAllToAll,
-                            cc.all_to_all_bytes, "ep all-to-all bwd " + id)) {
-      last = *t;
-    }
-    if (auto t = collective(rc, GroupKind::kCp, rc.cp_group, s_.compute, CollectiveOp::kReduceScatter,
-                            cc.kv_bytes, "cp kv grad scatter " + id)) {
-      last = *t;
-    }
+    last = model_parallel_comms(rc, cc, false, id, tp_analytical).value_or(last);
     memory(rc, false, "act " + id, cc.activation_bytes + (cls ? cls->activation_bytes : 0));
     in_flight -= cc.activation_bytes + (cls ? cls->activation_bytes : 0);
     if (k > 0 && pp > 1) {
