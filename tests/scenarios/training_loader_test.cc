@@ -1,0 +1,164 @@
+// The training sections of a scenario (model, training, parallelism, reference): what they
+// load into, and the error each mistake gets, at its JSON pointer.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "scenarios/loader.h"
+
+namespace dtsim {
+namespace {
+
+using nlohmann::json;
+
+// Two 4-GPU H100 nodes on one switch: 8 ranks.
+constexpr const char* kCluster = R"({
+  "nodes": [{"count": 2, "device": "H100", "devices_per_node": 4, "nic_bandwidth": "400Gbps"}],
+  "fabric": {"kind": "single_switch"}
+})";
+constexpr const char* kSmallGpt =
+    R"({"family": "gpt", "layers": 4, "hidden": 256, "heads": 8, "vocab": 1000, "seq_len": 64})";
+
+std::string training_doc(const std::string& model, const std::string& training = "{}",
+                         const std::string& parallelism = "{}", const std::string& extra = "") {
+  return std::string("{\"cluster\": ") + kCluster + ", \"model\": " + model +
+         ", \"training\": " + training + ", \"parallelism\": " + parallelism + extra + "}";
+}
+
+std::vector<std::string> errors_of(const std::string& text) {
+  try {
+    load_scenario(json::parse(text), "t.json");
+  } catch (const ScenarioError& e) {
+    return e.messages();
+  }
+  return {};
+}
+
+testing::AssertionResult has_error(const std::vector<std::string>& messages,
+                                   const std::string& pointer, const std::string& phrase) {
+  const std::string prefix = pointer.empty() ? "t.json: " : "t.json: " + pointer + ": ";
+  std::string got;
+  for (const auto& m : messages) {
+    if (m.rfind(prefix, 0) == 0 && m.find(phrase) != std::string::npos) {
+      return testing::AssertionSuccess();
+    }
+    got += "  " + m + "\n";
+  }
+  return testing::AssertionFailure() << "no error at \"" << pointer << "\" containing \"" << phrase
+                                     << "\"; got:\n"
+                                     << (got.empty() ? "  (no errors)\n" : got);
+}
+
+TEST(TrainingLoader, LoadsAndLowersAStep) {
+  const Scenario s = load_scenario(
+      json::parse(training_doc(kSmallGpt, R"({"global_batch": 16, "micro_batch": 2,
+                                               "precision": "bf16", "recompute": "selective",
+                                               "iterations": 100})",
+                               R"({"tp": 2, "pp": 2, "schedule": "gpipe"})")),
+      "t.json");
+  ASSERT_TRUE(s.training.has_value());
+  EXPECT_EQ(s.workload_kind, WorkloadKind::kTraining);
+  EXPECT_EQ(s.training->step.plan.dp, 2);  // 8 ranks / (tp 2 x pp 2)
+  EXPECT_EQ(s.training->step.micro_batches, 4);  // 16 / (2 x dp 2)
+  EXPECT_EQ(s.training->step.samples_per_iteration, 16);
+  EXPECT_EQ(s.training->step.tokens_per_iteration, 16 * 64);
+  EXPECT_EQ(s.training->training.iterations, 100);
+  EXPECT_FALSE(s.graph.tasks().empty());
+  EXPECT_TRUE(s.graph.validate(8).empty());
+}
+
+TEST(TrainingLoader, PresetWithOverridesAndReference) {
+  const Scenario s = load_scenario(
+      json::parse(training_doc(R"({"preset": "gpt3-1.3b", "layers": 8})", R"({"global_batch": 8})",
+                               "{}",
+                               R"(, "reference": {"source": "s", "metric": "mfu", "value": 0.4})")),
+      "t.json");
+  EXPECT_EQ(s.training->model.layers, 8);
+  EXPECT_EQ(s.training->model.hidden, 2048);
+  ASSERT_TRUE(s.reference.has_value());
+  EXPECT_EQ(s.reference->metric, "mfu");
+}
+
+TEST(TrainingLoader, ModelErrors) {
+  EXPECT_TRUE(has_error(errors_of(training_doc(R"({"preset": "gpt3-175"})")), "/model/preset",
+                        "unknown model preset \"gpt3-175\" (did you mean"));
+  EXPECT_TRUE(has_error(errors_of(training_doc(R"({"preset": "gpt3-1.3b", "family": "gpt"})")),
+                        "/model", "exactly one of"));
+  EXPECT_TRUE(has_error(errors_of(training_doc(R"({"family": "gtp"})")), "/model/family",
+                        "model family"));
+  EXPECT_TRUE(has_error(errors_of(training_doc(
+                            R"({"family": "gpt", "layers": 2, "hidden": 1000, "heads": 3, "vocab": 10, "seq_len": 8})")),
+                        "/model", "hidden: must be divisible by heads"));
+  EXPECT_TRUE(has_error(errors_of(training_doc(R"({"preset": "gpt3-1.3b", "layers": 0})")),
+                        "/model/layers", ""));
+  EXPECT_TRUE(has_error(errors_of(training_doc(R"({"preset": "gpt3-1.3b", "layer": 4})")),
+                        "/model/layer", ""));
+  EXPECT_TRUE(has_error(errors_of(training_doc(R"({"hf_config": "no/such/config.json"})")),
+                        "/model/hf_config", "cannot read"));
+}
+
+TEST(TrainingLoader, TrainingErrors) {
+  EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, R"({"precision": "bf17"})")),
+                        "/training/precision", "precision"));
+  EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, R"({"optimizer": "adagrad"})")),
+                        "/training/optimizer", "optimizer"));
+  EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, R"({"recompute": "some"})")),
+                        "/training/recompute", "recompute mode"));
+  EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, R"({"micro_batch": 0})")),
+                        "/training/micro_batch", ""));
+  EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, R"({"epochs": 3})")), "/training/epochs",
+                        "needs \"dataset_samples\""));
+  EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, R"({"iterations": 3, "total_tokens": 1e9})")),
+                        "/training", "at most one of"));
+}
+
+TEST(TrainingLoader, PlanErrorsNameTheirKey) {
+  EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, "{}", R"({"tp": 3})")),
+                        "/parallelism/tp", "does not divide the cluster's 8 ranks"));
+  EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, "{}", R"({"dp": 4})")),
+                        "/parallelism/dp", "leave dp out to derive it"));
+  EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, "{}", R"({"virtual_stages": 2, "pp": 2})")),
+                        "/parallelism/virtual_stages", "interleaved_1f1b"));
+  EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, R"({"global_batch": 12, "micro_batch": 1})")),
+                        "/training/global_batch", "not a multiple"));
+  EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, "{}", R"({"ep": 2})")), "/parallelism/ep",
+                        "mixture-of-experts"));
+  EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, "{}", R"({"stage_layers": [1, 2], "pp": 2})")),
+                        "/parallelism/stage_layers", "sums to 3"));
+  EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, "{}", R"({"stage_layers": "even"})")),
+                        "/parallelism/stage_layers", "\"balanced\""));
+  EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, "{}", R"({"axis_order": ["tp", "tp", "dp", "pp"]})")),
+                        "/parallelism/axis_order", "once each"));
+  EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, "{}", R"({"schedule": "1f2b"})")),
+                        "/parallelism/schedule", "pipeline schedule"));
+  EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, "{}", R"({"zero_stage": 4})")),
+                        "/parallelism/zero_stage", ""));
+}
+
+TEST(TrainingLoader, SectionsAndReferenceErrors) {
+  // A training scenario has no workload section, and a reference needs its three keys.
+  const std::string with_workload =
+      std::string("{\"cluster\": ") + kCluster + R"(, "model": )" + kSmallGpt +
+      R"(, "workload": {"kind": "collective", "ops": ["all_reduce"], "sizes": ["1MiB"]}})";
+  EXPECT_TRUE(has_error(errors_of(with_workload), "/workload", "has no workload section"));
+  const std::string no_model = std::string("{\"cluster\": ") + kCluster + R"(, "training": {}})";
+  EXPECT_TRUE(has_error(errors_of(no_model), "", "needs \"model\""));
+  const auto bad_ref = errors_of(training_doc(kSmallGpt, "{}", "{}",
+                                              R"(, "reference": {"metric": "speed", "value": -1})"));
+  EXPECT_TRUE(has_error(bad_ref, "/reference/source", ""));
+  EXPECT_TRUE(has_error(bad_ref, "/reference/metric", "reference metric"));
+  EXPECT_TRUE(has_error(bad_ref, "/reference/value", ""));
+}
+
+TEST(TrainingLoader, OverridesReachTheTrainingKeys) {
+  const Scenario s = load_scenario(json::parse(training_doc(kSmallGpt, R"({"global_batch": 8})")),
+                                   "t.json", {"parallelism.tp=4", "training.micro_batch=2"});
+  EXPECT_EQ(s.training->step.plan.tp, 4);
+  EXPECT_EQ(s.training->step.plan.dp, 2);
+  EXPECT_EQ(s.training->step.micro_batches, 2);
+}
+
+}  // namespace
+}  // namespace dtsim
