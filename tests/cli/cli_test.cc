@@ -149,6 +149,70 @@ TEST(Cli, ListsRegistries) {
   for (const char* a : {"ring", "tree", "halving_doubling", "hierarchical", "torus2d", "cross_region"}) {
     EXPECT_NE(colls.output.find(a), std::string::npos) << a;
   }
+  const Result models = dtsim("list models");
+  EXPECT_EQ(models.exit_code, 0);
+  for (const char* m : {"gpt3-175b", "gpt3-1.3b", "llama3-8b", "llama3-70b", "llama3.1-405b",
+                        "mixtral-8x7b", "bert-large", "resnet50", "alexnet", "vgg16"}) {
+    EXPECT_NE(models.output.find(m), std::string::npos) << m;
+  }
+  const Result schedules = dtsim("list schedules");
+  for (const char* s : {"gpipe", "1f1b", "interleaved_1f1b"}) {
+    EXPECT_NE(schedules.output.find(s), std::string::npos) << s;
+  }
+}
+
+TEST(Cli, TrainingRunReportsTheStepAndTheReference) {
+  // The Llama 3 70B example with a reference added through --set: the printed text and
+  // summary.json carry the training figures, per-rank rows and the signed error.
+  const fs::path out = scratch("training");
+  const Result r = dtsim("run " + example("llama3-70b-64xH100.json") + " --out " + out.string() +
+                         " --set 'reference={\"source\": \"test\", \"metric\": "
+                         "\"iteration_time_s\", \"value\": 10}'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* text : {"iteration", "MFU", "reference       iteration_time_s = 10", "error"}) {
+    EXPECT_NE(r.output.find(text), std::string::npos) << text << "\n" << r.output;
+  }
+  const auto summary = nlohmann::json::parse(slurp(out / "summary.json"));
+  const auto& t = summary.at("training");
+  for (const char* key : {"iteration_time_s", "samples_per_s", "tokens_per_s", "model_flops_per_iteration",
+                          "achieved_tflops_per_device", "mfu", "time_to_train_s"}) {
+    EXPECT_TRUE(t.contains(key)) << key;
+  }
+  ASSERT_EQ(t.at("ranks").size(), 64u);
+  for (const char* key : {"compute_s", "exposed_comm_s", "bubble_s", "idle_s", "peak_memory_bytes",
+                          "memory_capacity_bytes", "oom"}) {
+    EXPECT_TRUE(t.at("ranks")[0].contains(key)) << key;
+  }
+  const double predicted = t.at("iteration_time_s").get<double>();
+  EXPECT_NEAR(summary.at("reference").at("error").get<double>(), (predicted - 10) / 10, 1e-12);
+  EXPECT_TRUE(summary.contains("collective_calls"));
+}
+
+TEST(Cli, ReproduceWritesTheValidationReport) {
+  const fs::path out = scratch("reproduce");
+  const fs::path cases = out / "cases";
+  fs::create_directories(cases);
+  const fs::path scenario = cases / "case.json";
+  std::ofstream(scenario) << R"({
+    "cluster": { "nodes": [ { "count": 1, "device": "H100", "devices_per_node": 4, "nics": 0 } ] },
+    "model": { "family": "gpt", "layers": 2, "hidden": 256, "heads": 4, "vocab": 1000, "seq_len": 64 },
+    "training": { "global_batch": 8, "micro_batch": 2 },
+    "reference": { "source": "test", "metric": "iteration_time_s", "value": 1 },
+    "simulation": { "trace": false } })";
+  const Result r = dtsim("reproduce " + cases.string() + " --md " + (out / "v.md").string() +
+                         " --json " + (out / "v.json").string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = nlohmann::json::parse(slurp(out / "v.json"));
+  ASSERT_EQ(j.at("cases").size(), 1u);
+  EXPECT_EQ(j["cases"][0]["case"], "case");
+  EXPECT_LT(j["cases"][0]["error"].get<double>(), 0);  // a tiny model is far under 1 s
+  EXPECT_NE(slurp(out / "v.md").find("| case | iteration_time_s | 1 |"), std::string::npos);
+  // A folder with a scenario that has no reference is bad input, named.
+  std::ofstream(cases / "zz.json") << R"({"cluster": {"nodes": [{"count": 1, "device": "H100",
+    "devices_per_node": 4, "nics": 0}]}, "model": {"preset": "gpt2"}})";
+  const Result bad = dtsim("reproduce " + cases.string());
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.output.find("needs a \"reference\" block"), std::string::npos) << bad.output;
 }
 
 TEST(Cli, SweepRunsTheCartesianProduct) {
