@@ -2,7 +2,7 @@
 #include "sim/task_graph.h"
 
 #include <algorithm>
-#include <map>
+#include <unordered_map>
 #include <tuple>
 
 namespace dtsim {
@@ -78,8 +78,17 @@ std::vector<std::string> TaskGraph::validate(int num_ranks) const {
            std::to_string(tasks_[i].rank) + ")";
   };
   std::vector<std::vector<int>> collective_ranks(collectives_.size());
-  // (sender, receiver, tag) -> sends minus receives
-  std::map<std::tuple<int, int, uint32_t>, int> p2p_balance;
+  // (sender, receiver, tag) -> sends minus receives. Hashed: a training step has millions
+  // of messages; the few unmatched keys are sorted below for a stable report.
+  struct P2pKeyHash {
+    size_t operator()(const std::tuple<int, int, uint32_t>& k) const {
+      const uint64_t h = (static_cast<uint64_t>(static_cast<uint32_t>(std::get<0>(k))) << 32) ^
+                         static_cast<uint32_t>(std::get<1>(k)) ^
+                         static_cast<uint64_t>(std::get<2>(k)) * 0x9e3779b97f4a7c15ULL;
+      return static_cast<size_t>((h ^ (h >> 29)) * 0xbf58476d1ce4e5b9ULL);
+    }
+  };
+  std::unordered_map<std::tuple<int, int, uint32_t>, int, P2pKeyHash> p2p_balance;
   for (size_t i = 0; i < tasks_.size(); ++i) {
     const Task& t = tasks_[i];
     if (t.rank < 0 || t.rank >= num_ranks) {
@@ -111,15 +120,18 @@ std::vector<std::string> TaskGraph::validate(int num_ranks) const {
       }
     }
   }
-  for (const auto& [key, balance] : p2p_balance) {
-    if (balance != 0) {
-      const auto& [from, to, tag] = key;
-      errors.push_back("send/recv from rank " + std::to_string(from) + " to rank " +
-                       std::to_string(to) + " with tag " + std::to_string(tag) + ": " +
-                       std::to_string(std::abs(balance)) +
-                       (balance > 0 ? " send(s) without a matching recv"
-                                    : " recv(s) without a matching send"));
-    }
+  std::vector<std::pair<std::tuple<int, int, uint32_t>, int>> unmatched;
+  for (const auto& entry : p2p_balance) {
+    if (entry.second != 0) unmatched.push_back(entry);
+  }
+  std::sort(unmatched.begin(), unmatched.end());
+  for (const auto& [key, balance] : unmatched) {
+    const auto& [from, to, tag] = key;
+    errors.push_back("send/recv from rank " + std::to_string(from) + " to rank " +
+                     std::to_string(to) + " with tag " + std::to_string(tag) + ": " +
+                     std::to_string(std::abs(balance)) +
+                     (balance > 0 ? " send(s) without a matching recv"
+                                  : " recv(s) without a matching send"));
   }
   for (size_t c = 0; c < collectives_.size(); ++c) {
     auto have = collective_ranks[c];
