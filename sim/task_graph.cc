@@ -2,7 +2,6 @@
 #include "sim/task_graph.h"
 
 #include <algorithm>
-#include <unordered_map>
 #include <tuple>
 
 namespace dtsim {
@@ -78,17 +77,11 @@ std::vector<std::string> TaskGraph::validate(int num_ranks) const {
            std::to_string(tasks_[i].rank) + ")";
   };
   std::vector<std::vector<int>> collective_ranks(collectives_.size());
-  // (sender, receiver, tag) -> sends minus receives. Hashed: a training step has millions
-  // of messages; the few unmatched keys are sorted below for a stable report.
-  struct P2pKeyHash {
-    size_t operator()(const std::tuple<int, int, uint32_t>& k) const {
-      const uint64_t h = (static_cast<uint64_t>(static_cast<uint32_t>(std::get<0>(k))) << 32) ^
-                         static_cast<uint32_t>(std::get<1>(k)) ^
-                         static_cast<uint64_t>(std::get<2>(k)) * 0x9e3779b97f4a7c15ULL;
-      return static_cast<size_t>((h ^ (h >> 29)) * 0xbf58476d1ce4e5b9ULL);
-    }
-  };
-  std::unordered_map<std::tuple<int, int, uint32_t>, int, P2pKeyHash> p2p_balance;
+  // Every (sender, receiver, tag) must be sent as often as it is received: both lists are
+  // sorted and compared, which for millions of messages beats any map.
+  using P2pKey = std::tuple<int, int, uint32_t>;
+  std::vector<P2pKey> sends;
+  std::vector<P2pKey> recvs;
   for (size_t i = 0; i < tasks_.size(); ++i) {
     const Task& t = tasks_[i];
     if (t.rank < 0 || t.rank >= num_ranks) {
@@ -109,8 +102,8 @@ std::vector<std::string> TaskGraph::validate(int num_ranks) const {
       errors.push_back(where(i) + ": peer " + std::to_string(t.peer) +
                        " is not another rank in 0.." + std::to_string(num_ranks - 1));
     }
-    if (t.kind == TaskKind::kSend) ++p2p_balance[{t.rank, t.peer, t.tag}];
-    if (t.kind == TaskKind::kRecv) --p2p_balance[{t.peer, t.rank, t.tag}];
+    if (t.kind == TaskKind::kSend) sends.emplace_back(t.rank, t.peer, t.tag);
+    if (t.kind == TaskKind::kRecv) recvs.emplace_back(t.peer, t.rank, t.tag);
     if (t.kind == TaskKind::kCollective) {
       if (t.collective >= collectives_.size()) {
         errors.push_back(where(i) + ": refers to collective " + std::to_string(t.collective) +
@@ -120,11 +113,18 @@ std::vector<std::string> TaskGraph::validate(int num_ranks) const {
       }
     }
   }
-  std::vector<std::pair<std::tuple<int, int, uint32_t>, int>> unmatched;
-  for (const auto& entry : p2p_balance) {
-    if (entry.second != 0) unmatched.push_back(entry);
+  std::sort(sends.begin(), sends.end());
+  std::sort(recvs.begin(), recvs.end());
+  // Walk both sorted lists; each key's balance is its sends minus its receives.
+  std::vector<std::pair<P2pKey, int64_t>> unmatched;
+  for (size_t i = 0, j = 0; i < sends.size() || j < recvs.size();) {
+    const P2pKey key = j == recvs.size() || (i < sends.size() && sends[i] < recvs[j]) ? sends[i]
+                                                                                      : recvs[j];
+    int64_t balance = 0;
+    for (; i < sends.size() && sends[i] == key; ++i) ++balance;
+    for (; j < recvs.size() && recvs[j] == key; ++j) --balance;
+    if (balance != 0) unmatched.emplace_back(key, balance);
   }
-  std::sort(unmatched.begin(), unmatched.end());
   for (const auto& [key, balance] : unmatched) {
     const auto& [from, to, tag] = key;
     errors.push_back("send/recv from rank " + std::to_string(from) + " to rank " +
