@@ -63,6 +63,7 @@ class StepEmitter {
   void emit_rank(int rank);
 
  private:
+  // One rank's place in the plan and what its steps share while they are emitted.
   struct RankContext {
     int rank = 0;
     RankCoords c;
@@ -72,7 +73,43 @@ class StepEmitter {
     std::vector<int> tp_group, cp_group, dp_group, ep_group, edp_group, geo_group;
     TaskId last_dp = 0;
     bool has_dp = false;
+    // Its chunks' costs and the parameters it holds.
+    std::vector<const ChunkCost*> chunks;
+    double dense = 0;
+    double expert = 0;
+    double tied_table = 0;  // a tied embedding table's parameters, on the first and last stage
+    // The sharded classifier's share, and what it gathers, over every rank.
+    const ChunkCost* classifier = nullptr;
+    double classifier_features = 0;
+    std::vector<int> world;
+    // Gradient reduction.
+    bool bucketed = false;
+    CollectiveOp grad_op = CollectiveOp::kAllReduce;
+    CollectiveAlgorithm grad_algorithm = CollectiveAlgorithm::kAuto;
+    bool tp_analytical = false;
+    // Progress through the schedule.
+    std::vector<TaskId> step_compute;
+    double in_flight = 0;
+    double peak_activations = 0;
   };
+
+  RankContext context_of(int rank);
+  // The rank's chunks, parameters and classifier share; fills the role's layer counts.
+  void price_chunks(RankContext& rc, RankRole& role);
+  // Model states and communication buffers, allocated before the first step.
+  double allocate_states(RankContext& rc);
+  void emit_forward(RankContext& rc, const PipeStep& st, int index);
+  void emit_backward(RankContext& rc, const PipeStep& st, int index, bool last_of_chunk);
+  // The last micro-batch's backward, cut at gradient-bucket boundaries.
+  TaskId emit_bucketed_backward(RankContext& rc, const ChunkCost& cc, int chunk,
+                                const std::string& id, std::vector<TaskId> deps);
+  // After the last backward: shared-embedding and expert gradients, the optimizer step and
+  // the parameter gathers or averages that follow it.
+  void emit_step_end(RankContext& rc);
+  // Activation bytes one micro-batch of a chunk keeps.
+  static double kept_activations(const RankContext& rc, const ChunkCost& cc) {
+    return cc.activation_bytes + (rc.classifier ? rc.classifier->activation_bytes : 0);
+  }
 
   const ChunkCost& cost(const RankContext& rc, int chunk_index, int begin, int end);
   TaskId compute(const RankContext& rc, std::string name, Duration d, std::vector<TaskId> deps = {});
@@ -277,15 +314,14 @@ uint32_t tag_of(int micro_batch, int boundary, int chunks_total, bool forward) {
   return static_cast<uint32_t>((micro_batch * chunks_total + boundary) * 2 + (forward ? 0 : 1));
 }
 
-void StepEmitter::emit_rank(int rank) {
+StepEmitter::RankContext StepEmitter::context_of(int rank) {
   const ParallelPlan& plan = in_.plan;
   const Placement& pl = *rp_.placement;
   RankContext rc;
   rc.rank = rank;
   rc.c = pl.coords(rank);
   rc.device = in_.cluster->devices[rank].spec;
-  const int64_t b = rp_.replica_micro_batch[rc.c.dp];
-  rc.w = &rp_.workloads.at(b);
+  rc.w = &rp_.workloads.at(rp_.replica_micro_batch[rc.c.dp]);
   rc.shard = RankShard{rp_.tp, rp_.tp_shares[rc.c.tp], plan.sequence_parallel, rp_.cp, rp_.ep};
   // Local SGD steps reduce gradients inside each region; the sync step averages across.
   const bool local = plan.sync_every > 1;
@@ -300,18 +336,18 @@ void StepEmitter::emit_rank(int rank) {
     if (d % rp_.ep == rc.c.dp % rp_.ep) rc.edp_group.push_back(pl.rank(x));
   }
   rc.edp_group = group_in_region(rc.edp_group, rank, local);
+  const int zero = plan.zero_stage;
+  rc.bucketed = rc.dp_group.size() > 1 && zero < 3;
+  rc.grad_op = zero == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
+  rc.grad_algorithm = dp_algorithm(rc.dp_group);
+  rc.tp_analytical = plan.tp_comm_analytical && inside_one_node(rc.tp_group);
+  return rc;
+}
 
+void StepEmitter::price_chunks(RankContext& rc, RankRole& role) {
   const int pp = rp_.pp;
-  const int v = rp_.v;
-  const int chunks_total = pp * v;
-  const int m = rp_.micro_batches;
-  const int split_act = rp_.tp * rp_.cp;  // pipeline sends carry 1/(tp*cp) of the activation
-  const bool classifier = plan.shard_classifier;
-
-  // The rank's chunks and their costs.
-  std::vector<const ChunkCost*> chunk_costs(v);
   int cls_begin = static_cast<int>(rc.w->layers.size());
-  if (classifier) {
+  if (in_.plan.shard_classifier) {
     for (int i = 0; i < static_cast<int>(rc.w->layers.size()); ++i) {
       if (rc.w->layers[i].kind == LayerKind::kClassifier) {
         cls_begin = i;
@@ -319,210 +355,210 @@ void StepEmitter::emit_rank(int rank) {
       }
     }
   }
-  double dense = 0, expert = 0, peak_act = 0;
-  RankRole role;
-  for (int c = 0; c < v; ++c) {
+  for (int c = 0; c < rp_.v; ++c) {
     const LayerRange r = rp_.chunks[c * pp + rc.c.pp];
-    const int end = classifier ? std::min(r.end, cls_begin) : r.end;
-    chunk_costs[c] = &cost(rc, c * pp + rc.c.pp, r.begin, end);
-    dense += chunk_costs[c]->dense_params;
-    expert += chunk_costs[c]->expert_params;
+    const int end = std::min(r.end, cls_begin);
+    rc.chunks.push_back(&cost(rc, c * pp + rc.c.pp, r.begin, end));
+    rc.dense += rc.chunks.back()->dense_params;
+    rc.expert += rc.chunks.back()->expert_params;
     if (c == 0) role.first_layer = r.begin;
     role.layers += end - r.begin;
   }
   // Tied word embeddings over a pipeline: Megatron-LM keeps a copy of the table on the last
   // stage for the logits and all-reduces the two copies' gradients every step.
-  const bool tied = in_.model.tied_embeddings && is_transformer(in_.model.family) && pp > 1 &&
-                    (rc.c.pp == 0 || rc.c.pp == pp - 1);
-  const double table = tied ? static_cast<double>(in_.model.vocab) * in_.model.hidden * rc.shard.tp_share
-                            : 0.0;
-  if (tied && rc.c.pp == pp - 1) dense += table;
-  // The sharded classifier: one micro-batch round of every replica, split over all ranks.
-  const ChunkCost* cls = nullptr;
-  double cls_feature_bytes = 0;
-  std::vector<int> world;
-  if (classifier) {
-    int64_t round = 0;
-    for (int64_t x : rp_.replica_micro_batch) round += x;
-    auto [it, fresh] = classifier_workloads_.try_emplace(round);
-    if (fresh) {
-      it->second = build_workload(in_.model, WorkloadShape{round, in_.training.seq_len,
-                                                           in_.training.precision});
-    }
-    const Workload& wc = it->second;
-    RankShard all{rp_.ranks, 1.0 / rp_.ranks, false, 1, 1};
-    auto key = std::tuple{rc.device, -round, 0, -1};
-    auto cit = costs_.find(key);
-    if (cit == costs_.end()) {
-      cit = costs_.emplace(key, chunk_cost(wc, cls_begin, static_cast<int>(wc.layers.size()), all,
-                                           in_.training.recompute, *rc.device, *in_.costs))
-                .first;
-    }
-    cls = &cit->second;
-    cls_feature_bytes = cls_begin > 0 ? wc.layers[cls_begin - 1].output_bytes : 0;
-    world.resize(rp_.ranks);
-    for (int r = 0; r < rp_.ranks; ++r) world[r] = r;
+  if (in_.model.tied_embeddings && is_transformer(in_.model.family) && pp > 1 &&
+      (rc.c.pp == 0 || rc.c.pp == pp - 1)) {
+    rc.tied_table = static_cast<double>(in_.model.vocab) * in_.model.hidden * rc.shard.tp_share;
+    if (rc.c.pp == pp - 1) rc.dense += rc.tied_table;
   }
+  if (!in_.plan.shard_classifier) return;
+  // The sharded classifier: one micro-batch round of every replica, split over all ranks.
+  int64_t round = 0;
+  for (int64_t x : rp_.replica_micro_batch) round += x;
+  auto [it, fresh] = classifier_workloads_.try_emplace(round);
+  if (fresh) {
+    it->second = build_workload(in_.model, WorkloadShape{round, in_.training.seq_len,
+                                                         in_.training.precision});
+  }
+  const Workload& wc = it->second;
+  const RankShard all{rp_.ranks, 1.0 / rp_.ranks, false, 1, 1};
+  auto key = std::tuple{rc.device, -round, 0, -1};
+  auto cit = costs_.find(key);
+  if (cit == costs_.end()) {
+    cit = costs_.emplace(key, chunk_cost(wc, cls_begin, static_cast<int>(wc.layers.size()), all,
+                                         in_.training.recompute, *rc.device, *in_.costs))
+              .first;
+  }
+  rc.classifier = &cit->second;
+  rc.classifier_features = cls_begin > 0 ? wc.layers[cls_begin - 1].output_bytes : 0;
+  rc.world.resize(rp_.ranks);
+  for (int r = 0; r < rp_.ranks; ++r) rc.world[r] = r;
+}
 
-  const int zero = plan.zero_stage;
+double StepEmitter::allocate_states(RankContext& rc) {
+  const int zero = in_.plan.zero_stage;
   const int dp_size = static_cast<int>(rc.dp_group.size());
-  const int edp_size = static_cast<int>(rc.edp_group.size());
-  ModelStateBytes states = model_state_bytes(static_cast<int64_t>(dense), in_.training.precision,
-                                             in_.training.optimizer, zero, dp_size);
-  const ModelStateBytes expert_states = model_state_bytes(
-      static_cast<int64_t>(expert), in_.training.precision, in_.training.optimizer, zero, edp_size);
-  double state_bytes = states.total() + expert_states.total();
-  if (cls != nullptr) {
-    state_bytes += model_state_bytes(static_cast<int64_t>(cls->dense_params), in_.training.precision,
-                                     in_.training.optimizer, 0, 1)
-                       .total();
+  const Precision precision = in_.training.precision;
+  const Optimizer optimizer = in_.training.optimizer;
+  double states = model_state_bytes(static_cast<int64_t>(rc.dense), precision, optimizer, zero, dp_size).total() +
+                  model_state_bytes(static_cast<int64_t>(rc.expert), precision, optimizer, zero,
+                                    static_cast<int>(rc.edp_group.size()))
+                      .total();
+  if (rc.classifier != nullptr) {
+    states += model_state_bytes(static_cast<int64_t>(rc.classifier->dense_params), precision,
+                                optimizer, 0, 1)
+                  .total();
   }
   // Communication buffers: two gradient buckets in flight, or under ZeRO-3 the gathered
   // parameters of the layer in use and the one prefetched.
   double largest_layer = 0;
-  for (const ChunkCost* cc : chunk_costs) {
+  for (const ChunkCost* cc : rc.chunks) {
     for (size_t l = 0; l < cc->layer_dense_params.size(); ++l) {
       largest_layer = std::max(largest_layer, cc->layer_dense_params[l] + cc->layer_expert_params[l]);
     }
   }
   const double buffers = dp_size <= 1 ? 0.0
                          : zero == 3 ? 2 * largest_layer * pp_bytes_.weights
-                                     : 2.0 * static_cast<double>(plan.bucket.count());
-  memory(rc, true, "model states", state_bytes);
+                                     : 2.0 * static_cast<double>(in_.plan.bucket.count());
+  memory(rc, true, "model states", states);
   if (buffers > 0) memory(rc, true, "comm buffers", buffers);
+  return states;
+}
 
-  const std::vector<PipeStep> order = pipeline_order(plan.schedule, rc.c.pp, pp, m, v);
-  std::vector<int> last_bwd(v, -1);
-  for (int i = 0; i < static_cast<int>(order.size()); ++i) {
-    if (!order[i].forward) last_bwd[order[i].chunk] = i;
+void StepEmitter::emit_forward(RankContext& rc, const PipeStep& st, int index) {
+  const int pp = rp_.pp;
+  const int chunks_total = pp * rp_.v;
+  const int split_act = rp_.tp * rp_.cp;  // pipeline sends carry 1/(tp*cp) of the activation
+  const int k = st.chunk * pp + rc.c.pp;
+  const ChunkCost& cc = *rc.chunks[st.chunk];
+  const std::string id = "mb" + std::to_string(st.micro_batch) + (rp_.v > 1 ? ".c" + std::to_string(st.chunk) : "");
+  std::vector<TaskId> deps;
+  if (k > 0 && pp > 1) {
+    const double bytes = rc.w->layers[rp_.chunks[k - 1].end - 1].output_bytes / split_act;
+    deps.push_back(p2p(rc, false, rank_of_virtual_stage(rc, k - 1), s_.recv_prev,
+                       tag_of(st.micro_batch, k - 1, chunks_total, true), bytes, "recv act " + id));
   }
-  const bool bucketed = dp_size > 1 && zero < 3;
-  const CollectiveOp grad_op = zero == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
-  const CollectiveAlgorithm grad_algo = dp_algorithm(rc.dp_group);
-  const double bucket_bytes = static_cast<double>(plan.bucket.count());
-  const bool tp_analytical = plan.tp_comm_analytical && inside_one_node(rc.tp_group);
+  collective(rc, GroupKind::kCp, rc.cp_group, s_.compute, CollectiveOp::kAllGather, cc.kv_bytes,
+             "cp kv gather " + id, deps);
+  TaskId last = in_.plan.zero_stage == 3 ? zero3_pass(rc, cc, true, id, deps)
+                                         : compute(rc, "fwd " + id, cc.fwd, deps);
+  rc.step_compute[index] = last;
+  last = model_parallel_comms(rc, cc, true, id, rc.tp_analytical).value_or(last);
+  if (rc.classifier != nullptr) {
+    // Song et al.: gather every replica's features, score this rank's classes, reduce the
+    // softmax's max and sum, then scatter the feature gradients back.
+    collective(rc, GroupKind::kWorld, rc.world, s_.compute, CollectiveOp::kAllGather,
+               rc.classifier_features, "classifier feature gather " + id);
+    compute(rc, "classifier fwd " + id, rc.classifier->fwd);
+    collective(rc, GroupKind::kWorld, rc.world, s_.compute, CollectiveOp::kAllReduce,
+               2.0 * 4.0 * static_cast<double>(rc.w->shape.micro_batch) * rp_.ranks,
+               "softmax reduce " + id);
+    compute(rc, "classifier bwd " + id, rc.classifier->bwd);
+    last = collective(rc, GroupKind::kWorld, rc.world, s_.compute, CollectiveOp::kReduceScatter,
+                      rc.classifier_features, "classifier grad scatter " + id)
+               .value_or(last);
+  }
+  memory(rc, true, "act " + id, kept_activations(rc, cc));
+  rc.in_flight += kept_activations(rc, cc);
+  rc.peak_activations = std::max(rc.peak_activations, rc.in_flight);
+  if (k < chunks_total - 1 && pp > 1) {
+    p2p(rc, true, rank_of_virtual_stage(rc, k + 1), s_.send_next,
+        tag_of(st.micro_batch, k, chunks_total, true), cc.output_bytes / split_act, "send act " + id,
+        {last});
+  }
+}
 
-  std::vector<TaskId> step_compute(order.size());
-  double in_flight = 0;
-  for (int i = 0; i < static_cast<int>(order.size()); ++i) {
-    const PipeStep& st = order[i];
-    const int k = st.chunk * pp + rc.c.pp;
-    const ChunkCost& cc = *chunk_costs[st.chunk];
-    const std::string id = "mb" + std::to_string(st.micro_batch) + (v > 1 ? ".c" + std::to_string(st.chunk) : "");
-    std::vector<TaskId> deps;
-    if (st.forward) {
-      if (k > 0 && pp > 1) {
-        const LayerRange prev = rp_.chunks[k - 1];
-        const double bytes = rc.w->layers[prev.end - 1].output_bytes / split_act;
-        deps.push_back(p2p(rc, false, rank_of_virtual_stage(rc, k - 1), s_.recv_prev,
-                           tag_of(st.micro_batch, k - 1, chunks_total, true), bytes, "recv act " + id));
-      }
-      collective(rc, GroupKind::kCp, rc.cp_group, s_.compute, CollectiveOp::kAllGather, cc.kv_bytes,
-                 "cp kv gather " + id, deps);
-      TaskId last = zero == 3 ? zero3_pass(rc, cc, true, id, deps)
-                              : compute(rc, "fwd " + id, cc.fwd, deps);
-      step_compute[i] = last;
-      last = model_parallel_comms(rc, cc, true, id, tp_analytical).value_or(last);
-      if (cls != nullptr) {
-        // Song et al.: gather every replica's features, score this rank's classes, reduce
-        // the softmax's max and sum, then scatter the feature gradients back.
-        const double features = cls_feature_bytes;
-        collective(rc, GroupKind::kWorld, world, s_.compute, CollectiveOp::kAllGather, features,
-                   "classifier feature gather " + id);
-        compute(rc, "classifier fwd " + id, cls->fwd);
-        collective(rc, GroupKind::kWorld, world, s_.compute, CollectiveOp::kAllReduce,
-                   2.0 * 4.0 * static_cast<double>(rc.w->shape.micro_batch) * rp_.ranks,
-                   "softmax reduce " + id);
-        compute(rc, "classifier bwd " + id, cls->bwd);
-        last = collective(rc, GroupKind::kWorld, world, s_.compute, CollectiveOp::kReduceScatter,
-                          features, "classifier grad scatter " + id)
-                   .value_or(last);
-      }
-      memory(rc, true, "act " + id, cc.activation_bytes + (cls ? cls->activation_bytes : 0));
-      in_flight += cc.activation_bytes + (cls ? cls->activation_bytes : 0);
-      peak_act = std::max(peak_act, in_flight);
-      if (k < chunks_total - 1 && pp > 1) {
-        p2p(rc, true, rank_of_virtual_stage(rc, k + 1), s_.send_next,
-            tag_of(st.micro_batch, k, chunks_total, true), cc.output_bytes / split_act, "send act " + id,
-            {last});
-      }
-      continue;
-    }
-    // Backward.
-    if (k < chunks_total - 1 && pp > 1) {
-      deps.push_back(p2p(rc, false, rank_of_virtual_stage(rc, k + 1), s_.recv_next,
-                         tag_of(st.micro_batch, k, chunks_total, false), cc.output_bytes / split_act,
-                         "recv grad " + id));
-    }
-    TaskId last = 0;
-    if (bucketed && i == last_bwd[st.chunk]) {
-      // The last micro-batch's backward releases gradients layer by layer, last layer
-      // first; each bucket is reduced as soon as it is full.
-      Duration segment;
-      double filled = 0;
-      bool first = true;
-      const int layers = static_cast<int>(cc.layer_bwd.size());
-      std::vector<double> buckets;
-      std::vector<TaskId> parts;
-      for (int l = layers - 1; l >= 0; --l) {
-        segment += cc.layer_bwd[l];
-        filled += cc.layer_dense_params[l] * pp_bytes_.gradients;
-        if (filled >= bucket_bytes || l == 0) {
-          last = compute(rc, "bwd " + id + (layers > 1 ? " part " + std::to_string(parts.size()) : ""),
-                         segment, first ? deps : std::vector<TaskId>{});
-          first = false;
-          parts.push_back(last);
-          buckets.push_back(filled);
-          segment = Duration::zero();
-          filled = 0;
-        }
-      }
-      // Each bucket follows the part of the backward pass that fills it, or, without
-      // overlap, the whole pass.
-      for (size_t n = 0; n < buckets.size(); ++n) {
-        const TaskId after = plan.overlap_grad_reduce ? parts[n] : parts.back();
-        collective(rc, GroupKind::kDp, rc.dp_group, s_.dp, grad_op, buckets[n],
-                   "grad bucket " + std::to_string(st.chunk) + "." + std::to_string(n), {after},
-                   grad_algo);
-      }
-    } else if (zero == 3) {
-      last = zero3_pass(rc, cc, false, id, deps);
-    } else {
-      last = compute(rc, "bwd " + id, cc.bwd, deps);
-    }
-    step_compute[i] = last;
-    last = model_parallel_comms(rc, cc, false, id, tp_analytical).value_or(last);
-    memory(rc, false, "act " + id, cc.activation_bytes + (cls ? cls->activation_bytes : 0));
-    in_flight -= cc.activation_bytes + (cls ? cls->activation_bytes : 0);
-    if (k > 0 && pp > 1) {
-      p2p(rc, true, rank_of_virtual_stage(rc, k - 1), s_.send_prev,
-          tag_of(st.micro_batch, k - 1, chunks_total, false), rp_.chunks[k - 1].end > 0
-              ? rc.w->layers[rp_.chunks[k - 1].end - 1].output_bytes / split_act
-              : 0.0,
-          "send grad " + id, {last});
+TaskId StepEmitter::emit_bucketed_backward(RankContext& rc, const ChunkCost& cc, int chunk,
+                                           const std::string& id, std::vector<TaskId> deps) {
+  // Gradients are released layer by layer, last layer first; each bucket is reduced as soon
+  // as it is full, or, without overlap, after the whole pass.
+  const double bucket_bytes = static_cast<double>(in_.plan.bucket.count());
+  const int layers = static_cast<int>(cc.layer_bwd.size());
+  Duration segment;
+  double filled = 0;
+  std::vector<double> buckets;
+  std::vector<TaskId> parts;
+  for (int l = layers - 1; l >= 0; --l) {
+    segment += cc.layer_bwd[l];
+    filled += cc.layer_dense_params[l] * pp_bytes_.gradients;
+    if (filled >= bucket_bytes || l == 0) {
+      parts.push_back(compute(rc, "bwd " + id + (layers > 1 ? " part " + std::to_string(parts.size()) : ""),
+                              segment, parts.empty() ? deps : std::vector<TaskId>{}));
+      buckets.push_back(filled);
+      segment = Duration::zero();
+      filled = 0;
     }
   }
-  if (tied) {
+  for (size_t n = 0; n < buckets.size(); ++n) {
+    const TaskId after = in_.plan.overlap_grad_reduce ? parts[n] : parts.back();
+    collective(rc, GroupKind::kDp, rc.dp_group, s_.dp, rc.grad_op, buckets[n],
+               "grad bucket " + std::to_string(chunk) + "." + std::to_string(n), {after},
+               rc.grad_algorithm);
+  }
+  return parts.back();
+}
+
+void StepEmitter::emit_backward(RankContext& rc, const PipeStep& st, int index, bool last_of_chunk) {
+  const int pp = rp_.pp;
+  const int chunks_total = pp * rp_.v;
+  const int split_act = rp_.tp * rp_.cp;
+  const int k = st.chunk * pp + rc.c.pp;
+  const ChunkCost& cc = *rc.chunks[st.chunk];
+  const std::string id = "mb" + std::to_string(st.micro_batch) + (rp_.v > 1 ? ".c" + std::to_string(st.chunk) : "");
+  std::vector<TaskId> deps;
+  if (k < chunks_total - 1 && pp > 1) {
+    deps.push_back(p2p(rc, false, rank_of_virtual_stage(rc, k + 1), s_.recv_next,
+                       tag_of(st.micro_batch, k, chunks_total, false), cc.output_bytes / split_act,
+                       "recv grad " + id));
+  }
+  TaskId last;
+  if (rc.bucketed && last_of_chunk) {
+    last = emit_bucketed_backward(rc, cc, st.chunk, id, std::move(deps));
+  } else if (in_.plan.zero_stage == 3) {
+    last = zero3_pass(rc, cc, false, id, std::move(deps));
+  } else {
+    last = compute(rc, "bwd " + id, cc.bwd, std::move(deps));
+  }
+  rc.step_compute[index] = last;
+  last = model_parallel_comms(rc, cc, false, id, rc.tp_analytical).value_or(last);
+  memory(rc, false, "act " + id, kept_activations(rc, cc));
+  rc.in_flight -= kept_activations(rc, cc);
+  if (k > 0 && pp > 1) {
+    p2p(rc, true, rank_of_virtual_stage(rc, k - 1), s_.send_prev,
+        tag_of(st.micro_batch, k - 1, chunks_total, false),
+        rc.w->layers[rp_.chunks[k - 1].end - 1].output_bytes / split_act, "send grad " + id, {last});
+  }
+}
+
+void StepEmitter::emit_step_end(RankContext& rc) {
+  const int pp = rp_.pp;
+  const int zero = in_.plan.zero_stage;
+  const TaskId last_backward = rc.step_compute.back();
+  if (rc.tied_table > 0) {
     RankCoords first = rc.c, last_stage = rc.c;
     first.pp = 0;
     last_stage.pp = pp - 1;
-    const std::vector<int> pair = {pl.rank(first), pl.rank(last_stage)};
+    const std::vector<int> pair = {rp_.placement->rank(first), rp_.placement->rank(last_stage)};
     if (rc.c.pp == pp - 1) {
       // The last stage's copy is reduced over the data-parallel group like any gradient.
-      collective(rc, GroupKind::kDp, rc.dp_group, s_.dp, grad_op, table * pp_bytes_.gradients,
-                 "tied embedding grads", {step_compute.back()}, grad_algo);
+      collective(rc, GroupKind::kDp, rc.dp_group, s_.dp, rc.grad_op, rc.tied_table * pp_bytes_.gradients,
+                 "tied embedding grads", {last_backward}, rc.grad_algorithm);
     }
     collective(rc, GroupKind::kEmbedding, pair, s_.dp, CollectiveOp::kAllReduce,
-               table * pp_bytes_.gradients, "embedding grad sync", {step_compute.back()});
+               rc.tied_table * pp_bytes_.gradients, "embedding grad sync", {last_backward});
   }
   // Expert gradients are reduced over the replicas that hold the same experts.
-  if (expert > 0 && zero < 3) {
-    collective(rc, GroupKind::kExpertDp, rc.edp_group, s_.dp, grad_op, expert * pp_bytes_.gradients,
-               "expert grads", {step_compute.back()}, dp_algorithm(rc.edp_group));
+  if (rc.expert > 0 && zero < 3) {
+    collective(rc, GroupKind::kExpertDp, rc.edp_group, s_.dp, rc.grad_op,
+               rc.expert * pp_bytes_.gradients, "expert grads", {last_backward},
+               dp_algorithm(rc.edp_group));
   }
   // The optimizer updates this rank's shard once every gradient has been reduced.
-  const double opt_params = (zero >= 1 ? dense / dp_size + expert / edp_size : dense + expert) +
-                            (cls ? cls->dense_params : 0);
+  const double dp_size = static_cast<double>(rc.dp_group.size());
+  const double edp_size = static_cast<double>(rc.edp_group.size());
+  const double opt_params =
+      (zero >= 1 ? rc.dense / dp_size + rc.expert / edp_size : rc.dense + rc.expert) +
+      (rc.classifier ? rc.classifier->dense_params : 0);
   OpInstance opt;
   opt.kind = OpKind::kElementwise;
   opt.dtype = DType::kFp32;
@@ -534,27 +570,49 @@ void StepEmitter::emit_rank(int rank) {
   const TaskId step = compute(rc, "optimizer", in_.costs->op_time(opt, *rc.device), opt_deps);
   if ((zero == 1 || zero == 2) && dp_size > 1) {
     collective(rc, GroupKind::kDp, rc.dp_group, s_.dp, CollectiveOp::kAllGather,
-               dense * pp_bytes_.weights, "param gather", {step}, grad_algo);
+               rc.dense * pp_bytes_.weights, "param gather", {step}, rc.grad_algorithm);
   }
-  if ((zero == 1 || zero == 2) && expert > 0) {
+  if ((zero == 1 || zero == 2) && rc.expert > 0) {
     collective(rc, GroupKind::kExpertDp, rc.edp_group, s_.dp, CollectiveOp::kAllGather,
-               expert * pp_bytes_.weights, "expert param gather", {step},
+               rc.expert * pp_bytes_.weights, "expert param gather", {step},
                dp_algorithm(rc.edp_group));
   }
   if (!rc.geo_group.empty()) {
     collective(rc, GroupKind::kGeo, rc.geo_group, s_.dp, CollectiveOp::kAllReduce,
-               (dense + expert) * pp_bytes_.weights, "cross-region average", {step},
+               (rc.dense + rc.expert) * pp_bytes_.weights, "cross-region average", {step},
                dp_algorithm(rc.geo_group));
   }
+}
+
+void StepEmitter::emit_rank(int rank) {
+  RankContext rc = context_of(rank);
+  RankRole role;
+  price_chunks(rc, role);
+  role.model_state_bytes = allocate_states(rc);
+  const std::vector<PipeStep> order =
+      pipeline_order(in_.plan.schedule, rc.c.pp, rp_.pp, rp_.micro_batches, rp_.v);
+  std::vector<int> last_bwd(rp_.v, -1);
+  for (int i = 0; i < static_cast<int>(order.size()); ++i) {
+    if (!order[i].forward) last_bwd[order[i].chunk] = i;
+  }
+  rc.step_compute.resize(order.size());
+  for (int i = 0; i < static_cast<int>(order.size()); ++i) {
+    if (order[i].forward) {
+      emit_forward(rc, order[i], i);
+    } else {
+      emit_backward(rc, order[i], i, i == last_bwd[order[i].chunk]);
+    }
+  }
+  emit_step_end(rc);
 
   role.dp = rc.c.dp;
   role.pp = rc.c.pp;
   role.tp = rc.c.tp;
   role.cp = rc.c.cp;
-  role.micro_batch = b;
-  role.params = static_cast<int64_t>(dense + expert + (cls ? cls->dense_params : 0));
-  role.model_state_bytes = state_bytes;
-  role.activation_bytes_peak = peak_act;
+  role.micro_batch = rp_.replica_micro_batch[rc.c.dp];
+  role.params = static_cast<int64_t>(rc.dense + rc.expert +
+                                     (rc.classifier ? rc.classifier->dense_params : 0));
+  role.activation_bytes_peak = rc.peak_activations;
   out_.roles[rank] = role;
 }
 
