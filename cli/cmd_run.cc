@@ -49,7 +49,7 @@ int run(const RunArgs& args) {
   // A training step's trace keeps the first 64 ranks unless the scenario says otherwise.
   const int trace_ranks = scenario.simulation.trace_ranks.value_or(
       scenario.training ? std::min(64, scenario.cluster.num_ranks()) : scenario.cluster.num_ranks());
-  auto trace = std::make_unique<TraceWriter>(trace_ranks);
+  auto trace = std::make_unique<TraceWriter>(scenario, trace_ranks);
   std::vector<SimObserver*> observers;
   if (scenario.simulation.trace) observers.push_back(trace.get());
   const ScenarioRun result = run_scenario(scenario, observers);

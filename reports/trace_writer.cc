@@ -51,6 +51,28 @@ class EventStream {
 
 }  // namespace
 
+TraceWriter::TraceWriter(const Scenario& scenario, int ranks) : ranks_(ranks) {
+  const Cluster& c = scenario.cluster;
+  if (ranks >= c.num_ranks()) return;
+  std::vector<bool> node_traced(c.nodes.size(), false);
+  for (int r = 0; r < ranks; ++r) node_traced[c.devices[r].node] = true;
+  const Topology& t = c.topology;
+  traced_links_.assign(t.num_links(), false);
+  for (LinkId l = 0; l < t.num_links(); ++l) {
+    for (VertexId v : {t.link(l).src, t.link(l).dst}) {
+      const int node = t.vertex(v).node;
+      if (node >= 0 && node_traced[node]) traced_links_[l] = true;
+    }
+  }
+  const auto& calls = scenario.graph.collectives();
+  traced_collectives_.assign(calls.size(), false);
+  for (size_t i = 0; i < calls.size(); ++i) {
+    for (int m : calls[i].members) {
+      if (m < ranks) traced_collectives_[i] = true;
+    }
+  }
+}
+
 void TraceWriter::write(std::ostream& out, const Scenario& scenario) const {
   const Cluster& c = scenario.cluster;
   const int ranks = c.num_ranks();

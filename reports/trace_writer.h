@@ -13,21 +13,29 @@ namespace dtsim {
 
 class TraceWriter final : public SimObserver {
  public:
-  // Records the tasks of ranks below `ranks` only (a training step on thousands of ranks
-  // has millions of tasks; a few pipelines' worth is what a reader can look at).
-  explicit TraceWriter(int ranks = INT32_MAX) : ranks_(ranks) {}
+  TraceWriter() = default;
+  // Records only what concerns ranks below `ranks`: their tasks, the collective calls they
+  // take part in, and the links of their nodes. A training step on thousands of ranks has
+  // millions of tasks and link spans; a few pipelines' worth is what a reader can look at.
+  TraceWriter(const Scenario& scenario, int ranks);
   void on_task(const TaskRecord& r) override {
     if (r.rank < ranks_) tasks_.push_back(r);
   }
-  void on_collective(const CollectiveRecord& r) override { collectives_.push_back(r); }
-  void on_link_busy(const LinkBusyRecord& r) override { links_.push_back(r); }
+  void on_collective(const CollectiveRecord& r) override {
+    if (traced_collectives_.empty() || traced_collectives_[r.collective]) collectives_.push_back(r);
+  }
+  void on_link_busy(const LinkBusyRecord& r) override {
+    if (traced_links_.empty() || traced_links_[r.link]) links_.push_back(r);
+  }
 
   // Writes the Trace Event Format (JSON object form) that chrome://tracing and
   // ui.perfetto.dev open. Times are microseconds with nanosecond digits, written exactly.
   void write(std::ostream& out, const Scenario& scenario) const;
 
  private:
-  int ranks_;
+  int ranks_ = INT32_MAX;
+  std::vector<bool> traced_collectives_;  // empty: all
+  std::vector<bool> traced_links_;        // empty: all
   std::vector<TaskRecord> tasks_;
   std::vector<CollectiveRecord> collectives_;
   std::vector<LinkBusyRecord> links_;

@@ -50,7 +50,8 @@ struct CollectiveSweep {
 struct SimulationSettings {
   std::string network_model = "flow";
   bool trace = true;
-  // The trace holds the tasks of ranks 0 .. trace_ranks - 1 (all when unset).
+  // The trace holds ranks 0 .. trace_ranks - 1: their tasks, collective calls and node
+  // links (all when unset).
   std::optional<int> trace_ranks;
   bool fast_forward = true;  // see SimulationOptions::fast_forward
 };

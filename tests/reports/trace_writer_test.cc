@@ -1,0 +1,71 @@
+// The trace of a subset of ranks keeps their tasks, their collective calls and their
+// nodes' links, and nothing else.
+#include "reports/trace_writer.h"
+
+#include <set>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "scenarios/loader.h"
+#include "scenarios/scenario_runner.h"
+
+namespace dtsim {
+namespace {
+
+// Two nodes of two GPUs, pipeline over the nodes: ranks 0-1 hold stage 0, ranks 2-3 stage 1.
+constexpr const char* kScenario = R"({
+  "cluster": { "nodes": [ { "count": 2, "device": "A100-80GB", "devices_per_node": 2,
+                            "nics": 1, "nic_bandwidth": "100Gbps" } ],
+               "fabric": { "kind": "single_switch" } },
+  "model": { "family": "gpt", "layers": 2, "hidden": 256, "heads": 4, "vocab": 1000, "seq_len": 64 },
+  "training": { "global_batch": 4, "micro_batch": 1 },
+  "parallelism": { "tp": 2, "pp": 2 }
+})";
+
+nlohmann::json traced(const Scenario& s, int ranks) {
+  TraceWriter trace(s, ranks);
+  run_scenario(s, {&trace});
+  std::ostringstream out;
+  trace.write(out, s);
+  return nlohmann::json::parse(out.str());
+}
+
+TEST(TraceWriter, KeepsOnlyTheTracedRanks) {
+  const Scenario s = load_scenario(nlohmann::json::parse(kScenario), "t.json");
+  const auto all = traced(s, 4)["traceEvents"];
+  const auto two = traced(s, 2)["traceEvents"];
+  // pids 0-3 are the ranks, 4 the collective calls, 5 the links (trace_writer.cc).
+  std::set<int> task_pids;
+  int all_links = 0, two_links = 0, all_calls = 0, two_calls = 0;
+  for (const auto& e : two) {
+    if (e["ph"] != "X") continue;
+    const int pid = e["pid"];
+    if (pid == 5) ++two_links;
+    else if (pid == 4) ++two_calls;
+    else task_pids.insert(pid);
+  }
+  for (const auto& e : all) {
+    if (e["ph"] != "X") continue;
+    if (e["pid"] == 5) ++all_links;
+    if (e["pid"] == 4) ++all_calls;
+  }
+  EXPECT_EQ(task_pids, (std::set<int>{0, 1}));
+  // Stage 1's TP all-reduces involve only ranks 2 and 3: they are left out.
+  EXPECT_GT(two_calls, 0);
+  EXPECT_LT(two_calls, all_calls);
+  // Links inside node 1 (ranks 2 and 3) are left out; node 0's and the path to it stay.
+  EXPECT_GT(two_links, 0);
+  EXPECT_LT(two_links, all_links);
+  for (const auto& e : two) {
+    if (e["ph"] == "M" && e["name"] == "thread_name" && e.contains("args")) {
+      const std::string name = e["args"]["name"];
+      EXPECT_EQ(name.find("n1.gpu"), std::string::npos) << name;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace dtsim
