@@ -1,6 +1,7 @@
 // The roofline cost model (Williams, Waterman and Patterson, "Roofline", CACM 2009): launch
 // overhead plus the larger of compute time and memory time, with GEMM efficiency growing with
-// the GEMM's size as the device's DeviceEfficiency describes.
+// the GEMM's size and falling with wave quantization, as the device's DeviceEfficiency
+// describes.
 #include "models/cost_model.h"
 
 #include <algorithm>
@@ -29,6 +30,17 @@ double gemm_like_efficiency(double flops, std::optional<double> min_dim, const D
 }
 
 bool shape_known(const GemmShape& s) { return s.m > 0 && s.n > 0 && s.k > 0 && s.batch > 0; }
+
+// The fraction of its waves a GEMM fills: tiles / (units x whole waves). Below one wave
+// cuBLAS picks smaller tiles or splits k, which the size terms already price.
+double wave_efficiency(const GemmShape& s, const DeviceEfficiency& e) {
+  if (e.compute_units <= 0 || e.gemm_tile_m <= 0 || e.gemm_tile_n <= 0) return 1;
+  const double tiles = std::ceil(static_cast<double>(s.m) / e.gemm_tile_m) *
+                       std::ceil(static_cast<double>(s.n) / e.gemm_tile_n) *
+                       static_cast<double>(s.batch);
+  const double waves = tiles / e.compute_units;
+  return waves < 1 ? 1.0 : waves / std::ceil(waves);
+}
 
 // The dtypes whose math can carry `t`'s values, `t` first. A framework runs a GEMM in the
 // fastest of them the device has:
@@ -87,7 +99,8 @@ double RooflineCostModel::gemm_efficiency(const GemmShape& shape, const DeviceSp
                                           OpKind kind) {
   if (!shape_known(shape)) return 0;
   const double min_dim = static_cast<double>(std::min({shape.m, shape.n, shape.k}));
-  return gemm_like_efficiency(shape.flops(), min_dim, device.efficiency, kind);
+  return gemm_like_efficiency(shape.flops(), min_dim, device.efficiency, kind) *
+         wave_efficiency(shape, device.efficiency);
 }
 
 Duration RooflineCostModel::op_time(const OpInstance& op, const DeviceSpec& device) const {

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <limits>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "scenarios/cluster_loader.h"
@@ -93,6 +94,11 @@ void read_efficiency(const json& value, const std::string& pointer, Diagnostics&
     }
   }
   read_in_range(*o, "gemm_half_dim", kPositive, e.gemm_half_dim);
+  for (auto [key, field, min] : {std::tuple{"compute_units", &e.compute_units, 0},
+                                 std::tuple{"gemm_tile_m", &e.gemm_tile_m, 1},
+                                 std::tuple{"gemm_tile_n", &e.gemm_tile_n, 1}}) {
+    if (auto v = o->integer(key, Need::kOptional, min, 1 << 20)) *field = static_cast<int>(*v);
+  }
   read_in_range(*o, "attention_factor", kFraction, e.attention_factor);
   read_in_range(*o, "conv_factor", kFraction, e.conv_factor);
   read_in_range(*o, "memory_bandwidth_fraction", kFraction, e.memory_bandwidth_fraction);

@@ -30,6 +30,13 @@ struct DeviceEfficiency {
   // GEMMs whose smallest dimension is below `gemm_half_dim` lose efficiency the same way
   // (dim / (dim + half)): thin GEMMs cannot fill the tensor cores.
   double gemm_half_dim = 32;
+  // Wave quantization (NVIDIA, "Matrix Multiplication Background" user's guide): a GEMM
+  // runs as tiles of gemm_tile_m x gemm_tile_n outputs on `compute_units` SMs at a time, and
+  // a last wave that fills only part of the SMs wastes the rest. 0 compute units turns it
+  // off (CPUs).
+  int compute_units = 0;
+  int gemm_tile_m = 256;
+  int gemm_tile_n = 128;
   // Attention (batched QK^T and attention over V) and convolutions relative to a GEMM of
   // the same size.
   double attention_factor = 0.8;

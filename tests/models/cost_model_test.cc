@@ -113,13 +113,15 @@ TEST(RooflineCostModel, NonGemmComputeRunsAtTheFp32PeakWhateverTheDtype) {
 }
 
 TEST(RooflineCostModel, EfficiencyGrowsMonotonicallyWithSize) {
+  // Apart from wave quantization (switched off here, tested below), a bigger GEMM never
+  // reaches less of the peak.
   std::vector<int64_t> sizes;
   for (int64_t s = 1; s <= 65536; s = s * 3 / 2 + 1) sizes.push_back(s);
-  std::vector<const DeviceSpec*> devices;
-  const DeviceSpec test = test_gpu();
-  devices.push_back(&test);
-  for (const DeviceSpec& d : builtin_devices()) devices.push_back(&d);
-  for (const DeviceSpec* d : devices) {
+  std::vector<DeviceSpec> devices = {test_gpu()};
+  for (const DeviceSpec& d : builtin_devices()) devices.push_back(d);
+  for (DeviceSpec& d : devices) d.efficiency.compute_units = 0;
+  for (const DeviceSpec& device : devices) {
+    const DeviceSpec* d = &device;
     double cube = 0;
     double wide = 0;
     for (int64_t s : sizes) {
@@ -135,6 +137,33 @@ TEST(RooflineCostModel, EfficiencyGrowsMonotonicallyWithSize) {
     }
     EXPECT_GT(cube, 0.99 * d->efficiency.gemm_max) << d->name;
   }
+}
+
+TEST(RooflineCostModel, WaveQuantizationWastesThePartlyFilledLastWave) {
+  // A100: 108 SMs, 256 x 128 tiles. m 2048, n 4608 (GPT-3's QKV at tp 8): 8 x 36 = 288
+  // tiles = 2.67 waves of 108, run as 3: 288 / 324 = 0.889 of the efficiency without.
+  DeviceSpec a100 = catalog("A100-80GB");
+  ASSERT_EQ(a100.efficiency.compute_units, 108);
+  const GemmShape qkv{2048, 4608, 12288, 1};
+  const double with = RooflineCostModel::gemm_efficiency(qkv, a100, OpKind::kMatmul);
+  DeviceSpec unquantized = a100;
+  unquantized.efficiency.compute_units = 0;
+  const double without = RooflineCostModel::gemm_efficiency(qkv, unquantized, OpKind::kMatmul);
+  EXPECT_NEAR(with / without, 288.0 / 324.0, 1e-12);
+  // Exactly two full waves (216 tiles: m 3072 -> 12 tile rows, n 2304 -> 18 tile columns)
+  // lose nothing, and neither does a GEMM smaller than one wave.
+  EXPECT_NEAR(RooflineCostModel::gemm_efficiency({3072, 2304, 4096, 1}, a100, OpKind::kMatmul),
+              RooflineCostModel::gemm_efficiency({3072, 2304, 4096, 1}, unquantized, OpKind::kMatmul),
+              1e-15);
+  EXPECT_NEAR(RooflineCostModel::gemm_efficiency({512, 512, 4096, 1}, a100, OpKind::kMatmul),
+              RooflineCostModel::gemm_efficiency({512, 512, 4096, 1}, unquantized, OpKind::kMatmul),
+              1e-15);
+  // Batched GEMMs count every batch's tiles: attention with b x heads = 12 batches of
+  // 2048 x 2048 -> 12 x 8 x 16 = 1536 tiles = 14.2 waves, run as 15.
+  const GemmShape scores{2048, 2048, 128, 12};
+  EXPECT_NEAR(RooflineCostModel::gemm_efficiency(scores, a100, OpKind::kAttention) /
+                  RooflineCostModel::gemm_efficiency(scores, unquantized, OpKind::kAttention),
+              1536.0 / (15 * 108), 1e-12);
 }
 
 TEST(RooflineCostModel, ThinGemmHasLowEfficiency) {

@@ -222,6 +222,12 @@ TEST(ScenarioErrors, CustomDeviceEfficiencyWrongTypesAndKeys) {
   EXPECT_TRUE(has_error(e, at + "gemm_half_flops", "expected a FLOP count such as"));
   EXPECT_TRUE(
       has_error(e, at + "gemm_mx", "unknown key \"gemm_mx\" (did you mean \"gemm_max\"?)"));
+  auto tiles = errors_of(doc(device_with_efficiency(R"({"compute_units": -1, "gemm_tile_m": 0,
+      "gemm_tile_n": 1.5})"),
+                             kSweep));
+  EXPECT_TRUE(has_error(tiles, at + "compute_units", ""));
+  EXPECT_TRUE(has_error(tiles, at + "gemm_tile_m", ""));
+  EXPECT_TRUE(has_error(tiles, at + "gemm_tile_n", ""));
   auto not_object = errors_of(doc(device_with_efficiency("0.8"), kSweep));
   EXPECT_TRUE(has_error(not_object, "/cluster/devices/0/efficiency",
                         "expected an object, got number 0.8"));
