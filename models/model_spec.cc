@@ -2,6 +2,8 @@
 // the checks a model description must pass before a workload is built from it.
 #include "models/model_spec.h"
 
+#include "models/name_table.h"
+
 #include <string>
 #include <utility>
 #include <vector>
@@ -306,18 +308,10 @@ void check_classifier(const ModelSpec& spec, Problems& problems) {
 
 }  // namespace
 
-std::string_view model_family_name(ModelFamily f) {
-  for (const auto& [family, name] : kFamilyNames) {
-    if (family == f) return name;
-  }
-  return "?";
-}
+std::string_view model_family_name(ModelFamily f) { return name_in(kFamilyNames, f); }
 
 std::optional<ModelFamily> model_family_from_name(std::string_view name) {
-  for (const auto& [family, n] : kFamilyNames) {
-    if (n == name) return family;
-  }
-  return std::nullopt;
+  return value_in(kFamilyNames, name);
 }
 
 bool is_transformer(ModelFamily f) {

@@ -15,6 +15,10 @@
 namespace dtsim::models {
 
 enum class ModelFamily { kGpt, kLlama, kMoe, kBert, kResnet50, kAlexnet, kVgg16, kMlp, kClassifier };
+inline constexpr ModelFamily kAllModelFamilies[] = {
+    ModelFamily::kGpt,     ModelFamily::kLlama, ModelFamily::kMoe, ModelFamily::kBert,
+    ModelFamily::kResnet50, ModelFamily::kAlexnet, ModelFamily::kVgg16, ModelFamily::kMlp,
+    ModelFamily::kClassifier};
 std::string_view model_family_name(ModelFamily f);
 std::optional<ModelFamily> model_family_from_name(std::string_view name);
 bool is_transformer(ModelFamily f);  // gpt, llama, moe, bert

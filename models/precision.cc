@@ -3,6 +3,8 @@
 // 3.1) and the HBM traffic and arithmetic of the optimizer step.
 #include "models/precision.h"
 
+#include "models/name_table.h"
+
 #include <utility>
 
 namespace dtsim::models {
@@ -22,23 +24,6 @@ constexpr std::pair<Optimizer, std::string_view> kOptimizerNames[] = {
 constexpr std::pair<Recompute, std::string_view> kRecomputeNames[] = {
     {Recompute::kNone, "none"}, {Recompute::kSelective, "selective"}, {Recompute::kFull, "full"}};
 
-template <typename Enum, size_t N>
-std::string_view name_of(const std::pair<Enum, std::string_view> (&table)[N], Enum value) {
-  for (const auto& [e, name] : table) {
-    if (e == value) return name;
-  }
-  return "?";
-}
-
-template <typename Enum, size_t N>
-std::optional<Enum> value_of(const std::pair<Enum, std::string_view> (&table)[N],
-                             std::string_view name) {
-  for (const auto& [e, n] : table) {
-    if (n == name) return e;
-  }
-  return std::nullopt;
-}
-
 constexpr int kFp32Bytes = 4;
 
 // fp32 optimizer states per parameter besides the master weights: Adam, AdamW and LAMB keep
@@ -51,17 +36,17 @@ bool uses_trust_ratio(Optimizer o) { return o == Optimizer::kLars || o == Optimi
 
 }  // namespace
 
-std::string_view precision_name(Precision p) { return name_of(kPrecisionNames, p); }
+std::string_view precision_name(Precision p) { return name_in(kPrecisionNames, p); }
 std::optional<Precision> precision_from_name(std::string_view name) {
-  return value_of(kPrecisionNames, name);
+  return value_in(kPrecisionNames, name);
 }
-std::string_view optimizer_name(Optimizer o) { return name_of(kOptimizerNames, o); }
+std::string_view optimizer_name(Optimizer o) { return name_in(kOptimizerNames, o); }
 std::optional<Optimizer> optimizer_from_name(std::string_view name) {
-  return value_of(kOptimizerNames, name);
+  return value_in(kOptimizerNames, name);
 }
-std::string_view recompute_name(Recompute r) { return name_of(kRecomputeNames, r); }
+std::string_view recompute_name(Recompute r) { return name_in(kRecomputeNames, r); }
 std::optional<Recompute> recompute_from_name(std::string_view name) {
-  return value_of(kRecomputeNames, name);
+  return value_in(kRecomputeNames, name);
 }
 
 DType math_dtype(Precision p) {

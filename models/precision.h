@@ -11,6 +11,12 @@ namespace dtsim::models {
 enum class Precision { kFp32, kTf32, kFp16, kBf16, kFp8 };
 enum class Optimizer { kSgdMomentum, kAdam, kAdamW, kLars, kLamb };
 enum class Recompute { kNone, kSelective, kFull };
+inline constexpr Precision kAllPrecisions[] = {Precision::kFp32, Precision::kTf32, Precision::kFp16,
+                                               Precision::kBf16, Precision::kFp8};
+inline constexpr Optimizer kAllOptimizers[] = {Optimizer::kSgdMomentum, Optimizer::kAdam,
+                                               Optimizer::kAdamW, Optimizer::kLars, Optimizer::kLamb};
+inline constexpr Recompute kAllRecomputes[] = {Recompute::kNone, Recompute::kSelective,
+                                               Recompute::kFull};
 
 std::string_view precision_name(Precision p);
 std::optional<Precision> precision_from_name(std::string_view name);

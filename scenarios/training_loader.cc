@@ -12,7 +12,6 @@ namespace dtsim::scenario_detail {
 
 namespace {
 
-using models::ModelFamily;
 
 std::vector<std::string_view> names_of(const auto& values, auto name_fn) {
   std::vector<std::string_view> out;
@@ -20,19 +19,6 @@ std::vector<std::string_view> names_of(const auto& values, auto name_fn) {
   return out;
 }
 
-constexpr ModelFamily kFamilies[] = {ModelFamily::kGpt,      ModelFamily::kLlama,
-                                     ModelFamily::kMoe,      ModelFamily::kBert,
-                                     ModelFamily::kResnet50, ModelFamily::kAlexnet,
-                                     ModelFamily::kVgg16,    ModelFamily::kMlp,
-                                     ModelFamily::kClassifier};
-constexpr models::Precision kPrecisions[] = {models::Precision::kFp32, models::Precision::kTf32,
-                                             models::Precision::kFp16, models::Precision::kBf16,
-                                             models::Precision::kFp8};
-constexpr models::Optimizer kOptimizers[] = {models::Optimizer::kSgdMomentum, models::Optimizer::kAdam,
-                                             models::Optimizer::kAdamW, models::Optimizer::kLars,
-                                             models::Optimizer::kLamb};
-constexpr models::Recompute kRecomputes[] = {models::Recompute::kNone, models::Recompute::kSelective,
-                                             models::Recompute::kFull};
 constexpr std::string_view kAxisNames[] = {"tp", "cp", "dp", "pp"};
 constexpr std::string_view kTpCommModels[] = {"analytical", "flow"};
 
@@ -84,9 +70,9 @@ std::optional<models::ModelSpec> read_model(const json& value, const std::string
       based = true;
     }
   } else {
-    const auto families = names_of(kFamilies, models::model_family_name);
+    const auto families = names_of(models::kAllModelFamilies, models::model_family_name);
     if (auto f = o->choice("family", Need::kRequired, families, "model family")) {
-      spec.family = kFamilies[*f];
+      spec.family = models::kAllModelFamilies[*f];
       spec.name = std::string(families[*f]);
       based = true;
     }
@@ -122,12 +108,12 @@ std::optional<models::TrainingSetup> read_setup(const json& value, const std::st
   if (auto v = o->integer("global_batch", Need::kOptional, 1, INT64_MAX)) t.global_batch = *v;
   if (auto v = o->integer("micro_batch", Need::kOptional, 1, INT64_MAX)) t.micro_batch = *v;
   if (auto v = o->integer("seq_len", Need::kOptional, 1, INT64_MAX)) t.seq_len = *v;
-  const auto precisions = names_of(kPrecisions, models::precision_name);
-  if (auto v = o->choice("precision", Need::kOptional, precisions, "precision")) t.precision = kPrecisions[*v];
-  const auto optimizers = names_of(kOptimizers, models::optimizer_name);
-  if (auto v = o->choice("optimizer", Need::kOptional, optimizers, "optimizer")) t.optimizer = kOptimizers[*v];
-  const auto recomputes = names_of(kRecomputes, models::recompute_name);
-  if (auto v = o->choice("recompute", Need::kOptional, recomputes, "recompute mode")) t.recompute = kRecomputes[*v];
+  const auto precisions = names_of(models::kAllPrecisions, models::precision_name);
+  if (auto v = o->choice("precision", Need::kOptional, precisions, "precision")) t.precision = models::kAllPrecisions[*v];
+  const auto optimizers = names_of(models::kAllOptimizers, models::optimizer_name);
+  if (auto v = o->choice("optimizer", Need::kOptional, optimizers, "optimizer")) t.optimizer = models::kAllOptimizers[*v];
+  const auto recomputes = names_of(models::kAllRecomputes, models::recompute_name);
+  if (auto v = o->choice("recompute", Need::kOptional, recomputes, "recompute mode")) t.recompute = models::kAllRecomputes[*v];
   int amounts = 0;
   if (auto v = o->number("total_tokens", Need::kOptional, 1)) {
     t.total_tokens = *v;
