@@ -12,7 +12,6 @@ namespace dtsim::scenario_detail {
 
 namespace {
 
-
 std::vector<std::string_view> names_of(const auto& values, auto name_fn) {
   std::vector<std::string_view> out;
   for (auto v : values) out.push_back(name_fn(v));
