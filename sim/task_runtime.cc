@@ -18,7 +18,10 @@ TaskRuntime::TaskRuntime(Simulation& sim, const TaskGraph& graph)
       collective_tasks_(graph.collectives().size()),
       collective_start_(graph.collectives().size()) {
   const auto errors = graph.validate(sim.cluster().num_ranks());
-  DTSIM_CHECK(errors.empty(), "the TaskGraph must be validated before it runs");
+  // Loaders validate user graphs and report the problems; a graph that still breaks the
+  // invariants here (a lowering bug) stops the run with the first problem.
+  DTSIM_CHECK(errors.empty(),
+              ("invalid TaskGraph: " + (errors.empty() ? std::string() : errors.front())).c_str());
   for (const Task& t : graph.tasks()) {
     for (TaskId d : t.deps) ++dependents_first_[d + 1];
   }
