@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "reports/summary.h"
+#include "reports/training_summary.h"
 #include "scenarios/loader.h"
 #include "scenarios/scenario_runner.h"
 
@@ -19,14 +19,15 @@ ValidationRow run_validation_case(const std::string& path) {
     throw std::runtime_error(path + ": a validation scenario needs a \"reference\" block "
                                     "(source, metric, value)");
   }
+  if (!scenario.training) {
+    throw std::runtime_error(path + ": a reference compares a training step's figures; the "
+                                    "scenario needs \"model\", \"training\" and \"parallelism\"");
+  }
   const ScenarioRun run = run_scenario(scenario);
   if (!run.result.stalled.empty()) {
     throw std::runtime_error(path + ": the run did not complete: " + run.result.stalled.front());
   }
-  SummaryOptions options;
-  options.include_wall_time = false;
-  const auto summary = make_summary(scenario, run, options);
-  const auto& ref = summary.at("reference");
+  const auto ref = make_reference_summary(*scenario.reference, make_training_summary(scenario, run));
   if (ref.at("predicted").is_null()) {
     throw std::runtime_error(path + ": reference metric \"" + scenario.reference->metric +
                              "\" has no predicted value (for time_to_train_s, give the run's "

@@ -127,8 +127,24 @@ TEST(ValidationReport, NeedsAReferenceAndARunLength) {
         }
       },
       std::runtime_error);
+  // A reference on a scenario that is not a training step has nothing to compare with.
+  const std::string sweep = write_temp("sweep_reference.json", R"({
+    "cluster": { "nodes": [ { "count": 1, "device": "H100", "devices_per_node": 2, "nics": 0 } ] },
+    "workload": { "kind": "collective", "ops": ["all_reduce"], "sizes": ["1MiB"] },
+    "reference": { "source": "test", "metric": "iteration_time_s", "value": 1 } })");
+  EXPECT_THROW(
+      {
+        try {
+          run_validation_case(sweep);
+        } catch (const std::runtime_error& e) {
+          EXPECT_THAT(e.what(), HasSubstr("compares a training step"));
+          throw;
+        }
+      },
+      std::runtime_error);
   std::remove(none.c_str());
   std::remove(ttt.c_str());
+  std::remove(sweep.c_str());
 }
 
 }  // namespace
