@@ -106,6 +106,10 @@ class StepEmitter {
   // After the last backward: shared-embedding and expert gradients, the optimizer step and
   // the parameter gathers or averages that follow it.
   void emit_step_end(RankContext& rc);
+  // "mb3", or "mb3.c1" when stages hold several chunks: names the step's tasks.
+  std::string step_id(const PipeStep& st) const {
+    return "mb" + std::to_string(st.micro_batch) + (rp_.v > 1 ? ".c" + std::to_string(st.chunk) : "");
+  }
   // Activation bytes one micro-batch of a chunk keeps.
   static double kept_activations(const RankContext& rc, const ChunkCost& cc) {
     return cc.activation_bytes + (rc.classifier ? rc.classifier->activation_bytes : 0);
@@ -431,7 +435,7 @@ void StepEmitter::emit_forward(RankContext& rc, const PipeStep& st, int index) {
   const int split_act = rp_.tp * rp_.cp;  // pipeline sends carry 1/(tp*cp) of the activation
   const int k = st.chunk * pp + rc.c.pp;
   const ChunkCost& cc = *rc.chunks[st.chunk];
-  const std::string id = "mb" + std::to_string(st.micro_batch) + (rp_.v > 1 ? ".c" + std::to_string(st.chunk) : "");
+  const std::string id = step_id(st);
   std::vector<TaskId> deps;
   if (k > 0 && pp > 1) {
     const double bytes = rc.w->layers[rp_.chunks[k - 1].end - 1].output_bytes / split_act;
@@ -504,7 +508,7 @@ void StepEmitter::emit_backward(RankContext& rc, const PipeStep& st, int index, 
   const int split_act = rp_.tp * rp_.cp;
   const int k = st.chunk * pp + rc.c.pp;
   const ChunkCost& cc = *rc.chunks[st.chunk];
-  const std::string id = "mb" + std::to_string(st.micro_batch) + (rp_.v > 1 ? ".c" + std::to_string(st.chunk) : "");
+  const std::string id = step_id(st);
   std::vector<TaskId> deps;
   if (k < chunks_total - 1 && pp > 1) {
     deps.push_back(p2p(rc, false, rank_of_virtual_stage(rc, k + 1), s_.recv_next,
