@@ -91,6 +91,8 @@ NodeGroupRead read_node_group(const json& value, const std::string& pointer,
 
   if (device != nullptr) {
     g.device = device;
+    g.intra_efficiency = device->efficiency.nvlink_efficiency;
+    g.pcie_efficiency = device->efficiency.pcie_efficiency;
     const bool has_nvlink = device->intra_node_bandwidth.bytes_per_second() > 0;
     const bool intra_given = o->value().contains("intra");
     if (intra) {

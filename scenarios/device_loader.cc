@@ -104,6 +104,8 @@ void read_efficiency(const json& value, const std::string& pointer, Diagnostics&
   read_in_range(*o, "memory_bandwidth_fraction", kFraction, e.memory_bandwidth_fraction);
   if (auto v = o->duration("kernel_launch", Need::kOptional)) e.kernel_launch = *v;
   read_in_range(*o, "comm_compute_slowdown", kSlowdown, e.comm_compute_slowdown);
+  read_in_range(*o, "nvlink_efficiency", kFraction, e.nvlink_efficiency);
+  read_in_range(*o, "pcie_efficiency", kFraction, e.pcie_efficiency);
   o->report_unknown_keys();
 }
 

@@ -35,27 +35,29 @@ FabricNode build_node(Cluster& c, const NodeGroupSpec& g, const std::string& nam
   const VertexId root_complex = vertex("rc", VertexKind::kSwitch);
   t.connect(node.host, root_complex, g.host_bandwidth, Duration::zero(), LinkKind::kHostMemory);
 
+  const Bandwidth pcie_rate = g.pcie_bandwidth * g.pcie_efficiency;
+  const Bandwidth nvlink_rate = g.intra_bandwidth * g.intra_efficiency;
   const int pcie_switches = std::max(1, g.nics);
   std::vector<VertexId> pcie;
   for (int s = 0; s < pcie_switches; ++s) {
     pcie.push_back(vertex("pcie" + std::to_string(s), VertexKind::kSwitch));
-    t.connect(pcie.back(), root_complex, g.pcie_bandwidth, g.pcie_latency, LinkKind::kPcie);
+    t.connect(pcie.back(), root_complex, pcie_rate, g.pcie_latency, LinkKind::kPcie);
   }
   std::vector<VertexId> devices;
   for (int d = 0; d < g.devices_per_node; ++d) {
     const std::string kind = g.device->kind == DeviceKind::kGpu ? "gpu" : "cpu";
     const VertexId v = vertex(kind + std::to_string(d), VertexKind::kDevice);
     devices.push_back(v);
-    t.connect(v, pcie[d * pcie_switches / g.devices_per_node], g.pcie_bandwidth, g.pcie_latency,
+    t.connect(v, pcie[d * pcie_switches / g.devices_per_node], pcie_rate, g.pcie_latency,
               LinkKind::kPcie);
     node.devices.push_back(static_cast<int>(c.devices.size()));
     c.devices.push_back(ClusterDevice{v, g.device, node_index, d, region});
   }
   if (g.devices_per_node > 1 && g.intra == IntraNodeKind::kNvSwitch) {
     const VertexId nvswitch = vertex("nvswitch", VertexKind::kSwitch);
-    for (VertexId d : devices) t.connect(d, nvswitch, g.intra_bandwidth, g.intra_latency, LinkKind::kNvLink);
+    for (VertexId d : devices) t.connect(d, nvswitch, nvlink_rate, g.intra_latency, LinkKind::kNvLink);
   } else if (g.devices_per_node > 1 && g.intra == IntraNodeKind::kNvLinkMesh) {
-    const Bandwidth per_pair = g.intra_bandwidth / (g.devices_per_node - 1);
+    const Bandwidth per_pair = nvlink_rate / (g.devices_per_node - 1);
     for (size_t a = 0; a < devices.size(); ++a) {
       for (size_t b = a + 1; b < devices.size(); ++b) {
         t.connect(devices[a], devices[b], per_pair, g.intra_latency, LinkKind::kNvLink);
@@ -65,7 +67,7 @@ FabricNode build_node(Cluster& c, const NodeGroupSpec& g, const std::string& nam
   FabricNode out;
   for (int n = 0; n < g.nics; ++n) {
     const VertexId nic = vertex("nic" + std::to_string(n), VertexKind::kNic);
-    t.connect(nic, pcie[n], g.pcie_bandwidth, g.pcie_latency, LinkKind::kPcie);
+    t.connect(nic, pcie[n], pcie_rate, g.pcie_latency, LinkKind::kPcie);
     out.nics.push_back(nic);
   }
   out.nic_bandwidth = g.nic_bandwidth;

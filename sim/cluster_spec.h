@@ -30,6 +30,10 @@ struct NodeGroupSpec {
   Duration intra_latency = Duration::ns(500);
   Bandwidth pcie_bandwidth;  // per PCIe link per direction; from the device by default
   Duration pcie_latency = Duration::ns(500);
+  // Line rate x efficiency is what the links carry (DeviceEfficiency::nvlink_efficiency
+  // and pcie_efficiency; the loader copies the device's).
+  double intra_efficiency = 1.0;
+  double pcie_efficiency = 1.0;
   int nics = 1;  // NIC i serves devices [i*d/nics, (i+1)*d/nics): one rail per NIC
   Bandwidth nic_bandwidth = Bandwidth::gbps(100);
   Duration nic_latency = Duration::ns(1000);

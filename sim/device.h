@@ -48,6 +48,11 @@ struct DeviceEfficiency {
   // While a communication kernel runs on the device, compute kernels run this much slower
   // (NCCL kernels take SMs and HBM bandwidth).
   double comm_compute_slowdown = 0.1;
+  // Fractions of the line rate that transfers over the device's NVLink and PCIe links
+  // reach: packet headers, flow control and the collective library's own protocol take
+  // the rest. Cluster builders scale those links' capacities by them.
+  double nvlink_efficiency = 0.8;
+  double pcie_efficiency = 0.8;
 };
 
 struct DeviceSpec {

@@ -35,6 +35,14 @@ struct Peaks {
 //          "Getting Started with CUDA Graphs", 2019, measures it on V100); with the tail of
 //          the kernel and the framework's dispatch we take 5 us on every GPU: it is a host and
 //          driver cost more than a property of the chip.
+//  [NVL]   S. Jeaugey (NCCL), NVIDIA/nccl-tests issue #212, 2024: "450GB/s is the line rate.
+//          With the protocol overhead (~20%) NCCL can get an effective NVLink bandwidth of
+//          370GB/s"; NVIDIA/nccl issue #1455 measures ring busbw 365-370 GB/s on 8 H100, and
+//          nccl-tests issues #149 and #178 ~200-210 GB/s on 8 A100 (300 GB/s line rate).
+//          nvlink_efficiency 0.8 on every NVLink generation.
+//  [PCIE]  PCIe moves data in TLPs whose headers, and the link's flow-control packets, cost
+//          15-20% of the line rate: GPU copies over Gen3/Gen4 x16 reach ~12-13 of 15.75 GB/s
+//          and ~25 of 31.5 GB/s. pcie_efficiency 0.8 (estimate). Both apply to every GPU below.
 // GEMM size dependence (tile and wave quantization, NVIDIA "Matrix Multiplication Background
 // User's Guide"): a GEMM pays a roughly fixed pipeline fill and last-wave tail of a few
 // microseconds beyond its launch. We estimate it at 3 us, so gemm_half_flops ~= gemm_max x
@@ -55,7 +63,9 @@ constexpr DeviceEfficiency kPascalGddr5{.gemm_max = 0.8,
                                         .conv_factor = 1.0,
                                         .memory_bandwidth_fraction = 0.75,
                                         .kernel_launch = Duration::us(5),
-                                        .comm_compute_slowdown = 0.1};
+                                        .comm_compute_slowdown = 0.1,
+                                        .nvlink_efficiency = 0.8,
+                                        .pcie_efficiency = 0.8};
 
 // Tesla P100 (GP100, HBM2). gemm_max: [DB]'s 8.21 TFLOPS SGEMM is 77% of the SXM2 peak or 88%
 // of the PCIe peak (DeepBench does not say which card): 0.8 for both. conv_factor: [DB]'s
@@ -70,7 +80,9 @@ constexpr DeviceEfficiency kPascalHbm2{.gemm_max = 0.8,
                                        .conv_factor = 1.0,
                                        .memory_bandwidth_fraction = 0.8,
                                        .kernel_launch = Duration::us(5),
-                                       .comm_compute_slowdown = 0.16};
+                                       .comm_compute_slowdown = 0.16,
+                                       .nvlink_efficiency = 0.8,
+                                       .pcie_efficiency = 0.8};
 constexpr DeviceEfficiency kPascalHbm2Pcie = [] {
   DeviceEfficiency e = kPascalHbm2;
   e.comm_compute_slowdown = 0.1;
@@ -88,7 +100,9 @@ constexpr DeviceEfficiency kVolta{.gemm_max = 0.7,
                                   .conv_factor = 0.9,
                                   .memory_bandwidth_fraction = 0.86,
                                   .kernel_launch = Duration::us(5),
-                                  .comm_compute_slowdown = 0.16};
+                                  .comm_compute_slowdown = 0.16,
+                                  .nvlink_efficiency = 0.8,
+                                  .pcie_efficiency = 0.8};
 
 // A100 SXM4. gemm_max: [MAMF] 0.87. HBM: [GI] 1310.7 / 1555 = 0.84 on the 40 GB card, taken
 // for the 80 GB card too. attention_factor: [FA2] forward and backward average ~60% of peak,
@@ -101,7 +115,9 @@ constexpr DeviceEfficiency kAmpere{.gemm_max = 0.87,
                                    .conv_factor = 0.9,
                                    .memory_bandwidth_fraction = 0.84,
                                    .kernel_launch = Duration::us(5),
-                                   .comm_compute_slowdown = 0.16};
+                                   .comm_compute_slowdown = 0.16,
+                                   .nvlink_efficiency = 0.8,
+                                   .pcie_efficiency = 0.8};
 
 // H100 and H200 SXM. gemm_max: [MAMF] 0.80 for both. attention_factor: [FA3] forward runs
 // above the GEMM formula's 0.8 x 0.8 = 64% at head dim 128, its backward below; 0.85 as on
@@ -114,13 +130,16 @@ constexpr DeviceEfficiency kHopper{.gemm_max = 0.8,
                                    .conv_factor = 0.9,
                                    .memory_bandwidth_fraction = 0.85,
                                    .kernel_launch = Duration::us(5),
-                                   .comm_compute_slowdown = 0.16};
+                                   .comm_compute_slowdown = 0.16,
+                                   .nvlink_efficiency = 0.8,
+                                   .pcie_efficiency = 0.8};
 
 // Generic AVX-512 server CPU; all estimates: MKL/oneDNN SGEMM reaches ~85% of the AVX-512
 // peak on large GEMMs, after ~10 us of threading and packing (half_flops = 0.85 x 4 TFLOPS
 // x 10 us); its micro-kernels are 16 wide; STREAM triad reaches ~75% of DDR4's nominal
 // bandwidth; an op costs ~2 us of framework dispatch and OpenMP fork/join; communication
-// threads take cores from compute.
+// threads take cores from compute. Ranks on one CPU node exchange data through shared
+// memory, which the node's PCIe tree stands for: no link protocol overhead.
 constexpr DeviceEfficiency kCpu{.gemm_max = 0.85,
                                 .gemm_half_flops = 3.4e7,
                                 .gemm_half_dim = 16,
@@ -128,7 +147,9 @@ constexpr DeviceEfficiency kCpu{.gemm_max = 0.85,
                                 .conv_factor = 0.9,
                                 .memory_bandwidth_fraction = 0.75,
                                 .kernel_launch = Duration::us(2),
-                                .comm_compute_slowdown = 0.1};
+                                .comm_compute_slowdown = 0.1,
+                                .nvlink_efficiency = 1.0,
+                                .pcie_efficiency = 1.0};
 
 // `units` SMs (datasheets: GP102 P40 30, GP100 56, GV100 80, GA100 in A100 108, GH100 in
 // H100/H200 SXM 132) run GEMM tiles of 256 x 128, cuBLAS's largest tensor-core tile, the

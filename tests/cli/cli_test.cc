@@ -71,11 +71,13 @@ TEST(Cli, RunWritesSummaryTraceAndTables) {
     // nccl-tests: all-reduce busbw = algbw x 2(n-1)/n.
     EXPECT_NEAR(c["busbw_GBps"].get<double>(), algbw * 2 * 7 / 8, 1e-9 * algbw);
   }
-  // A 1 GiB ring on NVSwitch reaches most of the 450 GB/s NVLink bandwidth.
+  // A 1 GiB ring on NVSwitch reaches most of what the H100's NVLink carries after its
+  // protocol overhead, 0.8 x 450 = 360 GB/s (NCCL measures 365-370 GB/s busbw there).
   bool found = false;
   for (const auto& c : colls) {
     if (c["algorithm"] == "ring" && c["bytes"] == int64_t{1} << 30) {
-      EXPECT_GT(c["busbw_GBps"].get<double>(), 400);
+      EXPECT_GT(c["busbw_GBps"].get<double>(), 340);
+      EXPECT_LE(c["busbw_GBps"].get<double>(), 360);
       found = true;
     }
   }

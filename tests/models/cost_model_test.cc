@@ -283,7 +283,8 @@ TEST(RooflineCostModel, CatalogEfficienciesAreInRange) {
     EXPECT_LE(e.gemm_max, 1) << d.name;
     EXPECT_GT(e.gemm_half_flops, 0) << d.name;
     EXPECT_GT(e.gemm_half_dim, 0) << d.name;
-    for (double f : {e.attention_factor, e.conv_factor, e.memory_bandwidth_fraction}) {
+    for (double f : {e.attention_factor, e.conv_factor, e.memory_bandwidth_fraction,
+                     e.nvlink_efficiency, e.pcie_efficiency}) {
       EXPECT_GT(f, 0) << d.name;
       EXPECT_LE(f, 1) << d.name;
     }

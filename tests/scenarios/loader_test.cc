@@ -59,6 +59,24 @@ TEST(ScenarioLoader, NodeDefaultsComeFromTheDoc) {
   EXPECT_DOUBLE_EQ(g.nic_bandwidth.bytes_per_second(), 50e9);
   EXPECT_EQ(g.nic_latency, Duration::ns(1000));
   EXPECT_DOUBLE_EQ(g.host_bandwidth.bytes_per_second(), 100e9);
+  // The links carry the line rates times the device's link efficiencies.
+  EXPECT_DOUBLE_EQ(g.intra_efficiency, h100->efficiency.nvlink_efficiency);
+  EXPECT_DOUBLE_EQ(g.pcie_efficiency, h100->efficiency.pcie_efficiency);
+  int nvlinks = 0, pcie_links = 0;
+  for (LinkId l = 0; l < s.cluster.topology.num_links(); ++l) {
+    const LinkInfo& link = s.cluster.topology.link(l);
+    if (link.kind == LinkKind::kNvLink) {
+      ++nvlinks;
+      EXPECT_DOUBLE_EQ(link.bandwidth.bytes_per_second(),
+                       h100->intra_node_bandwidth.bytes_per_second() * 0.8);
+    } else if (link.kind == LinkKind::kPcie) {
+      ++pcie_links;
+      EXPECT_DOUBLE_EQ(link.bandwidth.bytes_per_second(),
+                       h100->pcie_bandwidth.bytes_per_second() * 0.8);
+    }
+  }
+  EXPECT_EQ(nvlinks, 16);  // 8 devices to the NVSwitch, both directions
+  EXPECT_GT(pcie_links, 0);
   // One node needs no fabric.
   EXPECT_EQ(r.fabric.kind, FabricKind::kNone);
   EXPECT_EQ(r.fabric.link_latency, Duration::ns(1000));
@@ -187,7 +205,8 @@ TEST(ScenarioLoader, CustomDeviceEfficiencyOverridesTheBase) {
       {"name": "H100-tuned", "base": "H100",
        "efficiency": {"gemm_max": 0.7, "gemm_half_flops": "2GFLOP", "gemm_half_dim": 64,
                       "attention_factor": 0.6, "conv_factor": 1, "memory_bandwidth_fraction": 0.9,
-                      "kernel_launch": "3us", "comm_compute_slowdown": 0}},
+                      "kernel_launch": "3us", "comm_compute_slowdown": 0,
+                      "nvlink_efficiency": 0.9, "pcie_efficiency": 0.7}},
       {"name": "H100-launch", "base": "H100", "efficiency": {"kernel_launch": "8us"}},
       {"name": "Accel", "peak": {"fp32": "2TFLOPS"}, "memory": "64GiB",
        "memory_bandwidth": "400GB/s", "pcie_bandwidth": "32GB/s"}],
@@ -202,6 +221,8 @@ TEST(ScenarioLoader, CustomDeviceEfficiencyOverridesTheBase) {
   EXPECT_DOUBLE_EQ(tuned.memory_bandwidth_fraction, 0.9);
   EXPECT_EQ(tuned.kernel_launch, Duration::us(3));
   EXPECT_DOUBLE_EQ(tuned.comm_compute_slowdown, 0);
+  EXPECT_DOUBLE_EQ(tuned.nvlink_efficiency, 0.9);
+  EXPECT_DOUBLE_EQ(tuned.pcie_efficiency, 0.7);
   // Keys not given keep the base's figures.
   const DeviceEfficiency& h100 = find_builtin_device("H100")->efficiency;
   const DeviceEfficiency& launch = s.cluster.owned_specs[1]->efficiency;
@@ -210,6 +231,7 @@ TEST(ScenarioLoader, CustomDeviceEfficiencyOverridesTheBase) {
   EXPECT_DOUBLE_EQ(launch.gemm_half_flops, h100.gemm_half_flops);
   EXPECT_DOUBLE_EQ(launch.memory_bandwidth_fraction, h100.memory_bandwidth_fraction);
   EXPECT_DOUBLE_EQ(launch.comm_compute_slowdown, h100.comm_compute_slowdown);
+  EXPECT_DOUBLE_EQ(launch.nvlink_efficiency, h100.nvlink_efficiency);
   // Without a base, the defaults.
   const DeviceEfficiency defaults;
   const DeviceEfficiency& accel = s.cluster.owned_specs[2]->efficiency;
