@@ -27,6 +27,30 @@ double tensor_fraction(TensorSplit split, const RankShard& s) {
   return 1;
 }
 
+// Transformer Engine runs the Linear layers' GEMMs in FP8; the output layer (vocabulary
+// logits), attention (FlashAttention), convolutions and the rest keep 16-bit math.
+bool fp8_linear(const Op& op, DType math) {
+  return math == DType::kFp8 && op.kind == OpKind::kMatmul && op.split != TensorSplit::kVocab;
+}
+
+DType op_dtype(const Op& op, DType math) {
+  return math == DType::kFp8 && !fp8_linear(op, math) ? DType::kBf16 : math;
+}
+
+// An FP8 Linear's input is cast to FP8 before its GEMM, with a transposed copy for the
+// weight-gradient GEMM (2 bytes read, 2 x 1 written per element), and in the backward pass
+// its output gradient likewise: memory-bound kernels of their own, priced on the rank's
+// share of the GEMM (`gemm`, already split).
+OpInstance fp8_cast(const GemmShape& gemm, bool backward) {
+  OpInstance cast;
+  cast.kind = OpKind::kElementwise;
+  cast.dtype = DType::kBf16;
+  cast.backward = backward;
+  const double rows = static_cast<double>(gemm.m) * static_cast<double>(gemm.batch);
+  cast.bytes = 4.0 * rows * static_cast<double>(backward ? gemm.n : gemm.k);
+  return cast;
+}
+
 }  // namespace
 
 OpInstance split_op(const Op& op, bool backward, const RankShard& shard, DType dtype) {
@@ -50,7 +74,7 @@ OpInstance split_op(const Op& op, bool backward, const RankShard& shard, DType d
     out.gemm.m = scaled(out.gemm.m, tokens);
   }
   const double share = f * tokens;
-  out.flops = (backward ? op.bwd_flops : op.fwd_flops) * share;
+  out.flops = (backward ? op.bwd_flops : op.fwd_flops) * share * op.executed_fraction;
   out.bytes = (backward ? op.bwd_bytes : op.fwd_bytes) * share;
   return out;
 }
@@ -75,9 +99,14 @@ ChunkCost chunk_cost(const Workload& w, int begin, int end, const RankShard& sha
     double dense = 0;
     double expert = 0;
     for (const Op& op : layer.ops) {
-      const Duration f = costs.op_time(split_op(op, false, shard, dtype), device);
+      const OpInstance forward = split_op(op, false, shard, op_dtype(op, dtype));
+      Duration f = costs.op_time(forward, device);
+      bwd += costs.op_time(split_op(op, true, shard, op_dtype(op, dtype)), device);
+      if (fp8_linear(op, dtype)) {
+        f += costs.op_time(fp8_cast(forward.gemm, false), device);
+        bwd += costs.op_time(fp8_cast(forward.gemm, true), device);
+      }
       fwd += f;
-      bwd += costs.op_time(split_op(op, true, shard, dtype), device);
       // Recomputation runs forward kernels again inside the backward pass.
       if (recompute == Recompute::kFull || (recompute == Recompute::kSelective && op.attention_core)) {
         bwd += f;

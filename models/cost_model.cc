@@ -19,10 +19,11 @@ bool is_gemm_like(OpKind kind) {
 }
 
 // Efficiency of a GEMM-like op of `flops` FLOPs whose smallest dimension is `min_dim`
-// (nullopt when the shape is unknown and only the FLOP count is).
+// (nullopt when the shape is unknown and only the FLOP count is), its math in `math`.
 double gemm_like_efficiency(double flops, std::optional<double> min_dim, const DeviceEfficiency& e,
-                            OpKind kind) {
-  double efficiency = e.gemm_max * flops / (flops + e.gemm_half_flops);
+                            OpKind kind, DType math) {
+  const double ceiling = math == DType::kFp8 ? e.gemm_max_fp8 : e.gemm_max;
+  double efficiency = ceiling * flops / (flops + e.gemm_half_flops);
   if (min_dim) efficiency *= *min_dim / (*min_dim + e.gemm_half_dim);
   if (kind == OpKind::kAttention) efficiency *= e.attention_factor;
   if (kind == OpKind::kConv) efficiency *= e.conv_factor;
@@ -72,14 +73,22 @@ std::span<const DType> math_for(DType t) {
   return kFp32;
 }
 
-FlopRate gemm_rate(DType t, const DeviceSpec& device) {
+// The dtype whose math a GEMM of `t` operands runs in on `device`: the fastest that can
+// carry them.
+DType gemm_math(DType t, const DeviceSpec& device) {
+  DType chosen = t;
   FlopRate best;
-  for (DType math : math_for(t)) best = std::max(best, device.peak_for(math));
+  for (DType math : math_for(t)) {
+    if (device.peak_for(math) > best) {
+      best = device.peak_for(math);
+      chosen = math;
+    }
+  }
   if (best.flops_per_second() <= 0) {
     throw std::invalid_argument("device \"" + device.name + "\" has no peak FLOP rate for " +
                                 std::string(dtype_name(t)) + " nor for a dtype that can carry it");
   }
-  return best;
+  return chosen;
 }
 
 // Non-GEMM ops run on the vector units, priced at the fp32 peak.
@@ -96,10 +105,10 @@ FlopRate vector_rate(const DeviceSpec& device) {
 
 // A shape with a zero dimension does no work and reaches nothing of the peak.
 double RooflineCostModel::gemm_efficiency(const GemmShape& shape, const DeviceSpec& device,
-                                          OpKind kind) {
+                                          OpKind kind, DType math) {
   if (!shape_known(shape)) return 0;
   const double min_dim = static_cast<double>(std::min({shape.m, shape.n, shape.k}));
-  return gemm_like_efficiency(shape.flops(), min_dim, device.efficiency, kind) *
+  return gemm_like_efficiency(shape.flops(), min_dim, device.efficiency, kind, math) *
          wave_efficiency(shape, device.efficiency);
 }
 
@@ -110,11 +119,12 @@ Duration RooflineCostModel::op_time(const OpInstance& op, const DeviceSpec& devi
     if (is_gemm_like(op.kind)) {
       // Backward GEMMs (input and weight gradients) have the forward's dimensions in
       // another order, so they share its efficiency.
+      const DType math = gemm_math(op.dtype, device);
       const double efficiency =
           shape_known(op.gemm)
-              ? gemm_efficiency(op.gemm, device, op.kind)
-              : gemm_like_efficiency(op.flops, std::nullopt, e, op.kind);
-      const FlopRate rate = gemm_rate(op.dtype, device);
+              ? gemm_efficiency(op.gemm, device, op.kind, math)
+              : gemm_like_efficiency(op.flops, std::nullopt, e, op.kind, math);
+      const FlopRate rate = device.peak_for(math);
       compute = Flops(op.flops) / FlopRate::per_s(rate.flops_per_second() * efficiency);
     } else {
       compute = Flops(op.flops) / vector_rate(device);

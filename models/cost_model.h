@@ -37,9 +37,10 @@ class RooflineCostModel final : public CostModel {
  public:
   std::string name() const override { return "roofline"; }
   Duration op_time(const OpInstance& op, const DeviceSpec& device) const override;
-  // The fraction of peak a GEMM of this shape reaches on `device` (exposed for tests and
-  // reports).
-  static double gemm_efficiency(const GemmShape& shape, const DeviceSpec& device, OpKind kind);
+  // The fraction of peak a GEMM of this shape reaches on `device` when its math runs in
+  // `math` (exposed for tests and reports).
+  static double gemm_efficiency(const GemmShape& shape, const DeviceSpec& device, OpKind kind,
+                                DType math = DType::kBf16);
 };
 
 }  // namespace dtsim::models

@@ -45,6 +45,19 @@ class CallBook {
 
 struct Streams {
   uint16_t compute, dp, send_next, send_prev, recv_prev, recv_next;
+  uint16_t tp;  // the compute stream unless tensor-parallel communication is overlapped
+};
+
+// What a pass leaves for its consumers (the pipeline send, the next pass): the last task on
+// the compute stream and, when tensor-parallel communication is overlapped, its collective.
+struct PassEnd {
+  TaskId last;
+  std::optional<TaskId> overlapped_tp;
+  std::vector<TaskId> all() const {
+    std::vector<TaskId> v{last};
+    if (overlapped_tp) v.push_back(*overlapped_tp);
+    return v;
+  }
 };
 
 class StepEmitter {
@@ -57,6 +70,7 @@ class StepEmitter {
     s_.send_prev = g_.stream("pp_send_prev");
     s_.recv_prev = g_.stream("pp_recv_prev");
     s_.recv_next = g_.stream("pp_recv_next");
+    s_.tp = in.plan.tp_comm_overlap ? g_.stream("tp_overlap") : s_.compute;
     pp_bytes_ = per_parameter_bytes(in.training.precision, in.training.optimizer);
   }
 
@@ -131,11 +145,14 @@ class StepEmitter {
   // Returns the last compute task.
   TaskId zero3_pass(RankContext& rc, const ChunkCost& cc, bool forward, const std::string& id,
                     std::vector<TaskId> deps);
-  // The collectives that follow a pass's kernels on the compute stream: the chunk's
-  // tensor-parallel all-reduces, the MoE all-to-alls and, after a backward pass, the
-  // context-parallel scatter of key/value gradients. Returns the last one, if any.
-  std::optional<TaskId> model_parallel_comms(RankContext& rc, const ChunkCost& cc, bool forward,
-                                             const std::string& id, bool tp_analytical);
+  // The collectives that follow a pass's kernels (`pass`, whose inputs were `inputs`): the
+  // chunk's tensor-parallel all-reduces, the MoE all-to-alls and, after a backward pass,
+  // the context-parallel scatter of key/value gradients. On the compute stream, except for
+  // overlapped tensor-parallel collectives, which start with the pass's inputs on their own
+  // stream.
+  PassEnd model_parallel_comms(RankContext& rc, const ChunkCost& cc, bool forward,
+                               const std::string& id, TaskId pass,
+                               const std::vector<TaskId>& inputs);
   // Rank holding virtual stage k with the same dp, tp and cp coordinates.
   int rank_of_virtual_stage(const RankContext& rc, int k) const;
   // `group` without the members outside `rank`'s region when `local`.
@@ -229,23 +246,30 @@ TaskId StepEmitter::p2p(const RankContext& rc, bool send, int peer, uint16_t str
   return g_.add(std::move(t));
 }
 
-std::optional<TaskId> StepEmitter::model_parallel_comms(RankContext& rc, const ChunkCost& cc,
-                                                        bool forward, const std::string& id,
-                                                        bool tp_analytical) {
-  const std::string pass = forward ? " fwd " : " bwd ";
-  std::optional<TaskId> last;
+PassEnd StepEmitter::model_parallel_comms(RankContext& rc, const ChunkCost& cc, bool forward,
+                                          const std::string& id, TaskId pass,
+                                          const std::vector<TaskId>& inputs) {
+  const std::string kind = forward ? " fwd " : " bwd ";
+  const bool overlap = in_.plan.tp_comm_overlap;
+  PassEnd end{pass, std::nullopt};
+  const auto tp = collective(rc, GroupKind::kTp, rc.tp_group, s_.tp, CollectiveOp::kAllReduce,
+                             forward ? cc.tp_bytes_fwd : cc.tp_bytes_bwd, "tp" + kind + id,
+                             overlap ? inputs : std::vector<TaskId>{}, CollectiveAlgorithm::kAuto,
+                             rc.tp_analytical);
+  if (tp && overlap) {
+    end.overlapped_tp = *tp;
+  } else if (tp) {
+    end.last = *tp;
+  }
   for (const auto& t :
-       {collective(rc, GroupKind::kTp, rc.tp_group, s_.compute, CollectiveOp::kAllReduce,
-                   forward ? cc.tp_bytes_fwd : cc.tp_bytes_bwd, "tp" + pass + id, {},
-                   CollectiveAlgorithm::kAuto, tp_analytical),
-        collective(rc, GroupKind::kEp, rc.ep_group, s_.compute, CollectiveOp::kAllToAll,
-                   cc.all_to_all_bytes, "ep all-to-all" + pass + id),
+       {collective(rc, GroupKind::kEp, rc.ep_group, s_.compute, CollectiveOp::kAllToAll,
+                   cc.all_to_all_bytes, "ep all-to-all" + kind + id),
         forward ? std::nullopt
                 : collective(rc, GroupKind::kCp, rc.cp_group, s_.compute,
                              CollectiveOp::kReduceScatter, cc.kv_bytes, "cp kv grad scatter " + id)}) {
-    if (t) last = t;
+    if (t) end.last = *t;
   }
-  return last;
+  return end;
 }
 
 TaskId StepEmitter::zero3_pass(RankContext& rc, const ChunkCost& cc, bool forward,
@@ -382,7 +406,8 @@ void StepEmitter::price_chunks(RankContext& rc, RankRole& role) {
   auto [it, fresh] = classifier_workloads_.try_emplace(round);
   if (fresh) {
     it->second = build_workload(in_.model, WorkloadShape{round, in_.training.seq_len,
-                                                         in_.training.precision});
+                                                         in_.training.precision,
+                                                         in_.training.flash_attention});
   }
   const Workload& wc = it->second;
   const RankShard all{rp_.ranks, 1.0 / rp_.ranks, false, 1, 1};
@@ -447,7 +472,8 @@ void StepEmitter::emit_forward(RankContext& rc, const PipeStep& st, int index) {
   TaskId last = in_.plan.zero_stage == 3 ? zero3_pass(rc, cc, true, id, deps)
                                          : compute(rc, "fwd " + id, cc.fwd, deps);
   rc.step_compute[index] = last;
-  last = model_parallel_comms(rc, cc, true, id, rc.tp_analytical).value_or(last);
+  const PassEnd end = model_parallel_comms(rc, cc, true, id, last, deps);
+  last = end.last;
   if (rc.classifier != nullptr) {
     // Song et al.: gather every replica's features, score this rank's classes, reduce the
     // softmax's max and sum, then scatter the feature gradients back.
@@ -468,7 +494,7 @@ void StepEmitter::emit_forward(RankContext& rc, const PipeStep& st, int index) {
   if (k < chunks_total - 1 && pp > 1) {
     p2p(rc, true, rank_of_virtual_stage(rc, k + 1), s_.send_next,
         tag_of(st.micro_batch, k, chunks_total, true), cc.output_bytes / split_act, "send act " + id,
-        {last});
+        PassEnd{last, end.overlapped_tp}.all());
   }
 }
 
@@ -517,20 +543,22 @@ void StepEmitter::emit_backward(RankContext& rc, const PipeStep& st, int index, 
   }
   TaskId last;
   if (rc.bucketed && last_of_chunk) {
-    last = emit_bucketed_backward(rc, cc, st.chunk, id, std::move(deps));
+    last = emit_bucketed_backward(rc, cc, st.chunk, id, deps);
   } else if (in_.plan.zero_stage == 3) {
-    last = zero3_pass(rc, cc, false, id, std::move(deps));
+    last = zero3_pass(rc, cc, false, id, deps);
   } else {
-    last = compute(rc, "bwd " + id, cc.bwd, std::move(deps));
+    last = compute(rc, "bwd " + id, cc.bwd, deps);
   }
   rc.step_compute[index] = last;
-  last = model_parallel_comms(rc, cc, false, id, rc.tp_analytical).value_or(last);
+  const PassEnd end = model_parallel_comms(rc, cc, false, id, last, deps);
+  last = end.last;
   memory(rc, false, "act " + id, kept_activations(rc, cc));
   rc.in_flight -= kept_activations(rc, cc);
   if (k > 0 && pp > 1) {
     p2p(rc, true, rank_of_virtual_stage(rc, k - 1), s_.send_prev,
         tag_of(st.micro_batch, k - 1, chunks_total, false),
-        rc.w->layers[rp_.chunks[k - 1].end - 1].output_bytes / split_act, "send grad " + id, {last});
+        rc.w->layers[rp_.chunks[k - 1].end - 1].output_bytes / split_act, "send grad " + id,
+        end.all());
   }
 }
 

@@ -79,6 +79,10 @@ ResolvedPlan resolve_plan(const LoweringInput& in) {
     errors.push_back("parallelism.zero_stage: must be 0, 1, 2 or 3, got " + str(p.zero_stage));
   }
   if (t.micro_batch < 1) errors.push_back("training.micro_batch: must be at least 1, got " + str(t.micro_batch));
+  if (p.tp_comm_overlap && !p.sequence_parallel) {
+    errors.push_back("parallelism.tp_comm_overlap: needs sequence_parallel (the overlap splits "
+                     "sequence-parallel all-gathers and reduce-scatters into the GEMMs)");
+  }
   if (!errors.empty()) throw PlanError(errors);
 
   const int64_t model_parallel = int64_t{p.tp} * p.pp * p.cp;
@@ -215,7 +219,7 @@ ResolvedPlan resolve_plan(const LoweringInput& in) {
     throw PlanError({std::string("parallelism.stage_layers: ") + e.what()});
   }
   for (int64_t b : std::set<int64_t>(out.replica_micro_batch.begin(), out.replica_micro_batch.end())) {
-    out.workloads.emplace(b, build_workload(in.model, WorkloadShape{b, t.seq_len, t.precision}));
+    out.workloads.emplace(b, build_workload(in.model, WorkloadShape{b, t.seq_len, t.precision, t.flash_attention}));
   }
   return out;
 }

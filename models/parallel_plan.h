@@ -34,6 +34,11 @@ struct ParallelPlan {
   // Tensor-parallel collectives inside a node are priced by the alpha-beta estimate
   // (CollectiveCall::analytical) unless this is false.
   bool tp_comm_analytical = true;
+  // Tensor-parallel collectives run alongside the GEMMs they feed (Transformer Engine's
+  // userbuffer overlap, Megatron-LM --tp-comm-overlap) instead of after them on the compute
+  // stream: a chunk's output is ready when both its kernels and its collectives are done.
+  // Needs sequence parallelism, as the real implementations do.
+  bool tp_comm_overlap = false;
 
   // Heterogeneous clusters. Transformer blocks per virtual pipeline stage (pp * virtual_stages
   // entries); empty = even, unless balance_stages splits them by each stage's speed.

@@ -16,6 +16,7 @@ struct TrainingSetup {
   Precision precision = Precision::kBf16;
   Optimizer optimizer = Optimizer::kAdam;
   Recompute recompute = Recompute::kNone;
+  bool flash_attention = false;  // WorkloadShape::flash_attention
   // For time-to-train: total tokens, or a dataset of `dataset_samples` seen `epochs` times,
   // or a fixed number of iterations. At most one of these is set.
   std::optional<double> total_tokens;

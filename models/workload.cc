@@ -55,7 +55,8 @@ std::vector<std::string> shape_problems(const ModelSpec& spec, const WorkloadSha
 
 std::vector<Layer> build_layers(const ModelSpec& spec, const WorkloadShape& shape) {
   const zoo::BuildShape build{shape.micro_batch, shape.seq_len,
-                              static_cast<double>(activation_bytes(shape.precision))};
+                              static_cast<double>(activation_bytes(shape.precision)),
+                              shape.flash_attention};
   switch (spec.family) {
     case ModelFamily::kGpt:
     case ModelFamily::kLlama:

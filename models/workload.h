@@ -54,9 +54,13 @@ struct Op {
   // input of a column-parallel GEMM is kSequence: only sequence parallelism divides it).
   TensorSplit saved_split = TensorSplit::kReplicated;
   // Part of the attention core (QK^T, softmax, dropout, attention over V): selective
-  // recomputation (and FlashAttention, which behaves the same) drops its saved_bytes and
-  // runs its forward again in the backward pass (Korthikanti et al. 2022).
+  // recomputation drops its saved_bytes and runs its forward again in the backward pass
+  // (Korthikanti et al. 2022).
   bool attention_core = false;
+  // The share of fwd_flops and bwd_flops the kernels execute. FLOPs stay counted as the
+  // model defines them (MFU's convention), while causal FlashAttention skips the blocks
+  // above the diagonal.
+  double executed_fraction = 1;
   // A routed MoE expert: FLOPs and params divide over the expert-parallel group.
   bool expert = false;
 };
@@ -91,6 +95,10 @@ struct WorkloadShape {
   int64_t micro_batch = 1;  // samples
   int64_t seq_len = 0;      // tokens per sample; 0 = the model's default; images ignore it
   Precision precision = Precision::kBf16;
+  // Transformers: attention as one fused kernel (FlashAttention; Dao et al. 2022) that never
+  // writes the s x s scores to memory and recomputes them in its backward pass, instead of
+  // batched GEMMs around a softmax (and dropout) over the scores in HBM.
+  bool flash_attention = false;
 };
 
 struct Workload {

@@ -93,6 +93,7 @@ NodeGroupRead read_node_group(const json& value, const std::string& pointer,
     g.device = device;
     g.intra_efficiency = device->efficiency.nvlink_efficiency;
     g.pcie_efficiency = device->efficiency.pcie_efficiency;
+    g.speed_variation = device->efficiency.speed_variation;
     const bool has_nvlink = device->intra_node_bandwidth.bytes_per_second() > 0;
     const bool intra_given = o->value().contains("intra");
     if (intra) {
@@ -317,6 +318,20 @@ std::optional<LoadedCluster> read_cluster(const json& cluster, const std::string
     region.spec.name = "default";
     ranks = region.ranks;
     out.spec.regions.push_back(std::move(region.spec));
+  }
+  // Fleet speed spread: the devices' own figures unless the scenario sets one for all.
+  if (const json* v = o->get("speed_variation", Need::kOptional, "a number in [0, 1)")) {
+    if (!v->is_number() || !(v->get<double>() >= 0 && v->get<double>() < 1)) {
+      d.error(o->pointer("speed_variation"),
+              "expected a number in [0, 1) (the spread of device speeds), got " + v->dump());
+    } else {
+      for (RegionSpec& r : out.spec.regions) {
+        for (NodeGroupSpec& g : r.node_groups) g.speed_variation = v->get<double>();
+      }
+    }
+  }
+  if (auto v = o->integer("speed_seed", Need::kOptional, 0, int64_t{1} << 53)) {
+    out.spec.speed_seed = static_cast<uint64_t>(*v);
   }
   o->report_unknown_keys();
   if (ranks > kMaxRanks) {

@@ -85,6 +85,7 @@ void read_efficiency(const json& value, const std::string& pointer, Diagnostics&
   auto o = JsonObject::open(value, pointer, d);
   if (!o) return;
   read_in_range(*o, "gemm_max", kFraction, e.gemm_max);
+  read_in_range(*o, "gemm_max_fp8", kFraction, e.gemm_max_fp8);
   if (auto f = o->flops("gemm_half_flops", Need::kOptional)) {
     if (f->count() > 0) {
       e.gemm_half_flops = f->count();
@@ -106,6 +107,7 @@ void read_efficiency(const json& value, const std::string& pointer, Diagnostics&
   read_in_range(*o, "comm_compute_slowdown", kSlowdown, e.comm_compute_slowdown);
   read_in_range(*o, "nvlink_efficiency", kFraction, e.nvlink_efficiency);
   read_in_range(*o, "pcie_efficiency", kFraction, e.pcie_efficiency);
+  read_in_range(*o, "speed_variation", kSlowdown, e.speed_variation);
   o->report_unknown_keys();
 }
 

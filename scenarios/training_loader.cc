@@ -112,6 +112,7 @@ std::optional<models::TrainingSetup> read_setup(const json& value, const std::st
   if (auto v = o->choice("optimizer", Need::kOptional, optimizers, "optimizer")) t.optimizer = models::kAllOptimizers[*v];
   const auto recomputes = names_of(models::kAllRecomputes, models::recompute_name);
   if (auto v = o->choice("recompute", Need::kOptional, recomputes, "recompute mode")) t.recompute = models::kAllRecomputes[*v];
+  if (auto v = o->boolean("flash_attention", Need::kOptional)) t.flash_attention = *v;
   int amounts = 0;
   if (auto v = o->number("total_tokens", Need::kOptional, 1)) {
     t.total_tokens = *v;
@@ -183,6 +184,7 @@ std::optional<models::ParallelPlan> read_plan(const json& value, const std::stri
   if (auto v = o->choice("tp_comm_model", Need::kOptional, kTpCommModels, "tp_comm_model")) {
     p.tp_comm_analytical = *v == 0;
   }
+  if (auto v = o->boolean("tp_comm_overlap", Need::kOptional)) p.tp_comm_overlap = *v;
   if (const json* v = o->get("stage_layers", Need::kOptional, "")) {
     if (v->is_string() && *v == "balanced") {
       p.balance_stages = true;

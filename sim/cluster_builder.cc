@@ -20,9 +20,26 @@ std::string_view intra_node_kind_name(IntraNodeKind k) {
 
 namespace {
 
+// SplitMix64 (Steele, Lea and Flood, OOPSLA 2014): a well-mixed 64-bit value per (seed,
+// device), so a device's speed does not depend on how many draws came before it.
+uint64_t splitmix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+double unit_speed(uint64_t seed, size_t device, double variation) {
+  if (variation <= 0) return 1;
+  const uint64_t bits = splitmix64(splitmix64(seed) ^ static_cast<uint64_t>(device));
+  const double u = static_cast<double>(bits >> 11) * 0x1.0p-53;  // uniform in [0, 1)
+  return 1 + variation * (u - 0.5);
+}
+
 // One node: host memory behind a root complex, one PCIe switch per NIC (each NIC and its
 // devices share it, as in DGX-style boards), NVLink between devices when the kind has it.
-FabricNode build_node(Cluster& c, const NodeGroupSpec& g, const std::string& name, int region) {
+FabricNode build_node(Cluster& c, const NodeGroupSpec& g, const std::string& name, int region,
+                      uint64_t speed_seed) {
   Topology& t = c.topology;
   const int node_index = static_cast<int>(c.nodes.size());
   ClusterNode node;
@@ -51,7 +68,8 @@ FabricNode build_node(Cluster& c, const NodeGroupSpec& g, const std::string& nam
     t.connect(v, pcie[d * pcie_switches / g.devices_per_node], pcie_rate, g.pcie_latency,
               LinkKind::kPcie);
     node.devices.push_back(static_cast<int>(c.devices.size()));
-    c.devices.push_back(ClusterDevice{v, g.device, node_index, d, region});
+    c.devices.push_back(ClusterDevice{v, g.device, node_index, d, region,
+                                      unit_speed(speed_seed, c.devices.size(), g.speed_variation)});
   }
   if (g.devices_per_node > 1 && g.intra == IntraNodeKind::kNvSwitch) {
     const VertexId nvswitch = vertex("nvswitch", VertexKind::kSwitch);
@@ -94,7 +112,8 @@ Cluster build_cluster(const ClusterSpec& spec) {
       for (int i = 0; i < g.count; ++i) {
         out.nodes.push_back(static_cast<int>(c.nodes.size()));
         fabric_nodes.push_back(
-            build_node(c, g, prefix + "n" + std::to_string(node_in_region++), region_index));
+            build_node(c, g, prefix + "n" + std::to_string(node_in_region++), region_index,
+                       spec.speed_seed));
       }
     }
     region_tops.push_back(

@@ -3,6 +3,7 @@
 // into a Cluster (graph + rank index).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +35,7 @@ struct NodeGroupSpec {
   // and pcie_efficiency; the loader copies the device's).
   double intra_efficiency = 1.0;
   double pcie_efficiency = 1.0;
+  double speed_variation = 0;  // DeviceEfficiency::speed_variation; the loader copies it
   int nics = 1;  // NIC i serves devices [i*d/nics, (i+1)*d/nics): one rail per NIC
   Bandwidth nic_bandwidth = Bandwidth::gbps(100);
   Duration nic_latency = Duration::ns(1000);
@@ -80,6 +82,7 @@ struct WanLinkSpec {
 struct ClusterSpec {
   std::vector<RegionSpec> regions;  // one region when the scenario declares none
   std::vector<WanLinkSpec> wan;
+  uint64_t speed_seed = 1;  // draws each device's speed; the same seed, the same cluster
 };
 
 // Builds the graph and rank index. Ranks are numbered region by region, node by node,

@@ -26,6 +26,10 @@ struct DeviceEfficiency {
   // Large GEMMs reach this fraction of the dtype's peak; a GEMM of `gemm_half_flops`
   // FLOPs reaches half of it (efficiency = max * f / (f + half)).
   double gemm_max = 0.8;
+  // The same for GEMMs that run on FP8 tensor cores, as a fraction of the FP8 peak: their
+  // operands arrive twice as fast for the same memory and shared-memory bandwidth, so they
+  // reach less of their peak.
+  double gemm_max_fp8 = 0.7;
   double gemm_half_flops = 1e9;
   // GEMMs whose smallest dimension is below `gemm_half_dim` lose efficiency the same way
   // (dim / (dim + half)): thin GEMMs cannot fill the tensor cores.
@@ -53,6 +57,10 @@ struct DeviceEfficiency {
   // the rest. Cluster builders scale those links' capacities by them.
   double nvlink_efficiency = 0.8;
   double pcie_efficiency = 0.8;
+  // Units of one model differ in speed (manufacturing and power management): a cluster's
+  // devices run at speeds spread evenly over 1 +- speed_variation / 2 of these figures,
+  // which describe the median unit. Synchronous steps wait for their slowest members.
+  double speed_variation = 0;
 };
 
 struct DeviceSpec {

@@ -35,6 +35,9 @@ struct Peaks {
 //          "Getting Started with CUDA Graphs", 2019, measures it on V100); with the tail of
 //          the kernel and the framework's dispatch we take 5 us on every GPU: it is a host and
 //          driver cost more than a property of the chip.
+//  [DG]    deepseek-ai/DeepGEMM pull request #73, 2025: FP8 GEMMs on an H800 SXM (the H100's
+//          SMs and tensor cores) at 999-1404 TFLOPS with 128x128 tiles and up to 1470 with
+//          larger ones, of 1979: gemm_max_fp8 0.71 for Hopper.
 //  [NVL]   S. Jeaugey (NCCL), NVIDIA/nccl-tests issue #212, 2024: "450GB/s is the line rate.
 //          With the protocol overhead (~20%) NCCL can get an effective NVLink bandwidth of
 //          370GB/s"; NVIDIA/nccl issue #1455 measures ring busbw 365-370 GB/s on 8 H100, and
@@ -43,6 +46,10 @@ struct Peaks {
 //  [PCIE]  PCIe moves data in TLPs whose headers, and the link's flow-control packets, cost
 //          15-20% of the line rate: GPU copies over Gen3/Gen4 x16 reach ~12-13 of 15.75 GB/s
 //          and ~25 of 31.5 GB/s. pcie_efficiency 0.8 (estimate). Both apply to every GPU below.
+//  [SINHA] Sinha et al., "Not All GPUs Are Created Equal: Characterizing Variability in
+//          Large-Scale, Accelerator-Rich Systems", SC'22: GPUs of one SKU in five clusters
+//          (V100, RTX 5000, MI60) differ by 8% on average (22% at most) in performance,
+//          from manufacturing and power management. speed_variation 0.08 on every GPU.
 // GEMM size dependence (tile and wave quantization, NVIDIA "Matrix Multiplication Background
 // User's Guide"): a GEMM pays a roughly fixed pipeline fill and last-wave tail of a few
 // microseconds beyond its launch. We estimate it at 3 us, so gemm_half_flops ~= gemm_max x
@@ -65,7 +72,8 @@ constexpr DeviceEfficiency kPascalGddr5{.gemm_max = 0.8,
                                         .kernel_launch = Duration::us(5),
                                         .comm_compute_slowdown = 0.1,
                                         .nvlink_efficiency = 0.8,
-                                        .pcie_efficiency = 0.8};
+                                        .pcie_efficiency = 0.8,
+                                        .speed_variation = 0.08};
 
 // Tesla P100 (GP100, HBM2). gemm_max: [DB]'s 8.21 TFLOPS SGEMM is 77% of the SXM2 peak or 88%
 // of the PCIe peak (DeepBench does not say which card): 0.8 for both. conv_factor: [DB]'s
@@ -82,7 +90,8 @@ constexpr DeviceEfficiency kPascalHbm2{.gemm_max = 0.8,
                                        .kernel_launch = Duration::us(5),
                                        .comm_compute_slowdown = 0.16,
                                        .nvlink_efficiency = 0.8,
-                                       .pcie_efficiency = 0.8};
+                                       .pcie_efficiency = 0.8,
+                                       .speed_variation = 0.08};
 constexpr DeviceEfficiency kPascalHbm2Pcie = [] {
   DeviceEfficiency e = kPascalHbm2;
   e.comm_compute_slowdown = 0.1;
@@ -102,7 +111,8 @@ constexpr DeviceEfficiency kVolta{.gemm_max = 0.7,
                                   .kernel_launch = Duration::us(5),
                                   .comm_compute_slowdown = 0.16,
                                   .nvlink_efficiency = 0.8,
-                                  .pcie_efficiency = 0.8};
+                                  .pcie_efficiency = 0.8,
+                                  .speed_variation = 0.08};
 
 // A100 SXM4. gemm_max: [MAMF] 0.87. HBM: [GI] 1310.7 / 1555 = 0.84 on the 40 GB card, taken
 // for the 80 GB card too. attention_factor: [FA2] forward and backward average ~60% of peak,
@@ -117,13 +127,15 @@ constexpr DeviceEfficiency kAmpere{.gemm_max = 0.87,
                                    .kernel_launch = Duration::us(5),
                                    .comm_compute_slowdown = 0.16,
                                    .nvlink_efficiency = 0.8,
-                                   .pcie_efficiency = 0.8};
+                                   .pcie_efficiency = 0.8,
+                                   .speed_variation = 0.08};
 
-// H100 and H200 SXM. gemm_max: [MAMF] 0.80 for both. attention_factor: [FA3] forward runs
+// H100 and H200 SXM. gemm_max: [MAMF] 0.80 for both; gemm_max_fp8: [DG] 0.71. attention_factor: [FA3] forward runs
 // above the GEMM formula's 0.8 x 0.8 = 64% at head dim 128, its backward below; 0.85 as on
 // A100 (estimate). HBM3 and HBM3e fraction: estimate, by analogy with [GI]'s V100 and A100
 // figures. Slowdown: [OV25].
 constexpr DeviceEfficiency kHopper{.gemm_max = 0.8,
+                                   .gemm_max_fp8 = 0.71,
                                    .gemm_half_flops = 2.4e9,
                                    .gemm_half_dim = 32,
                                    .attention_factor = 0.85,
@@ -132,7 +144,8 @@ constexpr DeviceEfficiency kHopper{.gemm_max = 0.8,
                                    .kernel_launch = Duration::us(5),
                                    .comm_compute_slowdown = 0.16,
                                    .nvlink_efficiency = 0.8,
-                                   .pcie_efficiency = 0.8};
+                                   .pcie_efficiency = 0.8,
+                                   .speed_variation = 0.08};
 
 // Generic AVX-512 server CPU; all estimates: MKL/oneDNN SGEMM reaches ~85% of the AVX-512
 // peak on large GEMMs, after ~10 us of threading and packing (half_flops = 0.85 x 4 TFLOPS

@@ -102,9 +102,11 @@ void TaskRuntime::account(int rank, Activity activity, int delta) {
 }
 
 void TaskRuntime::try_issue(TaskId id) {
+  // The small state first: most calls stop there, before touching the task itself.
+  if (state_[id].started || state_[id].deps_left > 0) return;
   const Task& t = graph_.task(id);
   Stream& s = stream_of(t);
-  if (state_[id].started || state_[id].deps_left > 0 || s.busy) return;
+  if (s.busy) return;
   if (s.head >= s.queue.size() || s.queue[s.head] != id) return;
   s.busy = true;
   issue(id);
@@ -122,7 +124,9 @@ void TaskRuntime::issue(TaskId id) {
   const ClusterDevice& dev = sim_.cluster().devices[t.rank];
   switch (t.kind) {
     case TaskKind::kCompute: {
-      const Duration d = t.flops ? *t.flops / dev.spec->peak_for(t.dtype) : t.duration;
+      const Duration nominal = t.flops ? *t.flops / dev.spec->peak_for(t.dtype) : t.duration;
+      const Duration d =
+          dev.speed == 1 ? nominal : ceil_ns(static_cast<double>(nominal.count_ns()) / dev.speed);
       sim_.compute_.start(t.rank, d, [this, id] { finish(id); });
       break;
     }

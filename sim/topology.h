@@ -76,6 +76,7 @@ struct ClusterDevice {
   int node = 0;
   int local_index = 0;  // index inside its node
   int region = 0;
+  double speed = 1;  // of the device's catalog figures (DeviceEfficiency::speed_variation)
 };
 
 struct ClusterNode {

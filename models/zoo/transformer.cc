@@ -23,6 +23,7 @@
 //     outputs 2rsbh that the weighted combine needs for the routing weights' gradient.
 // Only the ops marked attention_core hold the s^2 terms, so selective recomputation keeps
 // the rest (34sbh for gpt).
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -68,6 +69,7 @@ struct Dims {
   // gpt and bert: LayerNorm, biases, dropout, GeLU, learned positions; llama and moe:
   // RMSNorm, no biases, no dropout, SwiGLU, rotary positions.
   bool gpt_style = true;
+  bool flash = false;
 
   double token_elements() const { return static_cast<double>(tokens) * hidden; }
   double score_elements() const { return static_cast<double>(batch) * heads * seq * seq; }
@@ -91,6 +93,7 @@ Dims dims_of(const ModelSpec& spec, const BuildShape& shape) {
   d.top_k = spec.top_k;
   d.tied = spec.tied_embeddings;
   d.act = shape.act_bytes;
+  d.flash = shape.flash_attention;
   return d;
 }
 
@@ -141,13 +144,33 @@ Op attention_core_op(Op op) {
   return op;
 }
 
-void add_attention(std::vector<Op>& ops, const Dims& d) {
-  const double tokens = static_cast<double>(d.tokens);
-  ops.push_back(saving(linear("attn.qkv", TensorSplit::kColumn, d.tokens, d.hidden,
-                              d.hidden + 2 * d.kv_width, d.gpt_style, d.act),
-                       d.token_elements() * d.act, TensorSplit::kSequence));
-  ops.push_back(qkv_preparation(d));
+// FlashAttention (Dao et al. 2022; FlashAttention-2, 2023): QK^T, softmax, dropout and
+// attention over V in one kernel that keeps the scores on chip. Forward: the two GEMMs;
+// backward: five of the same size (the scores recomputed, then dV, dP, dQ, dK), 2.5x the
+// forward. Memory traffic is Q, K, V and O (and their gradients), linear in the sequence.
+// It keeps only the softmax's log-sum-exp per row (fp32) besides O, which attn.proj
+// keeps. Causal models run only the tiles on and below the diagonal: with n = s / 128
+// tiles per side (the kernels' block size), (n + 1) / (2n) of them.
+Op flash_attention_op(const Dims& d, bool causal) {
+  const int64_t batch = d.batch * d.heads;
+  Op op = attention_gemm("attn.flash", GemmShape{d.seq, d.seq, d.head_dim, batch}, d.act);
+  op.fwd_flops *= 2;
+  op.bwd_flops = 2.5 * op.fwd_flops;
+  const double qkvo = 4.0 * static_cast<double>(batch) * d.seq * d.head_dim * d.act;
+  const double lse = static_cast<double>(batch) * d.seq * 4;
+  op.fwd_bytes = qkvo + lse;
+  op.bwd_bytes = 2 * qkvo + lse;
+  op.saved_bytes = lse;
+  if (causal) {
+    const double tiles = std::ceil(static_cast<double>(d.seq) / 128.0);
+    op.executed_fraction = (tiles + 1) / (2 * tiles);
+  }
+  return op;
+}
 
+// Batched GEMMs around a softmax (and dropout) whose s x s scores go through HBM, as
+// Megatron-LM ran attention before FlashAttention.
+void add_unfused_attention_core(std::vector<Op>& ops, const Dims& d) {
   const int64_t score_batch = d.batch * d.heads;
   // Its inputs Q and K are kept by the QKV preparation above.
   ops.push_back(
@@ -168,6 +191,20 @@ void add_attention(std::vector<Op>& ops, const Dims& d) {
   ops.push_back(saving(
       attention_gemm("attn.context", GemmShape{d.seq, d.head_dim, d.seq, score_batch}, d.act),
       d.gpt_style ? scores * d.act : 0, TensorSplit::kHeads));
+}
+
+void add_attention(std::vector<Op>& ops, const Dims& d) {
+  const double tokens = static_cast<double>(d.tokens);
+  ops.push_back(saving(linear("attn.qkv", TensorSplit::kColumn, d.tokens, d.hidden,
+                              d.hidden + 2 * d.kv_width, d.gpt_style, d.act),
+                       d.token_elements() * d.act, TensorSplit::kSequence));
+  ops.push_back(qkv_preparation(d));
+
+  if (d.flash) {
+    ops.push_back(flash_attention_op(d, d.family != ModelFamily::kBert));
+  } else {
+    add_unfused_attention_core(ops, d);
+  }
   ops.push_back(saving(
       linear("attn.proj", TensorSplit::kRow, d.tokens, d.hidden, d.hidden, d.gpt_style, d.act),
       tokens * d.hidden * d.act, TensorSplit::kRow));

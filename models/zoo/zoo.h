@@ -17,6 +17,7 @@ struct BuildShape {
   int64_t batch = 1;
   int64_t seq_len = 0;   // tokens per sample (transformers)
   double act_bytes = 2;  // one stored activation or working-copy weight element
+  bool flash_attention = false;  // transformers: fused attention, see WorkloadShape
 };
 
 // gpt, llama, moe, bert: the embedding layer, `layers` blocks "block.<i>", the head.

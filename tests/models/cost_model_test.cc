@@ -7,6 +7,9 @@
 #include <stdexcept>
 #include <vector>
 
+#include "models/chunk_cost.h"
+#include "models/model_spec.h"
+#include "models/workload.h"
 #include "sim/device_catalog.h"
 
 namespace dtsim::models {
@@ -208,6 +211,13 @@ TEST(RooflineCostModel, DtypeWithoutMathFallsBackToTheFastestThatCarriesIt) {
             time_at(catalog("A100-80GB"), DType::kBf16));
   EXPECT_EQ(time_at(catalog("P40"), DType::kFp16), time_at(catalog("P40"), DType::kFp32));
   EXPECT_LT(time_at(catalog("V100"), DType::kFp16), time_at(catalog("V100"), DType::kBf16));
+  // FP8 tensor cores: twice the peak, but a lower ceiling (gemm_max_fp8), so a large GEMM
+  // gains 2 x gemm_max_fp8 / gemm_max, not 2x (the datasheet's FP8 peak is 1978.9 TFLOPS,
+  // a hair over twice its 989.4 of bf16).
+  const DeviceSpec& h100 = catalog("H100");
+  const Duration launch_h = h100.efficiency.kernel_launch;
+  EXPECT_NEAR(ns(time_at(h100, DType::kBf16) - launch_h) / ns(time_at(h100, DType::kFp8) - launch_h),
+              2 * h100.efficiency.gemm_max_fp8 / h100.efficiency.gemm_max, 1e-4);
 }
 
 TEST(RooflineCostModel, DtypeWithNoUsableMathIsAnError) {
@@ -283,11 +293,13 @@ TEST(RooflineCostModel, CatalogEfficienciesAreInRange) {
     EXPECT_LE(e.gemm_max, 1) << d.name;
     EXPECT_GT(e.gemm_half_flops, 0) << d.name;
     EXPECT_GT(e.gemm_half_dim, 0) << d.name;
-    for (double f : {e.attention_factor, e.conv_factor, e.memory_bandwidth_fraction,
+    for (double f : {e.gemm_max_fp8, e.attention_factor, e.conv_factor, e.memory_bandwidth_fraction,
                      e.nvlink_efficiency, e.pcie_efficiency}) {
       EXPECT_GT(f, 0) << d.name;
       EXPECT_LE(f, 1) << d.name;
     }
+    EXPECT_GE(e.speed_variation, 0) << d.name;
+    EXPECT_LT(e.speed_variation, 1) << d.name;
     EXPECT_GE(e.comm_compute_slowdown, 0) << d.name;
     EXPECT_LT(e.comm_compute_slowdown, 1) << d.name;
     EXPECT_GT(e.kernel_launch, Duration::zero()) << d.name;
@@ -295,4 +307,39 @@ TEST(RooflineCostModel, CatalogEfficienciesAreInRange) {
 }
 
 }  // namespace
+// Transformer Engine's FP8: with FP8 math exactly as fast as bf16, an FP8 step differs from
+// a bf16 one only by the casts of every Linear's input (forward) and output gradient
+// (backward), 4 bytes per element each; the vocabulary logits stay in bf16, uncast.
+TEST(ChunkCost, Fp8CastsEveryLinearButTheLogits) {
+  DeviceSpec d = catalog("H100");
+  set_peak(d, DType::kFp8, d.peak_for(DType::kBf16).flops_per_second() / 1e12);
+  d.efficiency.gemm_max_fp8 = d.efficiency.gemm_max;
+  const ModelSpec spec = find_model_preset("gpt3-1.3b")->spec;
+  const Workload w8 = build_workload(spec, WorkloadShape{1, 1024, Precision::kFp8, true});
+  const Workload w16 = build_workload(spec, WorkloadShape{1, 1024, Precision::kBf16, true});
+  const RankShard one;
+  const RooflineCostModel model;
+  const int layers = static_cast<int>(w8.layers.size());
+  const ChunkCost c8 = chunk_cost(w8, 0, layers, one, Recompute::kNone, d, model);
+  const ChunkCost c16 = chunk_cost(w16, 0, layers, one, Recompute::kNone, d, model);
+  const Bandwidth reachable = d.memory_bandwidth * d.efficiency.memory_bandwidth_fraction;
+  auto cast = [&](double elements) {
+    return d.efficiency.kernel_launch + Bytes(std::llround(4 * elements)) / reachable;
+  };
+  Duration fwd, bwd;
+  int linears = 0;
+  for (const Layer& layer : w8.layers) {
+    for (const Op& op : layer.ops) {
+      if (op.kind != OpKind::kMatmul || op.split == TensorSplit::kVocab) continue;
+      ++linears;
+      const double rows = static_cast<double>(op.gemm.m) * static_cast<double>(op.gemm.batch);
+      fwd += cast(rows * static_cast<double>(op.gemm.k));
+      bwd += cast(rows * static_cast<double>(op.gemm.n));
+    }
+  }
+  EXPECT_EQ(linears, 4 * spec.layers);  // qkv, proj, fc1, fc2
+  EXPECT_EQ(c8.fwd - c16.fwd, fwd);
+  EXPECT_EQ(c8.bwd - c16.bwd, bwd);
+}
+
 }  // namespace dtsim::models

@@ -476,6 +476,51 @@ TEST(LoweringTensorParallel, SequenceParallelKeepsLessActivation) {
   run(c, sp);
 }
 
+TEST(LoweringTensorParallel, OverlappedCollectivesRunAlongsideThePass) {
+  const Cluster c = gpus(2, 4);  // pp 2 across the nodes, tp 4 inside each
+  ParallelPlan plan;
+  plan.tp = 4;
+  plan.pp = 2;
+  plan.sequence_parallel = true;
+  const LoweredStep serial = lower(c, gpt(), plan, training(4));
+  plan.tp_comm_overlap = true;
+  const LoweredStep overlapped = lower(c, gpt(), plan, training(4));
+  // The same collectives, now on their own stream, waiting for what the pass waits for
+  // rather than for the pass.
+  ASSERT_EQ(calls(overlapped.graph, "tp ").size(), calls(serial.graph, "tp ").size());
+  const TaskGraph& g = overlapped.graph;
+  int seen = 0;
+  for (TaskId id = 0; id < g.tasks().size(); ++id) {
+    const Task& t = g.task(id);
+    if (t.kind != TaskKind::kCollective || !starts_with(t.name, "tp ")) continue;
+    ++seen;
+    EXPECT_EQ(g.streams()[t.stream], "tp_overlap") << t.name;
+    const std::string pass = (starts_with(t.name, "tp fwd") ? "fwd" : "bwd") + t.name.substr(6);
+    for (TaskId other = 0; other < g.tasks().size(); ++other) {
+      const Task& p = g.task(other);
+      if (p.rank == t.rank && p.kind == TaskKind::kCompute && p.name == pass) {
+        EXPECT_EQ(t.deps, p.deps) << t.name;
+      }
+    }
+  }
+  EXPECT_GT(seen, 0);
+  // Every pipeline send waits for the pass's collective as well as its kernels.
+  for (TaskId id = 0; id < g.tasks().size(); ++id) {
+    const Task& t = g.task(id);
+    if (t.kind != TaskKind::kSend) continue;
+    bool waits_for_tp = false;
+    for (TaskId d : t.deps) waits_for_tp |= starts_with(g.task(d).name, "tp ");
+    EXPECT_TRUE(waits_for_tp) << t.name;
+  }
+  // Hiding the collectives behind the kernels shortens the step; it cannot beat the
+  // kernels alone.
+  const Ran ran_serial = run(c, serial);
+  const Ran ran_overlapped = run(c, overlapped);
+  EXPECT_LT(ran_overlapped.result.end, ran_serial.result.end);
+  EXPECT_LT(ran_overlapped.result.ranks[0].exposed_communication,
+            ran_serial.result.ranks[0].exposed_communication);
+}
+
 TEST(LoweringContextParallel, GathersKeysAndValuesOverTheCpGroup) {
   const Cluster c = gpus(1, 4);
   ParallelPlan plan;
@@ -1040,6 +1085,11 @@ TEST(LoweringPlanErrors, NameTheirKeys) {
   plan.virtual_stages = 2;
   EXPECT_THAT(only_error(c, gpt(), plan, training(4)),
               AllOf(StartsWith("parallelism.virtual_stages: "), HasSubstr("interleaved_1f1b")));
+  plan = {};
+  plan.tp = 4;
+  plan.tp_comm_overlap = true;
+  EXPECT_THAT(only_error(c, gpt(), plan, training(4)),
+              AllOf(StartsWith("parallelism.tp_comm_overlap: "), HasSubstr("sequence_parallel")));
   plan = {};
   EXPECT_THAT(only_error(c, gpt(), plan, training(6)),
               AllOf(StartsWith("training.global_batch: "), HasSubstr("not a multiple")));

@@ -470,11 +470,51 @@ TEST(WorkloadTest, OnlyTheAttentionCoreIsMarked) {
     for (const Layer& layer : w.layers) {
       for (const Op& op : layer.ops) {
         const bool core_name = op.name == "attn.score" || op.name == "attn.softmax" ||
-                               op.name == "attn.dropout" || op.name == "attn.context";
+                               op.name == "attn.dropout" || op.name == "attn.context" ||
+                               op.name == "attn.flash";
         EXPECT_EQ(op.attention_core, core_name) << preset << " " << layer.name << " " << op.name;
       }
     }
   }
+}
+
+// FlashAttention: one fused op in place of the score GEMM, softmax, dropout and context
+// GEMM, with their GEMM FLOPs, a 2.5x backward, traffic and saved state linear in s, and
+// causal models running (n + 1) / 2n of the 128-wide tiles.
+TEST(WorkloadTest, FlashAttentionFusesTheCore) {
+  const ModelSpec spec = preset_spec("gpt3-1.3b");
+  const Workload unfused = build_workload(spec, WorkloadShape{2, 2048, Precision::kBf16, false});
+  const Workload flash = build_workload(spec, WorkloadShape{2, 2048, Precision::kBf16, true});
+  const Layer& u = layer_named(unfused, "block.0");
+  const Layer& f = layer_named(flash, "block.0");
+  for (const char* gone : {"attn.score", "attn.softmax", "attn.dropout", "attn.context"}) {
+    EXPECT_THROW(op_named(f, gone), std::runtime_error) << gone;
+  }
+  const Op& fa = op_named(f, "attn.flash");
+  EXPECT_EQ(fa.kind, OpKind::kAttention);
+  EXPECT_TRUE(fa.attention_core);
+  EXPECT_DOUBLE_EQ(fa.fwd_flops, op_named(u, "attn.score").fwd_flops + op_named(u, "attn.context").fwd_flops);
+  EXPECT_DOUBLE_EQ(fa.bwd_flops, 2.5 * fa.fwd_flops);
+  EXPECT_DOUBLE_EQ(fa.executed_fraction, 17.0 / 32.0);  // 16 tiles of 128 per side
+  // Q, K, V, O of 2 x 2048 tokens per head, bf16, and an fp32 log-sum-exp per row and head.
+  const double rows = 2.0 * static_cast<double>(spec.heads) * 2048;
+  EXPECT_DOUBLE_EQ(fa.fwd_bytes, 4 * rows * static_cast<double>(spec.head_dim()) * 2 + rows * 4);
+  EXPECT_DOUBLE_EQ(fa.saved_bytes, rows * 4);
+  // Everything outside the core is the same; the layer keeps no s x s tensor.
+  EXPECT_EQ(f.ops.size(), u.ops.size() - 3);
+  double saved_u = 0, saved_f = 0;
+  for (const Op& op : u.ops) saved_u += op.saved_bytes;
+  for (const Op& op : f.ops) saved_f += op.saved_bytes;
+  const double scores = 2.0 * static_cast<double>(spec.heads) * 2048 * 2048;
+  EXPECT_GT(saved_u - saved_f, scores * 2);  // at least the softmax output in bf16
+  EXPECT_LT(saved_f, 40.0 * 2 * 2048 * 2048);  // ~34 s b h bytes
+  // The model's FLOPs count (MFU) keeps the full attention; only the softmax's and
+  // dropout's elementwise FLOPs (0.2% here) are not counted in the fused kernel.
+  EXPECT_NEAR(flash.fwd_flops(), unfused.fwd_flops(), 3e-3 * unfused.fwd_flops());
+  // BERT attends both ways: every tile runs.
+  ModelSpec bert = preset_spec("bert-large");
+  const Workload b = build_workload(bert, WorkloadShape{1, 512, Precision::kBf16, true});
+  EXPECT_DOUBLE_EQ(op_named(layer_named(b, "block.0"), "attn.flash").executed_fraction, 1.0);
 }
 
 // LLaMA has no dropout: the attention core keeps only the softmax output (2 a s^2 b), which

@@ -67,6 +67,14 @@ TEST(ScenarioErrors, ValidBaseDocumentLoads) {
   EXPECT_TRUE(errors_of(doc(kCluster, kSweep)).empty());
 }
 
+TEST(ScenarioErrors, SpeedVariationAndSeed) {
+  const std::string nodes = R"("nodes": [{"count": 1, "device": "H100", "devices_per_node": 2, "nics": 0}])";
+  auto e = errors_of(doc("{" + nodes + R"(, "speed_variation": 1, "speed_seed": -1})", kSweep));
+  EXPECT_TRUE(has_error(e, "/cluster/speed_variation", "expected a number in [0, 1)"));
+  EXPECT_TRUE(has_error(e, "/cluster/speed_seed", ""));
+  EXPECT_TRUE(errors_of(doc("{" + nodes + R"(, "speed_variation": 0, "speed_seed": 7})", kSweep)).empty());
+}
+
 // ---- units and basic types ------------------------------------------------------------
 
 TEST(ScenarioErrors, UnknownUnit) {
@@ -196,7 +204,7 @@ std::string device_with_efficiency(const std::string& efficiency) {
 TEST(ScenarioErrors, CustomDeviceEfficiencyOutOfRange) {
   auto e = errors_of(doc(device_with_efficiency(R"({"gemm_max": 1.5, "attention_factor": 0,
       "conv_factor": -0.5, "memory_bandwidth_fraction": 2, "comm_compute_slowdown": 1,
-      "nvlink_efficiency": 0, "pcie_efficiency": 1.2, "gemm_half_dim": 0, "gemm_half_flops": "0GFLOP"})"),
+      "nvlink_efficiency": 0, "pcie_efficiency": 1.2, "gemm_max_fp8": 0, "gemm_half_dim": 0, "gemm_half_flops": "0GFLOP"})"),
                          kSweep));
   const std::string at = "/cluster/devices/0/efficiency/";
   const std::string fraction = " is out of range (expected a fraction in (0, 1])";
@@ -205,6 +213,7 @@ TEST(ScenarioErrors, CustomDeviceEfficiencyOutOfRange) {
   EXPECT_TRUE(has_error(e, at + "conv_factor", "-0.5" + fraction));
   EXPECT_TRUE(has_error(e, at + "memory_bandwidth_fraction", "2" + fraction));
   EXPECT_TRUE(has_error(e, at + "nvlink_efficiency", "0" + fraction));
+  EXPECT_TRUE(has_error(e, at + "gemm_max_fp8", "0" + fraction));
   EXPECT_TRUE(has_error(e, at + "pcie_efficiency", "1.2" + fraction));
   EXPECT_TRUE(has_error(e, at + "comm_compute_slowdown",
                         "1 is out of range (expected a number in [0, 1))"));

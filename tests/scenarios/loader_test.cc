@@ -61,6 +61,8 @@ TEST(ScenarioLoader, NodeDefaultsComeFromTheDoc) {
   EXPECT_DOUBLE_EQ(g.host_bandwidth.bytes_per_second(), 100e9);
   // The links carry the line rates times the device's link efficiencies.
   EXPECT_DOUBLE_EQ(g.intra_efficiency, h100->efficiency.nvlink_efficiency);
+  EXPECT_DOUBLE_EQ(g.speed_variation, h100->efficiency.speed_variation);
+  EXPECT_EQ(s.cluster_spec.speed_seed, 1u);
   EXPECT_DOUBLE_EQ(g.pcie_efficiency, h100->efficiency.pcie_efficiency);
   int nvlinks = 0, pcie_links = 0;
   for (LinkId l = 0; l < s.cluster.topology.num_links(); ++l) {
@@ -87,6 +89,27 @@ TEST(ScenarioLoader, NodeDefaultsComeFromTheDoc) {
   EXPECT_EQ(s.simulation.network_model, "flow");
   EXPECT_TRUE(s.simulation.trace);
   EXPECT_EQ(s.source, "test.json");
+}
+
+TEST(ScenarioLoader, ClusterSpeedVariationOverridesTheDevicesAndSeedsTheDraws) {
+  const Scenario s = load(doc(R"({"nodes": [{"count": 2, "device": "H100", "devices_per_node": 8,
+                                             "nic_bandwidth": "400Gbps"}],
+                                  "fabric": {"kind": "single_switch"},
+                                  "speed_variation": 0.2, "speed_seed": 9})"));
+  for (const NodeGroupSpec& g : s.cluster_spec.regions[0].node_groups) {
+    EXPECT_DOUBLE_EQ(g.speed_variation, 0.2);
+  }
+  EXPECT_EQ(s.cluster_spec.speed_seed, 9u);
+  bool spread = false;
+  for (const ClusterDevice& d : s.cluster.devices) {
+    EXPECT_GE(d.speed, 0.9);
+    EXPECT_LT(d.speed, 1.1);
+    spread |= d.speed < 0.99 || d.speed > 1.01;
+  }
+  EXPECT_TRUE(spread);
+  const Scenario ideal = load(doc(R"({"nodes": [{"count": 1, "device": "H100", "devices_per_node": 8,
+                                                 "nics": 0}], "speed_variation": 0})"));
+  for (const ClusterDevice& d : ideal.cluster.devices) EXPECT_EQ(d.speed, 1.0);
 }
 
 TEST(ScenarioLoader, DeviceWithoutNvLinkDefaultsToPcie) {
@@ -206,7 +229,7 @@ TEST(ScenarioLoader, CustomDeviceEfficiencyOverridesTheBase) {
        "efficiency": {"gemm_max": 0.7, "gemm_half_flops": "2GFLOP", "gemm_half_dim": 64,
                       "attention_factor": 0.6, "conv_factor": 1, "memory_bandwidth_fraction": 0.9,
                       "kernel_launch": "3us", "comm_compute_slowdown": 0,
-                      "nvlink_efficiency": 0.9, "pcie_efficiency": 0.7}},
+                      "nvlink_efficiency": 0.9, "pcie_efficiency": 0.7, "speed_variation": 0.1}},
       {"name": "H100-launch", "base": "H100", "efficiency": {"kernel_launch": "8us"}},
       {"name": "Accel", "peak": {"fp32": "2TFLOPS"}, "memory": "64GiB",
        "memory_bandwidth": "400GB/s", "pcie_bandwidth": "32GB/s"}],
@@ -223,6 +246,7 @@ TEST(ScenarioLoader, CustomDeviceEfficiencyOverridesTheBase) {
   EXPECT_DOUBLE_EQ(tuned.comm_compute_slowdown, 0);
   EXPECT_DOUBLE_EQ(tuned.nvlink_efficiency, 0.9);
   EXPECT_DOUBLE_EQ(tuned.pcie_efficiency, 0.7);
+  EXPECT_DOUBLE_EQ(tuned.speed_variation, 0.1);
   // Keys not given keep the base's figures.
   const DeviceEfficiency& h100 = find_builtin_device("H100")->efficiency;
   const DeviceEfficiency& launch = s.cluster.owned_specs[1]->efficiency;

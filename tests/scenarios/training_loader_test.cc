@@ -67,6 +67,16 @@ TEST(TrainingLoader, LoadsAndLowersAStep) {
   EXPECT_EQ(s.training->training.iterations, 100);
   EXPECT_FALSE(s.graph.tasks().empty());
   EXPECT_TRUE(s.graph.validate(8).empty());
+  EXPECT_FALSE(s.training->step.plan.tp_comm_overlap);
+  EXPECT_FALSE(s.training->training.flash_attention);
+
+  const Scenario overlapped = load_scenario(
+      json::parse(training_doc(kSmallGpt, R"({"global_batch": 16, "flash_attention": true})",
+                               R"({"tp": 2, "sequence_parallel": true, "tp_comm_overlap": true})")),
+      "t.json");
+  ASSERT_TRUE(overlapped.training.has_value());
+  EXPECT_TRUE(overlapped.training->step.plan.tp_comm_overlap);
+  EXPECT_TRUE(overlapped.training->training.flash_attention);
 }
 
 TEST(TrainingLoader, PresetWithOverridesAndReference) {
@@ -135,6 +145,10 @@ TEST(TrainingLoader, PlanErrorsNameTheirKey) {
                         "/parallelism/schedule", "pipeline schedule"));
   EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, "{}", R"({"zero_stage": 4})")),
                         "/parallelism/zero_stage", ""));
+  EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, "{}", R"({"tp": 2, "tp_comm_overlap": true})")),
+                        "/parallelism/tp_comm_overlap", "needs sequence_parallel"));
+  EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, "{}", R"({"tp_comm_overlap": "yes"})")),
+                        "/parallelism/tp_comm_overlap", "expected true or false"));
 }
 
 TEST(TrainingLoader, SectionsAndReferenceErrors) {

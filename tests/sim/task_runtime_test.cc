@@ -61,6 +61,50 @@ TEST(TaskRuntime, OneStreamRunsInOrderAndStreamsShareTheDevice) {
   EXPECT_EQ(r.ranks[1].compute, Duration::ms(20));
 }
 
+// Units of one model differ in speed: with speed_variation v each device runs at a speed
+// drawn evenly from 1 +- v/2, the same for the same seed, and its compute takes 1/speed.
+TEST(TaskRuntime, DeviceSpeedsSpreadAroundTheCatalogAndScaleCompute) {
+  ClusterSpec spec = one_region(node_group(64, 8, "H100", 8), fabric(FabricKind::kSingleSwitch));
+  spec.regions[0].node_groups[0].speed_variation = 0.08;
+  const Cluster c = build_cluster(spec);
+  double lo = 2, hi = 0, sum = 0;
+  for (const ClusterDevice& d : c.devices) {
+    lo = std::min(lo, d.speed);
+    hi = std::max(hi, d.speed);
+    sum += d.speed;
+  }
+  EXPECT_GE(lo, 0.96);
+  EXPECT_LT(hi, 1.04);
+  EXPECT_LT(lo, 0.962);  // 512 draws reach close to both ends
+  EXPECT_GT(hi, 1.038);
+  EXPECT_NEAR(sum / static_cast<double>(c.devices.size()), 1.0, 0.005);
+  // Deterministic per seed; another seed, other speeds; no variation, all 1.
+  const Cluster again = build_cluster(spec);
+  spec.speed_seed = 2;
+  const Cluster other = build_cluster(spec);
+  spec.regions[0].node_groups[0].speed_variation = 0;
+  const Cluster even = build_cluster(spec);
+  int differ = 0;
+  for (size_t i = 0; i < c.devices.size(); ++i) {
+    EXPECT_EQ(c.devices[i].speed, again.devices[i].speed);
+    differ += c.devices[i].speed != other.devices[i].speed;
+    EXPECT_EQ(even.devices[i].speed, 1.0);
+  }
+  EXPECT_GT(differ, 500);
+
+  TaskGraph g;
+  const uint16_t s = g.stream("compute");
+  std::vector<TaskId> ids;
+  for (int r = 0; r < 4; ++r) ids.push_back(g.add(compute(r, s, Duration::ms(100))));
+  Simulation sim(c, {});
+  Recorder rec;
+  sim.add_observer(&rec);
+  sim.run(g);
+  for (int r = 0; r < 4; ++r) {
+    EXPECT_NEAR(rec.end_of(ids[r]).seconds(), 0.1 / c.devices[r].speed, 1e-9) << r;
+  }
+}
+
 TEST(TaskRuntime, DependenciesCrossRanksAndFlopsUseThePeakRate) {
   const Cluster c = two_h100();
   TaskGraph g;
