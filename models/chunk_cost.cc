@@ -33,6 +33,11 @@ bool fp8_linear(const Op& op, DType math) {
   return math == DType::kFp8 && op.kind == OpKind::kMatmul && op.split != TensorSplit::kVocab;
 }
 
+// The casts exist only where the GEMMs really run on FP8 tensor cores.
+bool casts_to_fp8(const Op& op, DType math, const DeviceSpec& device) {
+  return fp8_linear(op, math) && device.peak_for(DType::kFp8).flops_per_second() > 0;
+}
+
 DType op_dtype(const Op& op, DType math) {
   return math == DType::kFp8 && !fp8_linear(op, math) ? DType::kBf16 : math;
 }
@@ -40,13 +45,17 @@ DType op_dtype(const Op& op, DType math) {
 // An FP8 Linear's input is cast to FP8 before its GEMM, with a transposed copy for the
 // weight-gradient GEMM (2 bytes read, 2 x 1 written per element), and in the backward pass
 // its output gradient likewise: memory-bound kernels of their own, priced on the rank's
-// share of the GEMM (`gemm`, already split).
-OpInstance fp8_cast(const GemmShape& gemm, bool backward) {
+// share of the GEMM (`gemm`, already split). Under sequence parallelism the full-sequence
+// tensors (a column-parallel input, a row-parallel output gradient) are cast as this
+// rank's sequence shard, before they are gathered in FP8.
+OpInstance fp8_cast(const Op& op, const GemmShape& gemm, bool backward, const RankShard& shard) {
   OpInstance cast;
   cast.kind = OpKind::kElementwise;
   cast.dtype = DType::kBf16;
   cast.backward = backward;
-  const double rows = static_cast<double>(gemm.m) * static_cast<double>(gemm.batch);
+  const bool gathered = backward ? op.split == TensorSplit::kRow : op.split == TensorSplit::kColumn;
+  const double share = gathered && shard.sequence_parallel ? shard.tp_share : 1.0;
+  const double rows = static_cast<double>(gemm.m) * static_cast<double>(gemm.batch) * share;
   cast.bytes = 4.0 * rows * static_cast<double>(backward ? gemm.n : gemm.k);
   return cast;
 }
@@ -102,9 +111,9 @@ ChunkCost chunk_cost(const Workload& w, int begin, int end, const RankShard& sha
       const OpInstance forward = split_op(op, false, shard, op_dtype(op, dtype));
       Duration f = costs.op_time(forward, device);
       bwd += costs.op_time(split_op(op, true, shard, op_dtype(op, dtype)), device);
-      if (fp8_linear(op, dtype)) {
-        f += costs.op_time(fp8_cast(forward.gemm, false), device);
-        bwd += costs.op_time(fp8_cast(forward.gemm, true), device);
+      if (casts_to_fp8(op, dtype, device)) {
+        f += costs.op_time(fp8_cast(op, forward.gemm, false, shard), device);
+        bwd += costs.op_time(fp8_cast(op, forward.gemm, true, shard), device);
       }
       fwd += f;
       // Recomputation runs forward kernels again inside the backward pass.

@@ -73,8 +73,8 @@ std::span<const DType> math_for(DType t) {
   return kFp32;
 }
 
-// The dtype whose math a GEMM of `t` operands runs in on `device`: the fastest that can
-// carry them.
+// The dtype whose math a GEMM of `t` operands runs in on `device`: of those that can carry
+// them, the one with the highest peak (the first on a tie).
 DType gemm_math(DType t, const DeviceSpec& device) {
   DType chosen = t;
   FlopRate best;

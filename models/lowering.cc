@@ -103,6 +103,8 @@ class StepEmitter {
     bool tp_analytical = false;
     // Progress through the schedule.
     std::vector<TaskId> step_compute;
+    std::optional<TaskId> last_pass;      // the previous pass's last compute-stream task
+    std::optional<TaskId> overlapped_tp;  // and its overlapped TP collective, if any
     double in_flight = 0;
     double peak_activations = 0;
   };
@@ -153,6 +155,9 @@ class StepEmitter {
   PassEnd model_parallel_comms(RankContext& rc, const ChunkCost& cc, bool forward,
                                const std::string& id, TaskId pass,
                                const std::vector<TaskId>& inputs);
+  // Adds to a pass's `deps` the previous pass's overlapped collective; returns what the
+  // pass's own overlapped collective waits for.
+  std::vector<TaskId> pass_inputs(RankContext& rc, std::vector<TaskId>& deps) const;
   // Rank holding virtual stage k with the same dp, tp and cp coordinates.
   int rank_of_virtual_stage(const RankContext& rc, int k) const;
   // `group` without the members outside `rank`'s region when `local`.
@@ -467,12 +472,13 @@ void StepEmitter::emit_forward(RankContext& rc, const PipeStep& st, int index) {
     deps.push_back(p2p(rc, false, rank_of_virtual_stage(rc, k - 1), s_.recv_prev,
                        tag_of(st.micro_batch, k - 1, chunks_total, true), bytes, "recv act " + id));
   }
+  const std::vector<TaskId> tp_inputs = pass_inputs(rc, deps);
   collective(rc, GroupKind::kCp, rc.cp_group, s_.compute, CollectiveOp::kAllGather, cc.kv_bytes,
              "cp kv gather " + id, deps);
   TaskId last = in_.plan.zero_stage == 3 ? zero3_pass(rc, cc, true, id, deps)
                                          : compute(rc, "fwd " + id, cc.fwd, deps);
   rc.step_compute[index] = last;
-  const PassEnd end = model_parallel_comms(rc, cc, true, id, last, deps);
+  const PassEnd end = model_parallel_comms(rc, cc, true, id, last, tp_inputs);
   last = end.last;
   if (rc.classifier != nullptr) {
     // Song et al.: gather every replica's features, score this rank's classes, reduce the
@@ -496,6 +502,18 @@ void StepEmitter::emit_forward(RankContext& rc, const PipeStep& st, int index) {
         tag_of(st.micro_batch, k, chunks_total, true), cc.output_bytes / split_act, "send act " + id,
         PassEnd{last, end.overlapped_tp}.all());
   }
+  rc.last_pass = last;
+  rc.overlapped_tp = end.overlapped_tp;
+}
+
+std::vector<TaskId> StepEmitter::pass_inputs(RankContext& rc, std::vector<TaskId>& deps) const {
+  // A pass starts after the previous pass's overlapped collective (its output is not ready
+  // before), and that pass's own collective starts with it: after its inputs and after
+  // what the compute stream ran before it.
+  if (rc.overlapped_tp) deps.push_back(*rc.overlapped_tp);
+  std::vector<TaskId> tp_inputs = deps;
+  if (rc.last_pass) tp_inputs.push_back(*rc.last_pass);
+  return tp_inputs;
 }
 
 TaskId StepEmitter::emit_bucketed_backward(RankContext& rc, const ChunkCost& cc, int chunk,
@@ -541,6 +559,7 @@ void StepEmitter::emit_backward(RankContext& rc, const PipeStep& st, int index, 
                        tag_of(st.micro_batch, k, chunks_total, false), cc.output_bytes / split_act,
                        "recv grad " + id));
   }
+  const std::vector<TaskId> tp_inputs = pass_inputs(rc, deps);
   TaskId last;
   if (rc.bucketed && last_of_chunk) {
     last = emit_bucketed_backward(rc, cc, st.chunk, id, deps);
@@ -550,8 +569,10 @@ void StepEmitter::emit_backward(RankContext& rc, const PipeStep& st, int index, 
     last = compute(rc, "bwd " + id, cc.bwd, deps);
   }
   rc.step_compute[index] = last;
-  const PassEnd end = model_parallel_comms(rc, cc, false, id, last, deps);
+  const PassEnd end = model_parallel_comms(rc, cc, false, id, last, tp_inputs);
   last = end.last;
+  rc.last_pass = last;
+  rc.overlapped_tp = end.overlapped_tp;
   memory(rc, false, "act " + id, kept_activations(rc, cc));
   rc.in_flight -= kept_activations(rc, cc);
   if (k > 0 && pp > 1) {
@@ -565,7 +586,8 @@ void StepEmitter::emit_backward(RankContext& rc, const PipeStep& st, int index, 
 void StepEmitter::emit_step_end(RankContext& rc) {
   const int pp = rp_.pp;
   const int zero = in_.plan.zero_stage;
-  const TaskId last_backward = rc.step_compute.back();
+  std::vector<TaskId> after_backward{rc.step_compute.back()};
+  if (rc.overlapped_tp) after_backward.push_back(*rc.overlapped_tp);
   if (rc.tied_table > 0) {
     RankCoords first = rc.c, last_stage = rc.c;
     first.pp = 0;
@@ -574,15 +596,15 @@ void StepEmitter::emit_step_end(RankContext& rc) {
     if (rc.c.pp == pp - 1) {
       // The last stage's copy is reduced over the data-parallel group like any gradient.
       collective(rc, GroupKind::kDp, rc.dp_group, s_.dp, rc.grad_op, rc.tied_table * pp_bytes_.gradients,
-                 "tied embedding grads", {last_backward}, rc.grad_algorithm);
+                 "tied embedding grads", after_backward, rc.grad_algorithm);
     }
     collective(rc, GroupKind::kEmbedding, pair, s_.dp, CollectiveOp::kAllReduce,
-               rc.tied_table * pp_bytes_.gradients, "embedding grad sync", {last_backward});
+               rc.tied_table * pp_bytes_.gradients, "embedding grad sync", after_backward);
   }
   // Expert gradients are reduced over the replicas that hold the same experts.
   if (rc.expert > 0 && zero < 3) {
     collective(rc, GroupKind::kExpertDp, rc.edp_group, s_.dp, rc.grad_op,
-               rc.expert * pp_bytes_.gradients, "expert grads", {last_backward},
+               rc.expert * pp_bytes_.gradients, "expert grads", after_backward,
                dp_algorithm(rc.edp_group));
   }
   // The optimizer updates this rank's shard once every gradient has been reduced.

@@ -59,7 +59,9 @@ struct DeviceEfficiency {
   double pcie_efficiency = 0.8;
   // Units of one model differ in speed (manufacturing and power management): a cluster's
   // devices run at speeds spread evenly over 1 +- speed_variation / 2 of these figures,
-  // which describe the median unit. Synchronous steps wait for their slowest members.
+  // which describe the median unit. Synchronous steps wait for their slowest members. A
+  // unit's speed scales all of its compute tasks' time, memory-bound kernels included:
+  // power management lowers the clocks the whole chip runs at.
   double speed_variation = 0;
 };
 

@@ -149,14 +149,16 @@ Op attention_core_op(Op op) {
 // backward: five of the same size (the scores recomputed, then dV, dP, dQ, dK), 2.5x the
 // forward. Memory traffic is Q, K, V and O (and their gradients), linear in the sequence.
 // It keeps only the softmax's log-sum-exp per row (fp32) besides O, which attn.proj
-// keeps. Causal models run only the tiles on and below the diagonal: with n = s / 128
+// keeps. Causal models run only the tiles on and below the diagonal: with n = ceil(s / 128)
 // tiles per side (the kernels' block size), (n + 1) / (2n) of them.
 Op flash_attention_op(const Dims& d, bool causal) {
   const int64_t batch = d.batch * d.heads;
   Op op = attention_gemm("attn.flash", GemmShape{d.seq, d.seq, d.head_dim, batch}, d.act);
   op.fwd_flops *= 2;
   op.bwd_flops = 2.5 * op.fwd_flops;
-  const double qkvo = 4.0 * static_cast<double>(batch) * d.seq * d.head_dim * d.act;
+  // Q and O have every head; K and V the key/value heads only (grouped-query attention).
+  const double tokens = static_cast<double>(d.batch) * d.seq;
+  const double qkvo = 2.0 * tokens * (d.heads * d.head_dim + d.kv_width) * d.act;
   const double lse = static_cast<double>(batch) * d.seq * 4;
   op.fwd_bytes = qkvo + lse;
   op.bwd_bytes = 2 * qkvo + lse;

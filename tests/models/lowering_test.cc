@@ -498,9 +498,11 @@ TEST(LoweringTensorParallel, OverlappedCollectivesRunAlongsideThePass) {
     const std::string pass = (starts_with(t.name, "tp fwd") ? "fwd" : "bwd") + t.name.substr(6);
     for (TaskId other = 0; other < g.tasks().size(); ++other) {
       const Task& p = g.task(other);
-      if (p.rank == t.rank && p.kind == TaskKind::kCompute && p.name == pass) {
-        EXPECT_EQ(t.deps, p.deps) << t.name;
+      if (p.rank != t.rank || p.kind != TaskKind::kCompute || p.name != pass) continue;
+      for (TaskId d : p.deps) {
+        EXPECT_NE(std::find(t.deps.begin(), t.deps.end(), d), t.deps.end()) << t.name;
       }
+      EXPECT_EQ(std::find(t.deps.begin(), t.deps.end(), other), t.deps.end()) << t.name;
     }
   }
   EXPECT_GT(seen, 0);
@@ -519,6 +521,43 @@ TEST(LoweringTensorParallel, OverlappedCollectivesRunAlongsideThePass) {
   EXPECT_LT(ran_overlapped.result.end, ran_serial.result.end);
   EXPECT_LT(ran_overlapped.result.ranks[0].exposed_communication,
             ran_serial.result.ranks[0].exposed_communication);
+}
+
+// Without a pipeline there are no sends: the next pass on the rank is what waits for the
+// previous pass's collective, and each collective starts only once the pass before its own
+// has left the compute stream.
+TEST(LoweringTensorParallel, OverlappedCollectiveHoldsTheNextPass) {
+  const Cluster c = gpus(1, 4);
+  ParallelPlan plan;
+  plan.tp = 4;
+  plan.sequence_parallel = true;
+  plan.tp_comm_overlap = true;
+  const LoweredStep step = lower(c, gpt(), plan, training(2));  // dp 1, 2 micro-batches
+  const TaskGraph& g = step.graph;
+  std::vector<TaskId> passes, tps;  // rank 0, in emission order
+  for (TaskId id = 0; id < g.tasks().size(); ++id) {
+    const Task& t = g.task(id);
+    if (t.rank != 0) continue;
+    if (t.kind == TaskKind::kCompute && (starts_with(t.name, "fwd ") || starts_with(t.name, "bwd ")) &&
+        t.name.find(" part ") == std::string::npos) {
+      passes.push_back(id);
+    }
+    if (t.kind == TaskKind::kCollective && starts_with(t.name, "tp ")) tps.push_back(id);
+  }
+  ASSERT_GE(passes.size(), 3u);
+  ASSERT_EQ(tps.size(), passes.size());
+  for (size_t i = 1; i < passes.size(); ++i) {
+    const auto& deps = g.task(passes[i]).deps;
+    EXPECT_NE(std::find(deps.begin(), deps.end(), tps[i - 1]), deps.end()) << g.task(passes[i]).name;
+    const auto& tp_deps = g.task(tps[i]).deps;
+    EXPECT_NE(std::find(tp_deps.begin(), tp_deps.end(), passes[i - 1]), tp_deps.end())
+        << g.task(tps[i]).name;
+  }
+  const Ran ran = run(c, step);
+  for (size_t i = 1; i < passes.size(); ++i) {
+    EXPECT_GE(ran.spans[tps[i]].first, ran.spans[passes[i - 1]].second);
+    EXPECT_GE(ran.spans[passes[i]].first, ran.spans[tps[i - 1]].second);
+  }
 }
 
 TEST(LoweringContextParallel, GathersKeysAndValuesOverTheCpGroup) {

@@ -100,13 +100,14 @@ TEST(ScenarioLoader, ClusterSpeedVariationOverridesTheDevicesAndSeedsTheDraws) {
     EXPECT_DOUBLE_EQ(g.speed_variation, 0.2);
   }
   EXPECT_EQ(s.cluster_spec.speed_seed, 9u);
-  bool spread = false;
+  // Beyond the H100's own 0.08 (speeds within 1 +- 0.04): the override took.
+  bool wide = false;
   for (const ClusterDevice& d : s.cluster.devices) {
     EXPECT_GE(d.speed, 0.9);
     EXPECT_LT(d.speed, 1.1);
-    spread |= d.speed < 0.99 || d.speed > 1.01;
+    wide |= d.speed < 0.96 || d.speed >= 1.04;
   }
-  EXPECT_TRUE(spread);
+  EXPECT_TRUE(wide);
   const Scenario ideal = load(doc(R"({"nodes": [{"count": 1, "device": "H100", "devices_per_node": 8,
                                                  "nics": 0}], "speed_variation": 0})"));
   for (const ClusterDevice& d : ideal.cluster.devices) EXPECT_EQ(d.speed, 1.0);
