@@ -27,24 +27,25 @@ PlanError::PlanError(std::vector<std::string> messages)
 namespace lowering_detail {
 
 double device_speed(const Workload& w, const DeviceSpec& device, const CostModel& costs) {
-  const DType dtype = math_dtype(w.shape.precision);
-  Duration t;
-  bool any_block = false;
-  for (const Layer& l : w.layers) any_block = any_block || l.kind == LayerKind::kTransformer;
-  for (const Layer& l : w.layers) {
-    if (any_block && l.kind != LayerKind::kTransformer) continue;
-    for (const Op& op : l.ops) {
-      t += costs.op_time(split_op(op, false, {}, dtype), device);
-      t += costs.op_time(split_op(op, true, {}, dtype), device);
+  // Priced as the passes are (chunk_cost: each op's math, FP8's casts), so that balancing
+  // and the simulated step agree.
+  const int layers = static_cast<int>(w.layers.size());
+  int begin = 0, end = layers;
+  for (int i = 0; i < layers; ++i) {
+    if (w.layers[i].kind == LayerKind::kTransformer) {
+      begin = i;  // one block stands for all
+      end = i + 1;
+      break;
     }
-    if (any_block) break;  // one block stands for all
   }
-  return 1.0 / std::max(1e-12, t.seconds());
+  const ChunkCost c = chunk_cost(w, begin, end, RankShard{}, Recompute::kNone, device, costs);
+  return 1.0 / std::max(1e-12, (c.fwd + c.bwd).seconds());
 }
 
 namespace {
 
-// The slowest device among `ranks` sets the pace of the group.
+// The slowest device among `ranks` sets the pace of the group: its model's speed times the
+// unit's own (DeviceEfficiency::speed_variation).
 double group_speed(const std::vector<int>& ranks, const Cluster& cluster, const Workload& w,
                    const CostModel& costs, std::map<const DeviceSpec*, double>& cache) {
   double speed = 1e300;
@@ -52,7 +53,7 @@ double group_speed(const std::vector<int>& ranks, const Cluster& cluster, const 
     const DeviceSpec* spec = cluster.devices[r].spec;
     auto it = cache.find(spec);
     if (it == cache.end()) it = cache.emplace(spec, device_speed(w, *spec, costs)).first;
-    speed = std::min(speed, it->second);
+    speed = std::min(speed, it->second * cluster.devices[r].speed);
   }
   return speed;
 }

@@ -962,6 +962,20 @@ TEST(LoweringHeterogeneous, BalancedStagesGiveTheFastDeviceMoreLayers) {
   EXPECT_LT(ran_balanced.result.end.seconds(), 0.9 * ran_even.result.end.seconds());
 }
 
+// Units of one model differ too: balancing sees each unit's own speed.
+TEST(LoweringHeterogeneous, BalancedStagesSeeTheSlowUnit) {
+  Cluster c = gpus(1, 2);
+  c.devices[1].speed = 0.5;  // the second H100 runs at half speed
+  ParallelPlan plan;
+  plan.pp = 2;
+  plan.balance_stages = true;
+  const LoweredStep balanced = lower(c, compute_heavy_gpt(), plan, training(8, 2));
+  EXPECT_GT(balanced.roles[0].layers, balanced.roles[1].layers);
+  c.devices[1].speed = 1;
+  const LoweredStep same = lower(c, compute_heavy_gpt(), plan, training(8, 2));
+  EXPECT_EQ(same.roles[0].layers, same.roles[1].layers);
+}
+
 TEST(LoweringHeterogeneous, BalancedReplicasGiveTheFastDeviceABiggerMicroBatch) {
   const Cluster c = h100_and_a100();
   ParallelPlan plan;
