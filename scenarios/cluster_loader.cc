@@ -320,14 +320,9 @@ std::optional<LoadedCluster> read_cluster(const json& cluster, const std::string
     out.spec.regions.push_back(std::move(region.spec));
   }
   // Fleet speed spread: the devices' own figures unless the scenario sets one for all.
-  if (const json* v = o->get("speed_variation", Need::kOptional, "a number in [0, 1)")) {
-    if (!v->is_number() || !(v->get<double>() >= 0 && v->get<double>() < 1)) {
-      d.error(o->pointer("speed_variation"),
-              "expected a number in [0, 1) (the spread of device speeds), got " + v->dump());
-    } else {
-      for (RegionSpec& r : out.spec.regions) {
-        for (NodeGroupSpec& g : r.node_groups) g.speed_variation = v->get<double>();
-      }
+  if (double v = 0; read_in_range(*o, "speed_variation", kUnitInterval, v)) {
+    for (RegionSpec& r : out.spec.regions) {
+      for (NodeGroupSpec& g : r.node_groups) g.speed_variation = v;
     }
   }
   if (auto v = o->integer("speed_seed", Need::kOptional, 0, int64_t{1} << 53)) {

@@ -45,40 +45,6 @@ int read_peaks(const json& value, const std::string& pointer, Diagnostics& d, De
   return set;
 }
 
-// A closed or open interval, with the words that name it in messages.
-struct Range {
-  double low, high;
-  bool low_included, high_included;
-  std::string_view expected;
-
-  bool contains(double x) const {
-    return (low_included ? x >= low : x > low) && (high_included ? x <= high : x < high);
-  }
-};
-
-constexpr Range kFraction{0, 1, false, true, "a fraction in (0, 1]"};
-constexpr Range kSlowdown{0, 1, true, false, "a number in [0, 1)"};
-constexpr Range kPositive{0, std::numeric_limits<double>::infinity(), false, false,
-                          "a positive number"};
-
-// Sets `field` from the optional number at `key` when it lies in `range`.
-void read_in_range(JsonObject& o, std::string_view key, const Range& range, double& field) {
-  const json* v = o.get(key, Need::kOptional, range.expected);
-  if (!v) return;
-  if (!v->is_number()) {
-    o.diagnostics().error(o.pointer(key), "expected " + std::string(range.expected) + ", got " +
-                                              describe(*v));
-    return;
-  }
-  const double x = v->get<double>();
-  if (!std::isfinite(x) || !range.contains(x)) {
-    o.diagnostics().error(o.pointer(key), v->dump() + " is out of range (expected " +
-                                              std::string(range.expected) + ")");
-    return;
-  }
-  field = x;
-}
-
 // Reads `efficiency` over the figures already in `e` (the base device's, or the defaults).
 void read_efficiency(const json& value, const std::string& pointer, Diagnostics& d,
                      DeviceEfficiency& e) {
@@ -104,10 +70,10 @@ void read_efficiency(const json& value, const std::string& pointer, Diagnostics&
   read_in_range(*o, "conv_factor", kFraction, e.conv_factor);
   read_in_range(*o, "memory_bandwidth_fraction", kFraction, e.memory_bandwidth_fraction);
   if (auto v = o->duration("kernel_launch", Need::kOptional)) e.kernel_launch = *v;
-  read_in_range(*o, "comm_compute_slowdown", kSlowdown, e.comm_compute_slowdown);
+  read_in_range(*o, "comm_compute_slowdown", kUnitInterval, e.comm_compute_slowdown);
   read_in_range(*o, "nvlink_efficiency", kFraction, e.nvlink_efficiency);
   read_in_range(*o, "pcie_efficiency", kFraction, e.pcie_efficiency);
-  read_in_range(*o, "speed_variation", kSlowdown, e.speed_variation);
+  read_in_range(*o, "speed_variation", kUnitInterval, e.speed_variation);
   o->report_unknown_keys();
 }
 

@@ -370,4 +370,22 @@ void JsonObject::report_unknown_keys() {
   }
 }
 
+bool read_in_range(JsonObject& o, std::string_view key, const Range& range, double& field) {
+  const json* v = o.get(key, Need::kOptional, range.expected);
+  if (!v) return false;
+  if (!v->is_number()) {
+    o.diagnostics().error(o.pointer(key), "expected " + std::string(range.expected) + ", got " +
+                                              describe(*v));
+    return false;
+  }
+  const double x = v->get<double>();
+  if (!std::isfinite(x) || !range.contains(x)) {
+    o.diagnostics().error(o.pointer(key), v->dump() + " is out of range (expected " +
+                                              std::string(range.expected) + ")");
+    return false;
+  }
+  field = x;
+  return true;
+}
+
 }  // namespace dtsim::scenario_detail

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <limits>
 #include <optional>
 #include <span>
 #include <string>
@@ -125,5 +126,25 @@ class JsonObject {
   Diagnostics* diag_;
   std::vector<std::string> known_;
 };
+
+// A closed or open interval, with the words that name it in messages.
+struct Range {
+  double low, high;
+  bool low_included, high_included;
+  std::string_view expected;
+
+  bool contains(double x) const {
+    return (low_included ? x >= low : x > low) && (high_included ? x <= high : x < high);
+  }
+};
+
+inline constexpr Range kFraction{0, 1, false, true, "a fraction in (0, 1]"};
+inline constexpr Range kUnitInterval{0, 1, true, false, "a number in [0, 1)"};
+inline constexpr Range kPositive{0, std::numeric_limits<double>::infinity(), false, false,
+                                 "a positive number"};
+
+// Sets `field` from the optional number at `key` when it lies in `range` and says whether
+// it did; reports a value out of range or not a number.
+bool read_in_range(JsonObject& o, std::string_view key, const Range& range, double& field);
 
 }  // namespace dtsim::scenario_detail

@@ -15,6 +15,7 @@ namespace dtsim {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::ThrowsMessage;
 
 ValidationRow row(std::string name, double reference, double predicted) {
   ValidationRow r;
@@ -103,45 +104,21 @@ TEST(ValidationReport, RunsAReferenceScenario) {
 
 TEST(ValidationReport, NeedsAReferenceAndARunLength) {
   const std::string none = write_temp("no_reference.json", scenario_with(""));
-  EXPECT_THROW(
-      {
-        try {
-          run_validation_case(none);
-        } catch (const std::runtime_error& e) {
-          EXPECT_THAT(e.what(), HasSubstr("needs a \"reference\" block"));
-          throw;
-        }
-      },
-      std::runtime_error);
+  EXPECT_THAT([&] { run_validation_case(none); },
+              ThrowsMessage<std::runtime_error>(HasSubstr("needs a \"reference\" block")));
   // time_to_train_s without the run's length in "training" cannot be predicted.
   const std::string ttt = write_temp(
       "no_length.json",
       scenario_with(R"("reference": { "source": "test", "metric": "time_to_train_s", "value": 60 },)"));
-  EXPECT_THROW(
-      {
-        try {
-          run_validation_case(ttt);
-        } catch (const std::runtime_error& e) {
-          EXPECT_THAT(e.what(), HasSubstr("time_to_train_s"));
-          throw;
-        }
-      },
-      std::runtime_error);
+  EXPECT_THAT([&] { run_validation_case(ttt); },
+              ThrowsMessage<std::runtime_error>(HasSubstr("time_to_train_s")));
   // A reference on a scenario that is not a training step has nothing to compare with.
   const std::string sweep = write_temp("sweep_reference.json", R"({
     "cluster": { "nodes": [ { "count": 1, "device": "H100", "devices_per_node": 2, "nics": 0 } ] },
     "workload": { "kind": "collective", "ops": ["all_reduce"], "sizes": ["1MiB"] },
     "reference": { "source": "test", "metric": "iteration_time_s", "value": 1 } })");
-  EXPECT_THROW(
-      {
-        try {
-          run_validation_case(sweep);
-        } catch (const std::runtime_error& e) {
-          EXPECT_THAT(e.what(), HasSubstr("compares a training step"));
-          throw;
-        }
-      },
-      std::runtime_error);
+  EXPECT_THAT([&] { run_validation_case(sweep); },
+              ThrowsMessage<std::runtime_error>(HasSubstr("compares a training step")));
   std::remove(none.c_str());
   std::remove(ttt.c_str());
   std::remove(sweep.c_str());
