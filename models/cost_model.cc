@@ -73,9 +73,19 @@ std::span<const DType> math_for(DType t) {
   return kFp32;
 }
 
-// The dtype whose math a GEMM of `t` operands runs in on `device`: of those that can carry
-// them, the one with the highest peak (the first on a tie).
-DType gemm_math(DType t, const DeviceSpec& device) {
+// Non-GEMM ops run on the vector units, priced at the fp32 peak.
+FlopRate vector_rate(const DeviceSpec& device) {
+  const FlopRate rate = device.peak_for(DType::kFp32);
+  if (rate.flops_per_second() <= 0) {
+    throw std::invalid_argument("device \"" + device.name +
+                                "\" has no fp32 peak, which prices its non-GEMM ops");
+  }
+  return rate;
+}
+
+}  // namespace
+
+DType gemm_math_dtype(DType t, const DeviceSpec& device) {
   DType chosen = t;
   FlopRate best;
   for (DType math : math_for(t)) {
@@ -90,18 +100,6 @@ DType gemm_math(DType t, const DeviceSpec& device) {
   }
   return chosen;
 }
-
-// Non-GEMM ops run on the vector units, priced at the fp32 peak.
-FlopRate vector_rate(const DeviceSpec& device) {
-  const FlopRate rate = device.peak_for(DType::kFp32);
-  if (rate.flops_per_second() <= 0) {
-    throw std::invalid_argument("device \"" + device.name +
-                                "\" has no fp32 peak, which prices its non-GEMM ops");
-  }
-  return rate;
-}
-
-}  // namespace
 
 // A shape with a zero dimension does no work and reaches nothing of the peak.
 double RooflineCostModel::gemm_efficiency(const GemmShape& shape, const DeviceSpec& device,
@@ -119,7 +117,7 @@ Duration RooflineCostModel::op_time(const OpInstance& op, const DeviceSpec& devi
     if (is_gemm_like(op.kind)) {
       // Backward GEMMs (input and weight gradients) have the forward's dimensions in
       // another order, so they share its efficiency.
-      const DType math = gemm_math(op.dtype, device);
+      const DType math = gemm_math_dtype(op.dtype, device);
       const double efficiency =
           shape_known(op.gemm)
               ? gemm_efficiency(op.gemm, device, op.kind, math)

@@ -43,4 +43,9 @@ class RooflineCostModel final : public CostModel {
                                 DType math = DType::kBf16);
 };
 
+// The dtype whose math a GEMM of `t` operands runs in on `device`: of those that can carry
+// them, the one with the highest peak (the first on a tie); fp16 on a P40, whose fp16 math
+// runs at 1/64 rate, is fp32. Throws std::invalid_argument when none has a peak.
+DType gemm_math_dtype(DType t, const DeviceSpec& device);
+
 }  // namespace dtsim::models

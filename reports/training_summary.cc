@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "models/cost_model.h"
+
 namespace dtsim {
 
 namespace {
@@ -59,8 +61,11 @@ nlohmann::ordered_json make_training_summary(const Scenario& scenario, const Sce
   s["model_flops_per_iteration"] = step.model_flops_per_iteration;
   const int n = cluster.num_ranks();
   double peak_sum = 0;
+  // Each device's peak for the math its GEMMs run in (a P40's fp16 GEMMs run in fp32).
   const DType math = models::math_dtype(tw.training.precision);
-  for (const ClusterDevice& d : cluster.devices) peak_sum += d.spec->peak_for(math).flops_per_second();
+  for (const ClusterDevice& d : cluster.devices) {
+    peak_sum += d.spec->peak_for(models::gemm_math_dtype(math, *d.spec)).flops_per_second();
+  }
   const double achieved = iteration > 0 ? step.model_flops_per_iteration / iteration : 0.0;
   s["achieved_tflops_per_device"] = achieved / n / 1e12;
   s["mfu"] = peak_sum > 0 ? achieved / peak_sum : 0.0;

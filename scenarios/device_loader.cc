@@ -74,6 +74,11 @@ void read_efficiency(const json& value, const std::string& pointer, Diagnostics&
   read_in_range(*o, "nvlink_efficiency", kFraction, e.nvlink_efficiency);
   read_in_range(*o, "pcie_efficiency", kFraction, e.pcie_efficiency);
   read_in_range(*o, "speed_variation", kUnitInterval, e.speed_variation);
+  for (auto [key, field] : {std::pair{"collective_base_latency", &e.collective_base_latency},
+                            std::pair{"intra_node_step_latency", &e.intra_node_step_latency},
+                            std::pair{"network_step_latency", &e.network_step_latency}}) {
+    if (auto v = o->duration(key, Need::kOptional)) *field = *v;
+  }
   o->report_unknown_keys();
 }
 

@@ -50,6 +50,17 @@ struct Peaks {
 //          Large-Scale, Accelerator-Rich Systems", SC'22: GPUs of one SKU in five clusters
 //          (V100, RTX 5000, MI60) differ by 8% on average (22% at most) in performance,
 //          from manufacturing and power management. speed_variation 0.08 on every GPU.
+//  [NCCLT] NVIDIA/nccl, src/graph/tuning.cc (2.8-2.11, 2021-2022), the latency half of
+//          NCCL's own cost model for the Simple protocol of its ring: baseLat 8.4 us per
+//          call, hwLat 3.4 us per NVLink step, 5.7 us per PCIe step, 9.6 us per network
+//          step. collective_base_latency, intra_node_step_latency (NVLink or PCIe, as the
+//          device has) and network_step_latency on every GPU.
+// [NCCLT]'s latencies, for every GPU.
+constexpr Duration kNcclBase = Duration::ns(8400);
+constexpr Duration kNcclNvlinkStep = Duration::ns(3400);
+constexpr Duration kNcclPcieStep = Duration::ns(5700);
+constexpr Duration kNcclNetworkStep = Duration::ns(9600);
+
 // GEMM size dependence (tile and wave quantization, NVIDIA "Matrix Multiplication Background
 // User's Guide"): a GEMM pays a roughly fixed pipeline fill and last-wave tail of a few
 // microseconds beyond its launch. We estimate it at 3 us, so gemm_half_flops ~= gemm_max x
@@ -73,7 +84,10 @@ constexpr DeviceEfficiency kPascalGddr5{.gemm_max = 0.8,
                                         .comm_compute_slowdown = 0.1,
                                         .nvlink_efficiency = 0.8,
                                         .pcie_efficiency = 0.8,
-                                        .speed_variation = 0.08};
+                                        .speed_variation = 0.08,
+                                        .collective_base_latency = kNcclBase,
+                                        .intra_node_step_latency = kNcclPcieStep,
+                                        .network_step_latency = kNcclNetworkStep};
 
 // Tesla P100 (GP100, HBM2). gemm_max: [DB]'s 8.21 TFLOPS SGEMM is 77% of the SXM2 peak or 88%
 // of the PCIe peak (DeepBench does not say which card): 0.8 for both. conv_factor: [DB]'s
@@ -91,10 +105,14 @@ constexpr DeviceEfficiency kPascalHbm2{.gemm_max = 0.8,
                                        .comm_compute_slowdown = 0.16,
                                        .nvlink_efficiency = 0.8,
                                        .pcie_efficiency = 0.8,
-                                       .speed_variation = 0.08};
+                                       .speed_variation = 0.08,
+                                       .collective_base_latency = kNcclBase,
+                                       .intra_node_step_latency = kNcclNvlinkStep,
+                                       .network_step_latency = kNcclNetworkStep};
 constexpr DeviceEfficiency kPascalHbm2Pcie = [] {
   DeviceEfficiency e = kPascalHbm2;
   e.comm_compute_slowdown = 0.1;
+  e.intra_node_step_latency = kNcclPcieStep;
   return e;
 }();
 
@@ -112,7 +130,10 @@ constexpr DeviceEfficiency kVolta{.gemm_max = 0.7,
                                   .comm_compute_slowdown = 0.16,
                                   .nvlink_efficiency = 0.8,
                                   .pcie_efficiency = 0.8,
-                                  .speed_variation = 0.08};
+                                  .speed_variation = 0.08,
+                                  .collective_base_latency = kNcclBase,
+                                  .intra_node_step_latency = kNcclNvlinkStep,
+                                  .network_step_latency = kNcclNetworkStep};
 
 // A100 SXM4. gemm_max: [MAMF] 0.87. HBM: [GI] 1310.7 / 1555 = 0.84 on the 40 GB card, taken
 // for the 80 GB card too. attention_factor: [FA2] forward and backward average ~60% of peak,
@@ -128,7 +149,10 @@ constexpr DeviceEfficiency kAmpere{.gemm_max = 0.87,
                                    .comm_compute_slowdown = 0.16,
                                    .nvlink_efficiency = 0.8,
                                    .pcie_efficiency = 0.8,
-                                   .speed_variation = 0.08};
+                                   .speed_variation = 0.08,
+                                   .collective_base_latency = kNcclBase,
+                                   .intra_node_step_latency = kNcclNvlinkStep,
+                                   .network_step_latency = kNcclNetworkStep};
 
 // H100 and H200 SXM. gemm_max: [MAMF] 0.80 for both; gemm_max_fp8: [DG] 0.71. attention_factor: [FA3] forward runs
 // above the GEMM formula's 0.8 x 0.8 = 64% at head dim 128, its backward below; 0.85 as on
@@ -145,14 +169,19 @@ constexpr DeviceEfficiency kHopper{.gemm_max = 0.8,
                                    .comm_compute_slowdown = 0.16,
                                    .nvlink_efficiency = 0.8,
                                    .pcie_efficiency = 0.8,
-                                   .speed_variation = 0.08};
+                                   .speed_variation = 0.08,
+                                   .collective_base_latency = kNcclBase,
+                                   .intra_node_step_latency = kNcclNvlinkStep,
+                                   .network_step_latency = kNcclNetworkStep};
 
 // Generic AVX-512 server CPU; all estimates: MKL/oneDNN SGEMM reaches ~85% of the AVX-512
 // peak on large GEMMs, after ~10 us of threading and packing (half_flops = 0.85 x 4 TFLOPS
 // x 10 us); its micro-kernels are 16 wide; STREAM triad reaches ~75% of DDR4's nominal
 // bandwidth; an op costs ~2 us of framework dispatch and OpenMP fork/join; communication
 // threads take cores from compute. Ranks on one CPU node exchange data through shared
-// memory, which the node's PCIe tree stands for: no link protocol overhead.
+// memory, which the node's PCIe tree stands for: no link protocol overhead. MPI costs
+// ~1 us per call, ~0.5 us per shared-memory hop and ~5 us per hop through the NIC's
+// software stack.
 constexpr DeviceEfficiency kCpu{.gemm_max = 0.85,
                                 .gemm_half_flops = 3.4e7,
                                 .gemm_half_dim = 16,
@@ -162,7 +191,10 @@ constexpr DeviceEfficiency kCpu{.gemm_max = 0.85,
                                 .kernel_launch = Duration::us(2),
                                 .comm_compute_slowdown = 0.1,
                                 .nvlink_efficiency = 1.0,
-                                .pcie_efficiency = 1.0};
+                                .pcie_efficiency = 1.0,
+                                .collective_base_latency = Duration::ns(1000),
+                                .intra_node_step_latency = Duration::ns(500),
+                                .network_step_latency = Duration::ns(5000)};
 
 // `units` SMs (datasheets: GP102 P40 30, GP100 56, GV100 80, GA100 in A100 108, GH100 in
 // H100/H200 SXM 132) run GEMM tiles of 256 x 128, cuBLAS's largest tensor-core tile, the

@@ -1,6 +1,7 @@
 // Simulation set-up and the alpha-beta summary of a group's links.
 #include "sim/simulation.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "sim/check.h"
@@ -36,6 +37,17 @@ GroupLayout Simulation::layout_of(const std::vector<int>& members) const {
     layout.region_of.push_back(cluster_.devices[r].region);
   }
   return layout;
+}
+
+ProtocolLatency Simulation::protocol_latency_of(const std::vector<int>& members) const {
+  ProtocolLatency lat;
+  for (int r : members) {
+    const DeviceEfficiency& e = cluster_.devices[r].spec->efficiency;
+    lat.base = std::max(lat.base, e.collective_base_latency);
+    lat.intra_node_step = std::max(lat.intra_node_step, e.intra_node_step_latency);
+    lat.network_step = std::max(lat.network_step, e.network_step_latency);
+  }
+  return lat;
 }
 
 AlphaBeta Simulation::alpha_beta(const GroupLayout& layout) {
@@ -80,6 +92,7 @@ AlphaBeta Simulation::alpha_beta(const GroupLayout& layout) {
     ab.inter_region_alpha = ab.inter_node_alpha;
     ab.inter_region_bw = ab.inter_node_bw;
   }
+  ab.protocol = protocol_latency_of(m);
   return ab;
 }
 

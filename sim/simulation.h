@@ -72,6 +72,9 @@ class Simulation {
   const NetworkModel& network() const { return *network_; }
   // Alpha-beta figures of the links a group spans, measured on its routes (for `auto`).
   AlphaBeta alpha_beta(const GroupLayout& layout);
+  // The collective library latencies of a group: the largest among its devices' figures
+  // (the slowest member paces every step).
+  ProtocolLatency protocol_latency_of(const std::vector<int>& members) const;
   GroupLayout layout_of(const std::vector<int>& members) const;
 
  private:

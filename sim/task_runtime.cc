@@ -224,7 +224,7 @@ void TaskRuntime::finish(TaskId id) {
   if (s.head < s.queue.size()) try_issue(s.queue[s.head]);
 }
 
-std::shared_ptr<const CollectivePlan> TaskRuntime::plan_for(const CollectiveCall& call) {
+const TaskRuntime::PlannedCall& TaskRuntime::plan_for(const CollectiveCall& call) {
   const auto& o = call.options;
   auto key = std::tuple{static_cast<int>(call.op), static_cast<int>(call.algorithm),
                         call.bytes.count(), o.chunk_bytes.count(), o.torus_x,
@@ -237,10 +237,12 @@ std::shared_ptr<const CollectivePlan> TaskRuntime::plan_for(const CollectiveCall
                     ? algorithms_for(call.op).front()
                     : choose_algorithm(call.op, layout, call.bytes, o, sim_.alpha_beta(layout));
   }
-  auto plan = std::make_shared<const CollectivePlan>(
-      plan_collective(call.op, algorithm, layout, call.bytes, o));
-  plans_.emplace(std::move(key), plan);
-  return plan;
+  PlannedCall planned{
+      std::make_shared<const CollectivePlan>(
+          plan_collective(call.op, algorithm, layout, call.bytes, o)),
+      protocol_latency(call.op, algorithm, layout, call.bytes, o,
+                       sim_.protocol_latency_of(call.members))};
+  return plans_.emplace(std::move(key), std::move(planned)).first->second;
 }
 
 // A rendezvous is complete: the task stops waiting and starts communicating.
@@ -271,14 +273,15 @@ void TaskRuntime::start_collective(uint32_t c) {
     finish_analytical(c);
     return;
   }
-  auto plan = plan_for(graph_.collectives()[c]);
-  if (plan->phases.empty()) {
-    // Nothing to move (one member, or zero bytes): finish through an event, so that long
-    // chains of such calls do not recurse.
-    sim_.engine_.schedule_after(Duration::zero(), [this, c, plan] { run_phase(c, plan, 0); });
+  const PlannedCall& planned = plan_for(graph_.collectives()[c]);
+  if (planned.plan->phases.empty() || planned.latency > Duration::zero()) {
+    // The library's latency comes first. With nothing to move (one member, or zero bytes)
+    // the call still finishes through an event, so that long chains of them do not recurse.
+    sim_.engine_.schedule_after(planned.latency,
+                                [this, c, plan = planned.plan] { run_phase(c, plan, 0); });
     return;
   }
-  run_phase(c, std::move(plan), 0);
+  run_phase(c, planned.plan, 0);
 }
 
 void TaskRuntime::run_phase(uint32_t c, std::shared_ptr<const CollectivePlan> plan, size_t phase) {
@@ -342,11 +345,27 @@ void TaskRuntime::start_p2p(TaskId send, TaskId recv) {
   begin_transfer(recv);
   const Task& s = graph_.task(send);
   const auto& devices = sim_.cluster().devices;
-  sim_.network_->start_group({FlowSpec{devices[s.rank].vertex, devices[s.peer].vertex, s.bytes}}, 1,
-                             [this, send, recv] {
-                               finish(send);
-                               finish(recv);
-                             });
+  const ClusterDevice& from = devices[s.rank];
+  const ClusterDevice& to = devices[s.peer];
+  // The library's latency for one call of one hop; the slower device's figures.
+  const DeviceEfficiency& a = from.spec->efficiency;
+  const DeviceEfficiency& b = to.spec->efficiency;
+  const bool same_node = from.node == to.node;
+  const Duration latency =
+      std::max(a.collective_base_latency, b.collective_base_latency) +
+      (same_node ? std::max(a.intra_node_step_latency, b.intra_node_step_latency)
+                 : std::max(a.network_step_latency, b.network_step_latency));
+  auto transfer = [this, send, recv, src = from.vertex, dst = to.vertex, bytes = s.bytes] {
+    sim_.network_->start_group({FlowSpec{src, dst, bytes}}, 1, [this, send, recv] {
+      finish(send);
+      finish(recv);
+    });
+  };
+  if (latency > Duration::zero()) {
+    sim_.engine_.schedule_after(latency, std::move(transfer));
+  } else {
+    transfer();
+  }
 }
 
 std::vector<std::string> TaskRuntime::describe_stalled() const {

@@ -56,7 +56,12 @@ class TaskRuntime {
   void run_phase(uint32_t c, std::shared_ptr<const CollectivePlan> plan, size_t phase);
   void start_p2p(TaskId send, TaskId recv);
   void memory_change(TaskId id, int64_t sign);
-  std::shared_ptr<const CollectivePlan> plan_for(const CollectiveCall& call);
+  // A call's plan, and the collective library's latency that precedes its transfers.
+  struct PlannedCall {
+    std::shared_ptr<const CollectivePlan> plan;
+    Duration latency;
+  };
+  const PlannedCall& plan_for(const CollectiveCall& call);
   std::vector<std::string> describe_stalled() const;
 
   Simulation& sim_;
@@ -90,7 +95,7 @@ class TaskRuntime {
   };
   std::unordered_map<P2pKey, std::vector<TaskId>, P2pKeyHash> ready_sends_, ready_recvs_;
   std::map<std::tuple<int, int, int64_t, int64_t, int, int, int, std::vector<int>>,
-           std::shared_ptr<const CollectivePlan>>
+           PlannedCall>
       plans_;
   std::map<std::tuple<int, int, int64_t, std::vector<int>>, std::pair<CollectiveAlgorithm, Duration>>
       estimates_;

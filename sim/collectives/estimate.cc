@@ -213,18 +213,9 @@ Duration direct_time(CollectiveOp op, const GroupLayout& layout, Bytes n, const 
   return step_cost(ab, peers);
 }
 
-}  // namespace
-
-Duration estimate_time(CollectiveOp op, CollectiveAlgorithm algorithm, const GroupLayout& layout,
+// The alpha-beta time of the transfers alone.
+Duration transfer_time(CollectiveOp op, CollectiveAlgorithm algorithm, const GroupLayout& layout,
                        Bytes bytes, const CollectiveOptions& options, const AlphaBeta& ab) {
-  if (std::string error = applicability_error(op, algorithm, layout, options); !error.empty()) {
-    throw std::invalid_argument(error);
-  }
-  if (bytes.count() < 0) {
-    throw std::invalid_argument("a collective cannot move a negative size (" +
-                                std::to_string(bytes.count()) + " bytes)");
-  }
-  if (layout.members.size() < 2 || bytes.count() == 0) return Duration::zero();
   switch (algorithm) {
     case CollectiveAlgorithm::kRing:
       return ring_time(op, layout, bytes, options, ab);
@@ -241,9 +232,25 @@ Duration estimate_time(CollectiveOp op, CollectiveAlgorithm algorithm, const Gro
     case CollectiveAlgorithm::kDirect:
       return direct_time(op, layout, bytes, ab);
     case CollectiveAlgorithm::kAuto:
-      break;  // rejected by applicability_error above
+      break;  // rejected by estimate_time's applicability check
   }
   return Duration::zero();
+}
+
+}  // namespace
+
+Duration estimate_time(CollectiveOp op, CollectiveAlgorithm algorithm, const GroupLayout& layout,
+                       Bytes bytes, const CollectiveOptions& options, const AlphaBeta& ab) {
+  if (std::string error = applicability_error(op, algorithm, layout, options); !error.empty()) {
+    throw std::invalid_argument(error);
+  }
+  if (bytes.count() < 0) {
+    throw std::invalid_argument("a collective cannot move a negative size (" +
+                                std::to_string(bytes.count()) + " bytes)");
+  }
+  if (layout.members.size() < 2 || bytes.count() == 0) return Duration::zero();
+  return transfer_time(op, algorithm, layout, bytes, options, ab) +
+         protocol_latency(op, algorithm, layout, bytes, options, ab.protocol);
 }
 
 CollectiveAlgorithm choose_algorithm(CollectiveOp op, const GroupLayout& layout, Bytes bytes,

@@ -29,6 +29,16 @@ std::vector<CollectiveAlgorithm> algorithms_for(CollectiveOp op);
 std::string applicability_error(CollectiveOp op, CollectiveAlgorithm algorithm,
                                 const GroupLayout& layout, const CollectiveOptions& options);
 
+// The collective library's own latency, which the links' propagation latency leaves out
+// (NCCL's tuning model, src/graph/tuning.cc: baseLat + hwLat per step, Simple protocol):
+// a cost per call, and a cost per hop that one piece of data crosses on its way through
+// the algorithm, by kind of hop. Pipelined algorithms pay the hops once, not per chunk.
+struct ProtocolLatency {
+  Duration base;             // once per call (launch, setup)
+  Duration intra_node_step;  // a hop between two members of one node (NVLink, PCIe, shm)
+  Duration network_step;     // a hop that leaves the node (NIC, proxy thread, fabric)
+};
+
 // Per-level alpha-beta figures of the topology the group sits on, measured by the caller.
 struct AlphaBeta {
   Duration intra_node_alpha;
@@ -37,7 +47,19 @@ struct AlphaBeta {
   Bandwidth inter_node_bw;
   Duration inter_region_alpha;
   Bandwidth inter_region_bw;
+  // Added once to every estimate (see protocol_latency).
+  ProtocolLatency protocol;
 };
+
+// The library latency of one call: `lat.base` plus the hops a piece crosses: a ring's p-1
+// (2(p-1) for all-reduce; with members in node order, nodes-1 of them network hops), a
+// tree's deepest leaf-to-root path (there and back for all-reduce), halving/doubling's
+// log2 p partners (twice for all-reduce), a two-level algorithm's intra and inter rings
+// (twice each for all-reduce), one hop of the slowest kind for direct. Zero for a group of
+// one or zero bytes. The layout must be valid for `algorithm` (see applicability_error).
+Duration protocol_latency(CollectiveOp op, CollectiveAlgorithm algorithm,
+                          const GroupLayout& layout, Bytes bytes,
+                          const CollectiveOptions& options, const ProtocolLatency& lat);
 
 // Closed-form (uncontended alpha-beta) time of a plan shape; used by auto and by tests.
 // A transfer between members of one node uses the intra-node figures, of one region the
@@ -47,7 +69,7 @@ struct AlphaBeta {
 // double binary tree (up to 4 chunks per rank per step) from looking 4x faster than a ring.
 // A tree charges every step at the full-pipeline rate (an upper bound on its fill and
 // drain steps); a chain (ring broadcast/reduce) costs the first chunk's trip over every hop
-// plus c-1 chunks through its slowest hop. Throws std::invalid_argument like
+// plus c-1 chunks through its slowest hop. ab.protocol adds protocol_latency. Throws std::invalid_argument like
 // plan_collective, and when a level the group uses has a bandwidth that is not positive.
 Duration estimate_time(CollectiveOp op, CollectiveAlgorithm algorithm, const GroupLayout& layout,
                        Bytes bytes, const CollectiveOptions& options, const AlphaBeta& ab);

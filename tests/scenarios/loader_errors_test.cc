@@ -225,11 +225,14 @@ TEST(ScenarioErrors, CustomDeviceEfficiencyOutOfRange) {
 
 TEST(ScenarioErrors, CustomDeviceEfficiencyWrongTypesAndKeys) {
   auto e = errors_of(doc(device_with_efficiency(R"({"gemm_max": "0.8", "kernel_launch": "-1us",
-      "gemm_half_flops": 1e9, "gemm_mx": 0.8})"),
+      "gemm_half_flops": 1e9, "gemm_mx": 0.8, "network_step_latency": "-2us",
+      "collective_base_latency": 5})"),
                          kSweep));
   const std::string at = "/cluster/devices/0/efficiency/";
   EXPECT_TRUE(has_error(e, at + "gemm_max", "expected a fraction in (0, 1], got string \"0.8\""));
   EXPECT_TRUE(has_error(e, at + "kernel_launch", "non-negative"));
+  EXPECT_TRUE(has_error(e, at + "network_step_latency", "non-negative"));
+  EXPECT_TRUE(has_error(e, at + "collective_base_latency", "expected a duration such as"));
   EXPECT_TRUE(has_error(e, at + "gemm_half_flops", "expected a FLOP count such as"));
   EXPECT_TRUE(
       has_error(e, at + "gemm_mx", "unknown key \"gemm_mx\" (did you mean \"gemm_max\"?)"));

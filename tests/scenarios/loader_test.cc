@@ -230,7 +230,9 @@ TEST(ScenarioLoader, CustomDeviceEfficiencyOverridesTheBase) {
        "efficiency": {"gemm_max": 0.7, "gemm_half_flops": "2GFLOP", "gemm_half_dim": 64,
                       "attention_factor": 0.6, "conv_factor": 1, "memory_bandwidth_fraction": 0.9,
                       "kernel_launch": "3us", "comm_compute_slowdown": 0,
-                      "nvlink_efficiency": 0.9, "pcie_efficiency": 0.7, "speed_variation": 0.1}},
+                      "nvlink_efficiency": 0.9, "pcie_efficiency": 0.7, "speed_variation": 0.1,
+                      "collective_base_latency": "2us", "intra_node_step_latency": "1us",
+                      "network_step_latency": "4us"}},
       {"name": "H100-launch", "base": "H100", "efficiency": {"kernel_launch": "8us"}},
       {"name": "Accel", "peak": {"fp32": "2TFLOPS"}, "memory": "64GiB",
        "memory_bandwidth": "400GB/s", "pcie_bandwidth": "32GB/s"}],
@@ -248,6 +250,9 @@ TEST(ScenarioLoader, CustomDeviceEfficiencyOverridesTheBase) {
   EXPECT_DOUBLE_EQ(tuned.nvlink_efficiency, 0.9);
   EXPECT_DOUBLE_EQ(tuned.pcie_efficiency, 0.7);
   EXPECT_DOUBLE_EQ(tuned.speed_variation, 0.1);
+  EXPECT_EQ(tuned.collective_base_latency, Duration::us(2));
+  EXPECT_EQ(tuned.intra_node_step_latency, Duration::us(1));
+  EXPECT_EQ(tuned.network_step_latency, Duration::us(4));
   // Keys not given keep the base's figures.
   const DeviceEfficiency& h100 = find_builtin_device("H100")->efficiency;
   const DeviceEfficiency& launch = s.cluster.owned_specs[1]->efficiency;
@@ -257,11 +262,13 @@ TEST(ScenarioLoader, CustomDeviceEfficiencyOverridesTheBase) {
   EXPECT_DOUBLE_EQ(launch.memory_bandwidth_fraction, h100.memory_bandwidth_fraction);
   EXPECT_DOUBLE_EQ(launch.comm_compute_slowdown, h100.comm_compute_slowdown);
   EXPECT_DOUBLE_EQ(launch.nvlink_efficiency, h100.nvlink_efficiency);
+  EXPECT_EQ(launch.network_step_latency, h100.network_step_latency);
   // Without a base, the defaults.
   const DeviceEfficiency defaults;
   const DeviceEfficiency& accel = s.cluster.owned_specs[2]->efficiency;
   EXPECT_DOUBLE_EQ(accel.gemm_max, defaults.gemm_max);
   EXPECT_EQ(accel.kernel_launch, defaults.kernel_launch);
+  EXPECT_EQ(accel.collective_base_latency, Duration::zero());
 }
 
 TEST(ScenarioLoader, RegionsAndWan) {

@@ -1,0 +1,42 @@
+// Training summary figures that depend on the device: MFU counts each device's peak for
+// the math its GEMMs actually run in.
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "reports/training_summary.h"
+#include "scenarios/loader.h"
+#include "scenarios/scenario_runner.h"
+#include "sim/device_catalog.h"
+
+namespace dtsim {
+namespace {
+
+nlohmann::ordered_json summary_of(const std::string& path, std::vector<std::string> overrides) {
+  overrides.push_back("simulation.trace=false");
+  const Scenario s = load_scenario_file(std::string(DTSIM_SOURCE_DIR) + "/" + path, overrides);
+  return make_training_summary(s, run_scenario(s));
+}
+
+TEST(TrainingSummary, MfuUsesThePeakTheGemmsRunAt) {
+  // Mixed precision on a P40: fp16 storage, but its fp16 math runs at 1/64 rate, so the
+  // GEMMs run in fp32 and MFU is over the fp32 peak, not the fp16 one (which gave 2,000%).
+  const auto t = summary_of("scenarios/validation/jia2018-alexnet-1024xP40.json",
+                            {"cluster.nodes.0.count=2", "training.global_batch=1024"});
+  const double fp32 = find_builtin_device("P40")->peak_for(DType::kFp32).flops_per_second();
+  const double achieved = t["achieved_tflops_per_device"].get<double>() * 1e12;
+  EXPECT_GT(achieved, 0);
+  EXPECT_NEAR(t["mfu"].get<double>(), achieved / fp32, 1e-12);
+  EXPECT_LT(t["mfu"].get<double>(), 1);
+}
+
+TEST(TrainingSummary, MfuOnTensorCoresUsesTheTensorCorePeak) {
+  const auto t = summary_of("scenarios/examples/llama3-70b-64xH100.json", {});
+  const double bf16 = find_builtin_device("H100")->peak_for(DType::kBf16).flops_per_second();
+  EXPECT_NEAR(t["mfu"].get<double>(), t["achieved_tflops_per_device"].get<double>() * 1e12 / bf16,
+              1e-12);
+}
+
+}  // namespace
+}  // namespace dtsim
