@@ -2,6 +2,7 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -10,7 +11,7 @@
 
 namespace dtsim {
 
-enum class DType { kFp64, kFp32, kTf32, kFp16, kBf16, kFp8, kInt8 };
+enum class DType : uint8_t { kFp64, kFp32, kTf32, kFp16, kBf16, kFp8, kInt8 };
 inline constexpr std::array kAllDTypes{DType::kFp64, DType::kFp32, DType::kTf32, DType::kFp16,
                                        DType::kBf16, DType::kFp8,  DType::kInt8};
 std::string_view dtype_name(DType t);

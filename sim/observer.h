@@ -12,7 +12,7 @@
 
 namespace dtsim {
 
-enum class TaskKind { kCompute, kCollective, kSend, kRecv, kMemcpy, kAlloc, kFree };
+enum class TaskKind : uint8_t { kCompute, kCollective, kSend, kRecv, kMemcpy, kAlloc, kFree };
 std::string_view task_kind_name(TaskKind k);
 
 struct TaskRecord {

@@ -45,9 +45,34 @@ uint16_t TaskGraph::stream(std::string_view name) {
   return static_cast<uint16_t>(streams_.size() - 1);
 }
 
-TaskId TaskGraph::add(Task task) {
-  tasks_.push_back(std::move(task));
-  return static_cast<TaskId>(tasks_.size() - 1);
+TaskId TaskGraph::add(const Task& task) {
+  Record r;
+  r.duration = task.duration;
+  r.has_flops = task.flops.has_value();
+  if (task.flops) r.flops = *task.flops;
+  r.bytes = task.bytes;
+  r.rank = task.rank;
+  r.peer = task.peer;
+  r.collective = task.collective;
+  r.tag = task.tag;
+  r.stream = task.stream;
+  r.kind = task.kind;
+  r.dtype = task.dtype;
+  r.memcpy_kind = task.memcpy_kind;
+  // A collective's member tasks follow one another under one name: store it once.
+  const Record* prev = records_.empty() ? nullptr : &records_.back();
+  if (prev != nullptr && std::string_view(names_).substr(prev->name_first, prev->name_size) ==
+                             task.name) {
+    r.name_first = prev->name_first;
+  } else {
+    r.name_first = names_.size();
+    names_ += task.name;
+  }
+  r.name_size = static_cast<uint32_t>(task.name.size());
+  r.deps_first = static_cast<uint32_t>(deps_.size());
+  deps_.insert(deps_.end(), task.deps.begin(), task.deps.end());
+  records_.push_back(r);
+  return static_cast<TaskId>(records_.size() - 1);
 }
 
 uint32_t TaskGraph::add_collective(CollectiveCall call) {
@@ -58,14 +83,14 @@ uint32_t TaskGraph::add_collective(CollectiveCall call) {
 uint32_t TaskGraph::add_collective_with_tasks(CollectiveCall call, uint16_t stream) {
   const uint32_t id = add_collective(std::move(call));
   const CollectiveCall& added = collectives_[id];
+  Task task;
+  task.kind = TaskKind::kCollective;
+  task.stream = stream;
+  task.name = added.label;
+  task.collective = id;
   for (int rank : added.members) {
-    Task task;
-    task.kind = TaskKind::kCollective;
     task.rank = rank;
-    task.stream = stream;
-    task.name = added.label;
-    task.collective = id;
-    add(std::move(task));
+    add(task);
   }
   return id;
 }
@@ -73,8 +98,9 @@ uint32_t TaskGraph::add_collective_with_tasks(CollectiveCall call, uint16_t stre
 std::vector<std::string> TaskGraph::validate(int num_ranks) const {
   std::vector<std::string> errors;
   auto where = [&](size_t i) {
-    return "task " + std::to_string(i) + " (\"" + tasks_[i].name + "\", rank " +
-           std::to_string(tasks_[i].rank) + ")";
+    const TaskView t = task(static_cast<TaskId>(i));
+    return "task " + std::to_string(i) + " (\"" + std::string(t.name) + "\", rank " +
+           std::to_string(t.rank) + ")";
   };
   std::vector<std::vector<int>> collective_ranks(collectives_.size());
   // Every (sender, receiver, tag) must be sent as often as it is received: both lists are
@@ -82,8 +108,8 @@ std::vector<std::string> TaskGraph::validate(int num_ranks) const {
   using P2pKey = std::tuple<int, int, uint32_t>;
   std::vector<P2pKey> sends;
   std::vector<P2pKey> recvs;
-  for (size_t i = 0; i < tasks_.size(); ++i) {
-    const Task& t = tasks_[i];
+  for (size_t i = 0; i < records_.size(); ++i) {
+    const TaskView t = task(static_cast<TaskId>(i));
     if (t.rank < 0 || t.rank >= num_ranks) {
       errors.push_back(where(i) + ": rank is outside 0.." + std::to_string(num_ranks - 1));
     }

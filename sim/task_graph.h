@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <cstddef>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,7 +19,7 @@ namespace dtsim {
 
 using TaskId = uint32_t;
 
-enum class MemcpyKind { kHostToDevice, kDeviceToHost, kDeviceToDevice, kPeer };
+enum class MemcpyKind : uint8_t { kHostToDevice, kDeviceToHost, kDeviceToDevice, kPeer };
 std::string_view memcpy_kind_name(MemcpyKind k);
 std::optional<MemcpyKind> memcpy_kind_from_name(std::string_view name);
 
@@ -56,22 +58,77 @@ struct Task {
   MemcpyKind memcpy_kind = MemcpyKind::kHostToDevice;
 };
 
+// A task as the graph holds it, read back: Task's fields, with the name and the
+// dependencies viewing the graph's storage (valid while the graph lives and is not added
+// to).
+struct TaskView {
+  TaskKind kind = TaskKind::kCompute;
+  int rank = 0;
+  uint16_t stream = 0;
+  std::string_view name;
+  std::span<const TaskId> deps;
+  Duration duration;
+  std::optional<Flops> flops;
+  DType dtype = DType::kFp32;
+  uint32_t collective = 0;
+  int peer = -1;
+  uint32_t tag = 0;
+  Bytes bytes;
+  MemcpyKind memcpy_kind = MemcpyKind::kHostToDevice;
+};
+
 // Tasks on one (rank, stream) run one at a time in the order they were added, like CUDA
 // streams; tasks on different streams run concurrently once their dependencies are done.
+// A training step holds millions of tasks, so the graph keeps them compact: fixed-size
+// records, every name in one character array and every dependency list in one id array.
 class TaskGraph {
+  struct Record;
+
  public:
   // Returns the stream's index, adding it if new.
   uint16_t stream(std::string_view name);
   const std::vector<std::string>& streams() const { return streams_; }
 
-  TaskId add(Task task);
+  TaskId add(const Task& task);
   uint32_t add_collective(CollectiveCall call);
   // Adds the call and one task per member on `stream`, named after its label, with no
   // dependencies (stream order sequences calls on one stream). Returns the call's id.
   uint32_t add_collective_with_tasks(CollectiveCall call, uint16_t stream);
 
-  const std::vector<Task>& tasks() const { return tasks_; }
-  const Task& task(TaskId id) const { return tasks_[id]; }
+  size_t num_tasks() const { return records_.size(); }
+  TaskView task(TaskId id) const;
+
+  // The tasks in id order, as views: for (const TaskView t : graph.tasks()).
+  class TaskList {
+   public:
+    class iterator {
+     public:
+      using value_type = TaskView;
+      using difference_type = std::ptrdiff_t;
+      iterator(const TaskGraph* g, TaskId id) : g_(g), id_(id) {}
+      TaskView operator*() const { return g_->task(id_); }
+      iterator& operator++() {
+        ++id_;
+        return *this;
+      }
+      bool operator==(const iterator& o) const { return id_ == o.id_; }
+
+     private:
+      const TaskGraph* g_;
+      TaskId id_;
+    };
+    explicit TaskList(const TaskGraph* g) : g_(g) {}
+    size_t size() const { return g_->num_tasks(); }
+    bool empty() const { return size() == 0; }
+    TaskView operator[](size_t i) const { return g_->task(static_cast<TaskId>(i)); }
+    iterator begin() const { return {g_, 0}; }
+    iterator end() const { return {g_, static_cast<TaskId>(size())}; }
+
+   private:
+    const TaskGraph* g_;
+  };
+  TaskList tasks() const { return TaskList(this); }
+
   const std::vector<CollectiveCall>& collectives() const { return collectives_; }
 
   // Structural problems (dangling or forward dependencies, a collective whose member set
@@ -80,9 +137,52 @@ class TaskGraph {
   std::vector<std::string> validate(int num_ranks) const;
 
  private:
+  // 64 bytes per task, against 128 and two heap blocks for a Task.
+  struct Record {
+    Duration duration;
+    Flops flops;
+    Bytes bytes;
+    uint64_t name_first = 0;  // into names_
+    uint32_t name_size = 0;
+    uint32_t deps_first = 0;  // into deps_; the list ends where the next task's begins
+    int rank = 0;
+    int peer = -1;
+    uint32_t collective = 0;
+    uint32_t tag = 0;
+    uint16_t stream = 0;
+    TaskKind kind = TaskKind::kCompute;
+    DType dtype = DType::kFp32;
+    MemcpyKind memcpy_kind = MemcpyKind::kHostToDevice;
+    bool has_flops = false;
+  };
+
   std::vector<std::string> streams_;
-  std::vector<Task> tasks_;
+  std::vector<Record> records_;
+  std::string names_;
+  std::vector<TaskId> deps_;
   std::vector<CollectiveCall> collectives_;
 };
+
+// Inline: the runtime reads a task at every issue and finish.
+inline TaskView TaskGraph::task(TaskId id) const {
+  const Record& r = records_[id];
+  const uint32_t deps_end =
+      id + 1 < records_.size() ? records_[id + 1].deps_first : static_cast<uint32_t>(deps_.size());
+  TaskView v;
+  v.kind = r.kind;
+  v.rank = r.rank;
+  v.stream = r.stream;
+  v.name = std::string_view(names_).substr(r.name_first, r.name_size);
+  v.deps = std::span<const TaskId>(deps_.data() + r.deps_first, deps_end - r.deps_first);
+  v.duration = r.duration;
+  if (r.has_flops) v.flops = r.flops;
+  v.dtype = r.dtype;
+  v.collective = r.collective;
+  v.peer = r.peer;
+  v.tag = r.tag;
+  v.bytes = r.bytes;
+  v.memcpy_kind = r.memcpy_kind;
+  return v;
+}
 
 }  // namespace dtsim

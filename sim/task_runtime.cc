@@ -22,14 +22,14 @@ TaskRuntime::TaskRuntime(Simulation& sim, const TaskGraph& graph)
   // invariants here (a lowering bug) stops the run with the first problem.
   DTSIM_CHECK(errors.empty(),
               ("invalid TaskGraph: " + (errors.empty() ? std::string() : errors.front())).c_str());
-  for (const Task& t : graph.tasks()) {
+  for (const TaskView t : graph.tasks()) {
     for (TaskId d : t.deps) ++dependents_first_[d + 1];
   }
   for (size_t i = 1; i < dependents_first_.size(); ++i) dependents_first_[i] += dependents_first_[i - 1];
   dependents_.resize(dependents_first_.back());
   std::vector<uint32_t> fill(dependents_first_.begin(), dependents_first_.end() - 1);
   for (TaskId id = 0; id < graph.tasks().size(); ++id) {
-    const Task& t = graph.task(id);
+    const TaskView t = graph.task(id);
     state_[id].deps_left = static_cast<uint32_t>(t.deps.size());
     for (TaskId d : t.deps) dependents_[fill[d]++] = id;
     stream_of(t).queue.push_back(id);
@@ -60,7 +60,7 @@ RunResult TaskRuntime::run() {
 
 // What a running task keeps its rank doing. Rendezvous tasks (collective, send, recv)
 // count as waiting from issue until their peers arrive, then as communication.
-TaskRuntime::Activity TaskRuntime::activity_of(const Task& t) const {
+TaskRuntime::Activity TaskRuntime::activity_of(const TaskView& t) const {
   switch (t.kind) {
     case TaskKind::kCompute: return Activity::kCompute;
     case TaskKind::kMemcpy:
@@ -104,7 +104,7 @@ void TaskRuntime::account(int rank, Activity activity, int delta) {
 void TaskRuntime::try_issue(TaskId id) {
   // The small state first: most calls stop there, before touching the task itself.
   if (state_[id].started || state_[id].deps_left > 0) return;
-  const Task& t = graph_.task(id);
+  const TaskView t = graph_.task(id);
   Stream& s = stream_of(t);
   if (s.busy) return;
   if (s.head >= s.queue.size() || s.queue[s.head] != id) return;
@@ -113,7 +113,7 @@ void TaskRuntime::try_issue(TaskId id) {
 }
 
 void TaskRuntime::issue(TaskId id) {
-  const Task& t = graph_.task(id);
+  const TaskView t = graph_.task(id);
   state_[id].started = true;
   state_[id].start = sim_.engine_.now();
   const bool p2p = t.kind == TaskKind::kSend || t.kind == TaskKind::kRecv;
@@ -180,7 +180,7 @@ void TaskRuntime::issue(TaskId id) {
 }
 
 void TaskRuntime::memory_change(TaskId id, int64_t sign) {
-  const Task& t = graph_.task(id);
+  const TaskView t = graph_.task(id);
   RankClock& rc = ranks_[t.rank];
   rc.memory_in_use += Bytes(sign * t.bytes.count());
   rc.stats.peak_memory = std::max(rc.stats.peak_memory, rc.memory_in_use);
@@ -200,7 +200,7 @@ void TaskRuntime::finish_later(TaskId id) {
 }
 
 void TaskRuntime::finish(TaskId id) {
-  const Task& t = graph_.task(id);
+  const TaskView t = graph_.task(id);
   TaskState& st = state_[id];
   st.done = true;
   ++finished_;
@@ -247,7 +247,7 @@ const TaskRuntime::PlannedCall& TaskRuntime::plan_for(const CollectiveCall& call
 
 // A rendezvous is complete: the task stops waiting and starts communicating.
 void TaskRuntime::begin_transfer(TaskId id) {
-  const Task& t = graph_.task(id);
+  const TaskView t = graph_.task(id);
   account(t.rank, t.kind == TaskKind::kCollective ? Activity::kWaiting : Activity::kWaitingP2p,
           -1);
   account(t.rank, Activity::kCommunication, +1);
@@ -343,7 +343,7 @@ void TaskRuntime::finish_analytical(uint32_t c) {
 void TaskRuntime::start_p2p(TaskId send, TaskId recv) {
   begin_transfer(send);
   begin_transfer(recv);
-  const Task& s = graph_.task(send);
+  const TaskView s = graph_.task(send);
   const auto& devices = sim_.cluster().devices;
   const ClusterDevice& from = devices[s.rank];
   const ClusterDevice& to = devices[s.peer];
@@ -373,7 +373,7 @@ std::vector<std::string> TaskRuntime::describe_stalled() const {
   if (finished_ == graph_.tasks().size()) return out;
   for (TaskId id = 0; id < graph_.tasks().size() && out.size() < 20; ++id) {
     if (state_[id].done) continue;
-    const Task& t = graph_.task(id);
+    const TaskView t = graph_.task(id);
     std::string why;
     if (!state_[id].started) {
       why = state_[id].deps_left > 0 ? "waits for " + std::to_string(state_[id].deps_left) +
@@ -389,7 +389,7 @@ std::vector<std::string> TaskRuntime::describe_stalled() const {
     } else {
       why = "started but never finished";
     }
-    out.push_back("task " + std::to_string(id) + " (\"" + t.name + "\", rank " +
+    out.push_back("task " + std::to_string(id) + " (\"" + std::string(t.name) + "\", rank " +
                   std::to_string(t.rank) + ") " + why);
   }
   const size_t left = graph_.tasks().size() - finished_;

@@ -41,12 +41,12 @@ class TaskRuntime {
     Bytes memory_in_use;
   };
 
-  Stream& stream_of(const Task& t) { return streams_[t.rank * graph_.streams().size() + t.stream]; }
+  Stream& stream_of(const TaskView& t) { return streams_[t.rank * graph_.streams().size() + t.stream]; }
   void try_issue(TaskId id);
   void issue(TaskId id);
   void finish(TaskId id);
   void finish_later(TaskId id);
-  Activity activity_of(const Task& t) const;
+  Activity activity_of(const TaskView& t) const;
   // Integrates the rank's clock up to now, then moves `delta` tasks into `activity`.
   void account(int rank, Activity activity, int delta);
   void begin_transfer(TaskId id);

@@ -144,7 +144,7 @@ Ran run(const Cluster& cluster, const LoweredStep& step) {
   EXPECT_THAT(out.result.stalled, IsEmpty());
   out.spans.resize(step.graph.tasks().size(), {Time::infinite(), Time::infinite()});
   for (TaskId id = 0; id < out.spans.size(); ++id) {
-    const Task& t = step.graph.task(id);
+    const TaskView t = step.graph.task(id);
     if (t.kind == TaskKind::kCompute &&
         (starts_with(t.name, "fwd") || starts_with(t.name, "bwd"))) {
       out.last_pass_end = std::max(out.last_pass_end, out.spans[id].second);
@@ -166,7 +166,7 @@ std::vector<const CollectiveCall*> calls(const TaskGraph& g, std::string_view pr
 
 int count_tasks(const TaskGraph& g, int rank, TaskKind kind, std::string_view prefix) {
   int n = 0;
-  for (const Task& t : g.tasks())
+  for (const TaskView t : g.tasks())
     n += t.rank == rank && t.kind == kind && starts_with(t.name, prefix);
   return n;
 }
@@ -179,7 +179,7 @@ double total_bytes(const std::vector<const CollectiveCall*>& cs) {
 
 Duration compute_time(const TaskGraph& g, int rank, std::string_view prefix) {
   Duration sum;
-  for (const Task& t : g.tasks()) {
+  for (const TaskView t : g.tasks()) {
     if (t.rank == rank && t.kind == TaskKind::kCompute && starts_with(t.name, prefix))
       sum += t.duration;
   }
@@ -262,7 +262,7 @@ std::pair<std::vector<TaskId>, std::vector<TaskId>> buckets_and_parts(const Task
                                                                       int rank) {
   std::vector<TaskId> buckets, parts;
   for (TaskId id = 0; id < g.tasks().size(); ++id) {
-    const Task& t = g.task(id);
+    const TaskView t = g.task(id);
     if (t.rank != rank) continue;
     if (t.kind == TaskKind::kCollective && starts_with(t.name, "grad bucket"))
       buckets.push_back(id);
@@ -491,13 +491,13 @@ TEST(LoweringTensorParallel, OverlappedCollectivesRunAlongsideThePass) {
   const TaskGraph& g = overlapped.graph;
   int seen = 0;
   for (TaskId id = 0; id < g.tasks().size(); ++id) {
-    const Task& t = g.task(id);
+    const TaskView t = g.task(id);
     if (t.kind != TaskKind::kCollective || !starts_with(t.name, "tp ")) continue;
     ++seen;
     EXPECT_EQ(g.streams()[t.stream], "tp_overlap") << t.name;
-    const std::string pass = (starts_with(t.name, "tp fwd") ? "fwd" : "bwd") + t.name.substr(6);
+    const std::string pass = (starts_with(t.name, "tp fwd") ? "fwd" : "bwd") + std::string(t.name.substr(6));
     for (TaskId other = 0; other < g.tasks().size(); ++other) {
-      const Task& p = g.task(other);
+      const TaskView p = g.task(other);
       if (p.rank != t.rank || p.kind != TaskKind::kCompute || p.name != pass) continue;
       for (TaskId d : p.deps) {
         EXPECT_NE(std::find(t.deps.begin(), t.deps.end(), d), t.deps.end()) << t.name;
@@ -508,7 +508,7 @@ TEST(LoweringTensorParallel, OverlappedCollectivesRunAlongsideThePass) {
   EXPECT_GT(seen, 0);
   // Every pipeline send waits for the pass's collective as well as its kernels.
   for (TaskId id = 0; id < g.tasks().size(); ++id) {
-    const Task& t = g.task(id);
+    const TaskView t = g.task(id);
     if (t.kind != TaskKind::kSend) continue;
     bool waits_for_tp = false;
     for (TaskId d : t.deps) waits_for_tp |= starts_with(g.task(d).name, "tp ");
@@ -536,7 +536,7 @@ TEST(LoweringTensorParallel, OverlappedCollectiveHoldsTheNextPass) {
   const TaskGraph& g = step.graph;
   std::vector<TaskId> passes, tps;  // rank 0, in emission order
   for (TaskId id = 0; id < g.tasks().size(); ++id) {
-    const Task& t = g.task(id);
+    const TaskView t = g.task(id);
     if (t.rank != 0) continue;
     if (t.kind == TaskKind::kCompute && (starts_with(t.name, "fwd ") || starts_with(t.name, "bwd ")) &&
         t.name.find(" part ") == std::string::npos) {
@@ -738,9 +738,9 @@ TEST(LoweringShardedClassifier, WorldCollectivesPerMicroBatch) {
 // Pipelines.
 
 // The chunk a pipeline task names ("send act mb3.c1" -> 1; no ".c" -> 0).
-int chunk_of(const std::string& name) {
+int chunk_of(std::string_view name) {
   const size_t at = name.find(".c");
-  return at == std::string::npos ? 0 : std::stoi(name.substr(at + 2));
+  return at == std::string_view::npos ? 0 : std::stoi(std::string(name.substr(at + 2)));
 }
 
 class LoweringPipeline : public ::testing::TestWithParam<PipelineSchedule> {};
@@ -761,7 +761,7 @@ TEST_P(LoweringPipeline, EachBoundaryCarriesMForwardAndMBackwardMessages) {
   // peer must be the neighbouring virtual stage of the same replica.
   std::map<std::tuple<int, int, bool>, int> sends;
   int recvs = 0;
-  for (const Task& t : step.graph.tasks()) {
+  for (const TaskView t : step.graph.tasks()) {
     if (t.kind == TaskKind::kRecv) ++recvs;
     if (t.kind != TaskKind::kSend) continue;
     const RankRole& from = step.roles[t.rank];

@@ -2,6 +2,7 @@
 // custom devices, regions, task replication, overrides and the collective sweep's graph.
 #include "scenarios/loader.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -358,7 +359,7 @@ TEST(ScenarioLoader, SweepGraphShape) {
   EXPECT_EQ(g.collectives()[0].members, (std::vector<int>{0, 2, 4, 6}));
   // Each call has one task per member, all on "comm", and each rank's calls are in order.
   std::vector<std::vector<uint32_t>> per_rank(8);
-  for (const Task& t : g.tasks()) {
+  for (const TaskView t : g.tasks()) {
     EXPECT_EQ(t.kind, TaskKind::kCollective);
     EXPECT_EQ(g.streams()[t.stream], "comm");
     EXPECT_EQ(t.name, g.collectives()[t.collective].label);
@@ -421,7 +422,7 @@ TEST(ScenarioLoader, TaskGraphReplicationAndDeps) {
   ASSERT_EQ(g.tasks().size(), 8u + 8 + 8 + 4 + 1 + 1 + 2 + 1 + 1 + 8 + 8);
   // fwd copies 0..7, bwd copies 8..15: bwd on rank r depends on fwd on rank r.
   for (TaskId i = 8; i < 16; ++i) {
-    const Task& t = g.task(i);
+    const TaskView t = g.task(i);
     EXPECT_EQ(t.name, "bwd");
     EXPECT_EQ(t.rank, static_cast<int>(i - 8));
     ASSERT_EQ(t.deps.size(), 1u);
@@ -453,7 +454,7 @@ TEST(ScenarioLoader, TaskGraphReplicationAndDeps) {
   EXPECT_EQ(g.task(send).bytes, MiB(64));
   for (TaskId w : {TaskId{30}, TaskId{31}}) {
     EXPECT_EQ(g.task(w).name, "wait");
-    EXPECT_EQ(g.task(w).deps, (std::vector<TaskId>{send}));
+    EXPECT_THAT(g.task(w).deps, testing::ElementsAre(send));
   }
   // Streams: compute and d2d memcpy default to "compute", the rest to "comm".
   auto stream_of = [&](TaskId i) { return g.streams()[g.task(i).stream]; };
