@@ -2,6 +2,9 @@
 #include "sim/task_graph.h"
 
 #include <algorithm>
+#include <limits>
+#include <stdexcept>
+#include <string>
 #include <tuple>
 
 namespace dtsim {
@@ -46,6 +49,11 @@ uint16_t TaskGraph::stream(std::string_view name) {
 }
 
 TaskId TaskGraph::add(const Task& task) {
+  constexpr size_t kMaxId = std::numeric_limits<uint32_t>::max();
+  if (records_.size() >= kMaxId || deps_.size() + task.deps.size() >= kMaxId) {
+    throw std::length_error("a TaskGraph holds at most " + std::to_string(kMaxId) +
+                            " tasks and as many dependencies");
+  }
   Record r;
   r.duration = task.duration;
   r.has_flops = task.flops.has_value();

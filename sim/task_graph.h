@@ -2,8 +2,8 @@
 // dependencies and stream assignment. Both the simulator and the real executor run it.
 #pragma once
 
-#include <cstdint>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -82,13 +82,12 @@ struct TaskView {
 // A training step holds millions of tasks, so the graph keeps them compact: fixed-size
 // records, every name in one character array and every dependency list in one id array.
 class TaskGraph {
-  struct Record;
-
  public:
   // Returns the stream's index, adding it if new.
   uint16_t stream(std::string_view name);
   const std::vector<std::string>& streams() const { return streams_; }
 
+  // Throws std::length_error past 2^32 - 1 tasks or dependencies (ids are 32-bit).
   TaskId add(const Task& task);
   uint32_t add_collective(CollectiveCall call);
   // Adds the call and one task per member on `stream`, named after its label, with no
