@@ -54,19 +54,12 @@ TaskId TaskGraph::add(const Task& task) {
     throw std::length_error("a TaskGraph holds at most " + std::to_string(kMaxId) +
                             " tasks and as many dependencies");
   }
+  if (task.flops && task.flops->count() < 0) {
+    throw std::invalid_argument("task \"" + task.name + "\": FLOPs cannot be negative");
+  }
   Record r;
-  r.duration = task.duration;
-  r.has_flops = task.flops.has_value();
+  r.fields = task;
   if (task.flops) r.flops = *task.flops;
-  r.bytes = task.bytes;
-  r.rank = task.rank;
-  r.peer = task.peer;
-  r.collective = task.collective;
-  r.tag = task.tag;
-  r.stream = task.stream;
-  r.kind = task.kind;
-  r.dtype = task.dtype;
-  r.memcpy_kind = task.memcpy_kind;
   // A collective's member tasks follow one another under one name: store it once.
   const Record* prev = records_.empty() ? nullptr : &records_.back();
   if (prev != nullptr && std::string_view(names_).substr(prev->name_first, prev->name_size) ==

@@ -38,43 +38,38 @@ struct CollectiveCall {
   bool analytical = false;
 };
 
-struct Task {
-  TaskKind kind = TaskKind::kCompute;
-  int rank = 0;
-  uint16_t stream = 0;  // index into TaskGraph::streams()
-  std::string name;
-  std::vector<TaskId> deps;
-  // compute: a fixed duration, or FLOPs at the device's peak for `dtype`.
+// What a task is, apart from its name, dependencies and FLOPs: the part that Task (what
+// callers add), the graph's compact record and TaskView (what it gives back) share.
+struct TaskFields {
+  // compute: a fixed duration (or see Task::flops).
   Duration duration;
-  std::optional<Flops> flops;
-  DType dtype = DType::kFp32;
-  // collective
-  uint32_t collective = 0;
-  // send, recv (peer = the other rank; matched by (sender, receiver, tag) in order),
-  // memcpy (peer for kPeer), alloc, free
-  int peer = -1;
-  uint32_t tag = 0;
+  // send, recv, memcpy, alloc, free
   Bytes bytes;
+  int rank = 0;
+  // send, recv (peer = the other rank; matched by (sender, receiver, tag) in order),
+  // memcpy (peer for kPeer)
+  int peer = -1;
+  uint32_t collective = 0;  // collective: index into TaskGraph::collectives()
+  uint32_t tag = 0;
+  uint16_t stream = 0;  // index into TaskGraph::streams()
+  TaskKind kind = TaskKind::kCompute;
+  DType dtype = DType::kFp32;  // compute priced by FLOPs: at the device's peak for it
   MemcpyKind memcpy_kind = MemcpyKind::kHostToDevice;
 };
 
-// A task as the graph holds it, read back: Task's fields, with the name and the
-// dependencies viewing the graph's storage (valid while the graph lives and is not added
-// to).
-struct TaskView {
-  TaskKind kind = TaskKind::kCompute;
-  int rank = 0;
-  uint16_t stream = 0;
+struct Task : TaskFields {
+  std::string name;
+  std::vector<TaskId> deps;
+  // compute: FLOPs at the device's peak for `dtype`, in place of `duration`.
+  std::optional<Flops> flops;
+};
+
+// A task as the graph holds it, read back: the name and the dependencies view the graph's
+// storage (valid while the graph lives and is not added to).
+struct TaskView : TaskFields {
   std::string_view name;
   std::span<const TaskId> deps;
-  Duration duration;
   std::optional<Flops> flops;
-  DType dtype = DType::kFp32;
-  uint32_t collective = 0;
-  int peer = -1;
-  uint32_t tag = 0;
-  Bytes bytes;
-  MemcpyKind memcpy_kind = MemcpyKind::kHostToDevice;
 };
 
 // Tasks on one (rank, stream) run one at a time in the order they were added, like CUDA
@@ -87,7 +82,8 @@ class TaskGraph {
   uint16_t stream(std::string_view name);
   const std::vector<std::string>& streams() const { return streams_; }
 
-  // Throws std::length_error past 2^32 - 1 tasks or dependencies (ids are 32-bit).
+  // Throws std::length_error past 2^32 - 1 tasks or dependencies (ids are 32-bit), and
+  // std::invalid_argument for negative FLOPs.
   TaskId add(const Task& task);
   uint32_t add_collective(CollectiveCall call);
   // Adds the call and one task per member on `stream`, named after its label, with no
@@ -138,22 +134,13 @@ class TaskGraph {
  private:
   // 64 bytes per task, against 128 and two heap blocks for a Task.
   struct Record {
-    Duration duration;
-    Flops flops;
-    Bytes bytes;
+    TaskFields fields;
+    Flops flops{-1};  // negative: none (FLOPs are never negative)
     uint64_t name_first = 0;  // into names_
     uint32_t name_size = 0;
     uint32_t deps_first = 0;  // into deps_; the list ends where the next task's begins
-    int rank = 0;
-    int peer = -1;
-    uint32_t collective = 0;
-    uint32_t tag = 0;
-    uint16_t stream = 0;
-    TaskKind kind = TaskKind::kCompute;
-    DType dtype = DType::kFp32;
-    MemcpyKind memcpy_kind = MemcpyKind::kHostToDevice;
-    bool has_flops = false;
   };
+  static_assert(sizeof(Record) == 64);
 
   std::vector<std::string> streams_;
   std::vector<Record> records_;
@@ -168,19 +155,10 @@ inline TaskView TaskGraph::task(TaskId id) const {
   const uint32_t deps_end =
       id + 1 < records_.size() ? records_[id + 1].deps_first : static_cast<uint32_t>(deps_.size());
   TaskView v;
-  v.kind = r.kind;
-  v.rank = r.rank;
-  v.stream = r.stream;
+  static_cast<TaskFields&>(v) = r.fields;
   v.name = std::string_view(names_).substr(r.name_first, r.name_size);
   v.deps = std::span<const TaskId>(deps_.data() + r.deps_first, deps_end - r.deps_first);
-  v.duration = r.duration;
-  if (r.has_flops) v.flops = r.flops;
-  v.dtype = r.dtype;
-  v.collective = r.collective;
-  v.peer = r.peer;
-  v.tag = r.tag;
-  v.bytes = r.bytes;
-  v.memcpy_kind = r.memcpy_kind;
+  if (r.flops.count() >= 0) v.flops = r.flops;
   return v;
 }
 

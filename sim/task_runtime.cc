@@ -30,9 +30,14 @@ TaskRuntime::TaskRuntime(Simulation& sim, const TaskGraph& graph)
   std::vector<uint32_t> fill(dependents_first_.begin(), dependents_first_.end() - 1);
   for (TaskId id = 0; id < graph.tasks().size(); ++id) {
     const TaskView t = graph.task(id);
-    state_[id].deps_left = static_cast<uint32_t>(t.deps.size());
+    TaskState& st = state_[id];
+    st.deps_left = static_cast<uint32_t>(t.deps.size());
+    st.stream = stream_index(t);
+    st.rank = t.rank;
+    st.kind = t.kind;
+    st.activity = activity_of(t);
     for (TaskId d : t.deps) dependents_[fill[d]++] = id;
-    stream_of(t).queue.push_back(id);
+    streams_[st.stream].queue.push_back(id);
   }
   for (int r = 0; r < sim.cluster().num_ranks(); ++r) {
     ranks_[r].stats.memory_capacity = sim.cluster().devices[r].spec->memory_capacity;
@@ -102,10 +107,9 @@ void TaskRuntime::account(int rank, Activity activity, int delta) {
 }
 
 void TaskRuntime::try_issue(TaskId id) {
-  // The small state first: most calls stop there, before touching the task itself.
-  if (state_[id].started || state_[id].deps_left > 0) return;
-  const TaskView t = graph_.task(id);
-  Stream& s = stream_of(t);
+  const TaskState& st = state_[id];
+  if (st.started || st.deps_left > 0) return;
+  Stream& s = streams_[st.stream];
   if (s.busy) return;
   if (s.head >= s.queue.size() || s.queue[s.head] != id) return;
   s.busy = true;
@@ -119,7 +123,7 @@ void TaskRuntime::issue(TaskId id) {
   const bool p2p = t.kind == TaskKind::kSend || t.kind == TaskKind::kRecv;
   account(t.rank,
           p2p ? Activity::kWaitingP2p
-              : t.kind == TaskKind::kCollective ? Activity::kWaiting : activity_of(t),
+              : t.kind == TaskKind::kCollective ? Activity::kWaiting : state_[id].activity,
           +1);
   const ClusterDevice& dev = sim_.cluster().devices[t.rank];
   switch (t.kind) {
@@ -200,20 +204,21 @@ void TaskRuntime::finish_later(TaskId id) {
 }
 
 void TaskRuntime::finish(TaskId id) {
-  const TaskView t = graph_.task(id);
   TaskState& st = state_[id];
   st.done = true;
   ++finished_;
-  account(t.rank, activity_of(t), -1);
-  if (t.kind == TaskKind::kCollective || t.kind == TaskKind::kSend || t.kind == TaskKind::kRecv) {
-    nccl_change(t.rank, -1);
+  account(st.rank, st.activity, -1);
+  if (st.kind == TaskKind::kCollective || st.kind == TaskKind::kSend ||
+      st.kind == TaskKind::kRecv) {
+    nccl_change(st.rank, -1);
   }
-  ++ranks_[t.rank].stats.tasks;
+  ++ranks_[st.rank].stats.tasks;
   if (!sim_.observers_.empty()) {
+    const TaskView t = graph_.task(id);
     sim_.observers_.task(TaskRecord{id, t.rank, graph_.streams()[t.stream], t.name, t.kind,
                                     st.start, sim_.engine_.now()});
   }
-  Stream& s = stream_of(t);
+  Stream& s = streams_[st.stream];
   s.busy = false;
   ++s.head;
   for (uint32_t i = dependents_first_[id]; i < dependents_first_[id + 1]; ++i) {
