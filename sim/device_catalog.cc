@@ -55,6 +55,7 @@ struct Peaks {
 //          call, hwLat 3.4 us per NVLink step, 5.7 us per PCIe step, 9.6 us per network
 //          step. collective_base_latency, intra_node_step_latency (NVLink or PCIe, as the
 //          device has) and network_step_latency on every GPU.
+
 // [NCCLT]'s latencies, for every GPU.
 constexpr Duration kNcclBase = Duration::ns(8400);
 constexpr Duration kNcclNvlinkStep = Duration::ns(3400);

@@ -69,8 +69,9 @@ Duration protocol_latency(CollectiveOp op, CollectiveAlgorithm algorithm,
 // double binary tree (up to 4 chunks per rank per step) from looking 4x faster than a ring.
 // A tree charges every step at the full-pipeline rate (an upper bound on its fill and
 // drain steps); a chain (ring broadcast/reduce) costs the first chunk's trip over every hop
-// plus c-1 chunks through its slowest hop. ab.protocol adds protocol_latency. Throws std::invalid_argument like
-// plan_collective, and when a level the group uses has a bandwidth that is not positive.
+// plus c-1 chunks through its slowest hop; ab.protocol adds protocol_latency. Throws
+// std::invalid_argument like plan_collective, and when a level the group uses has a
+// bandwidth that is not positive.
 Duration estimate_time(CollectiveOp op, CollectiveAlgorithm algorithm, const GroupLayout& layout,
                        Bytes bytes, const CollectiveOptions& options, const AlphaBeta& ab);
 
