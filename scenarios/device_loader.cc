@@ -45,6 +45,30 @@ int read_peaks(const json& value, const std::string& pointer, Diagnostics& d, De
   return set;
 }
 
+// Reads {"LL": {...}, "LL128": {...}, "Simple": {...}} over the figures already in `table`.
+void read_protocols(const json& value, const std::string& pointer, Diagnostics& d,
+                    ProtocolTable& table) {
+  auto o = JsonObject::open(value, pointer, d);
+  if (!o) return;
+  static constexpr Range kShare{0, 1, true, true, "a fraction in [0, 1] (0: not used)"};
+  for (CollectiveProtocol p : kAllCollectiveProtocols) {
+    const std::string_view name = collective_protocol_name(p);
+    const json* v = o->get(name, Need::kOptional, "an object");
+    if (v == nullptr) continue;
+    auto po = JsonObject::open(*v, o->pointer(name), d);
+    if (!po) continue;
+    ProtocolCosts& c = table[static_cast<size_t>(p)];
+    for (auto [key, field] : {std::pair{"base", &c.base},
+                              std::pair{"intra_node_step", &c.intra_node_step},
+                              std::pair{"network_step", &c.network_step}}) {
+      if (auto x = po->duration(key, Need::kOptional)) *field = *x;
+    }
+    read_in_range(*po, "bandwidth_fraction", kShare, c.bandwidth_fraction);
+    po->report_unknown_keys();
+  }
+  o->report_unknown_keys();
+}
+
 // Reads `efficiency` over the figures already in `e` (the base device's, or the defaults).
 void read_efficiency(const json& value, const std::string& pointer, Diagnostics& d,
                      DeviceEfficiency& e) {
@@ -74,10 +98,8 @@ void read_efficiency(const json& value, const std::string& pointer, Diagnostics&
   read_in_range(*o, "nvlink_efficiency", kFraction, e.nvlink_efficiency);
   read_in_range(*o, "pcie_efficiency", kFraction, e.pcie_efficiency);
   read_in_range(*o, "speed_variation", kUnitInterval, e.speed_variation);
-  for (auto [key, field] : {std::pair{"collective_base_latency", &e.collective_base_latency},
-                            std::pair{"intra_node_step_latency", &e.intra_node_step_latency},
-                            std::pair{"network_step_latency", &e.network_step_latency}}) {
-    if (auto v = o->duration(key, Need::kOptional)) *field = *v;
+  if (const json* v = o->get("collective_protocols", Need::kOptional, "an object")) {
+    read_protocols(*v, o->pointer("collective_protocols"), d, e.collective_protocols);
   }
   o->report_unknown_keys();
 }

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "sim/collectives/protocol.h"
 #include "sim/units.h"
 
 namespace dtsim {
@@ -64,11 +65,9 @@ struct DeviceEfficiency {
   // unit's speed scales all of its compute tasks' time, memory-bound kernels included:
   // power management lowers the clocks the whole chip runs at.
   double speed_variation = 0;
-  // The collective library's own latency (see ProtocolLatency): per call, per hop inside a
-  // node and per hop that leaves it. Zero (none) unless the catalog or the scenario says.
-  Duration collective_base_latency = Duration::zero();
-  Duration intra_node_step_latency = Duration::zero();
-  Duration network_step_latency = Duration::zero();
+  // The collective library's protocols on this device (see ProtocolCosts): none unless the
+  // catalog or the scenario says, and then collectives cost their transfers alone.
+  ProtocolTable collective_protocols{};
 };
 
 struct DeviceSpec {

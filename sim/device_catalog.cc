@@ -50,17 +50,29 @@ struct Peaks {
 //          Large-Scale, Accelerator-Rich Systems", SC'22: GPUs of one SKU in five clusters
 //          (V100, RTX 5000, MI60) differ by 8% on average (22% at most) in performance,
 //          from manufacturing and power management. speed_variation 0.08 on every GPU.
-//  [NCCLT] NVIDIA/nccl, src/graph/tuning.cc (2.8-2.11, 2021-2022), the latency half of
-//          NCCL's own cost model for the Simple protocol of its ring: baseLat 8.4 us per
-//          call, hwLat 3.4 us per NVLink step, 5.7 us per PCIe step, 9.6 us per network
-//          step. collective_base_latency, intra_node_step_latency (NVLink or PCIe, as the
-//          device has) and network_step_latency on every GPU.
+//  [NCCLT] NVIDIA/nccl, src/graph/tuning.cc (2.8-2.11, 2021-2022), NCCL's own cost model of
+//          its ring: per protocol a latency per call (baseLat), one per step by kind of
+//          hop (hwLat) and a factor on the bus bandwidth. LL: 3.6 us, 0.47 us per NVLink
+//          step, 1.0 per PCIe step, 2.7 per network step, 1/4 of the bandwidth (its 8-byte
+//          lines carry 4 bytes of data and 4 of flag). LL128: 10.0, 1.9, 2.5, 4.0 us, 0.92
+//          (120 of 128 bytes), enabled only on NVLink GPUs from Volta on. Simple: 8.4, 3.4,
+//          5.7, 9.6 us, the full bandwidth. collective_protocols on every GPU; the intra-node
+//          step is NVLink's or PCIe's, as the device has.
 
-// [NCCLT]'s latencies, for every GPU.
-constexpr Duration kNcclBase = Duration::ns(8400);
-constexpr Duration kNcclNvlinkStep = Duration::ns(3400);
-constexpr Duration kNcclPcieStep = Duration::ns(5700);
-constexpr Duration kNcclNetworkStep = Duration::ns(9600);
+// [NCCLT]'s figures: LL, LL128, Simple.
+constexpr ProtocolCosts nccl(double base_us, double intra_us, double network_us,
+                             double fraction) {
+  return {Duration::ns(static_cast<int64_t>(base_us * 1000)),
+          Duration::ns(static_cast<int64_t>(intra_us * 1000)),
+          Duration::ns(static_cast<int64_t>(network_us * 1000)), fraction};
+}
+constexpr ProtocolTable kNcclNvlink{nccl(3.6, 0.47, 2.7, 0.25), nccl(10.0, 1.9, 4.0, 0.92),
+                                    nccl(8.4, 3.4, 9.6, 1.0)};
+// Pascal: no LL128.
+constexpr ProtocolTable kNcclNvlinkNoLl128{nccl(3.6, 0.47, 2.7, 0.25), ProtocolCosts{},
+                                           nccl(8.4, 3.4, 9.6, 1.0)};
+constexpr ProtocolTable kNcclPcie{nccl(3.6, 1.0, 2.7, 0.25), ProtocolCosts{},
+                                  nccl(8.4, 5.7, 9.6, 1.0)};
 
 // GEMM size dependence (tile and wave quantization, NVIDIA "Matrix Multiplication Background
 // User's Guide"): a GEMM pays a roughly fixed pipeline fill and last-wave tail of a few
@@ -86,9 +98,7 @@ constexpr DeviceEfficiency kPascalGddr5{.gemm_max = 0.8,
                                         .nvlink_efficiency = 0.8,
                                         .pcie_efficiency = 0.8,
                                         .speed_variation = 0.08,
-                                        .collective_base_latency = kNcclBase,
-                                        .intra_node_step_latency = kNcclPcieStep,
-                                        .network_step_latency = kNcclNetworkStep};
+                                        .collective_protocols = kNcclPcie};
 
 // Tesla P100 (GP100, HBM2). gemm_max: [DB]'s 8.21 TFLOPS SGEMM is 77% of the SXM2 peak or 88%
 // of the PCIe peak (DeepBench does not say which card): 0.8 for both. conv_factor: [DB]'s
@@ -107,13 +117,11 @@ constexpr DeviceEfficiency kPascalHbm2{.gemm_max = 0.8,
                                        .nvlink_efficiency = 0.8,
                                        .pcie_efficiency = 0.8,
                                        .speed_variation = 0.08,
-                                       .collective_base_latency = kNcclBase,
-                                       .intra_node_step_latency = kNcclNvlinkStep,
-                                       .network_step_latency = kNcclNetworkStep};
+                                       .collective_protocols = kNcclNvlinkNoLl128};
 constexpr DeviceEfficiency kPascalHbm2Pcie = [] {
   DeviceEfficiency e = kPascalHbm2;
   e.comm_compute_slowdown = 0.1;
-  e.intra_node_step_latency = kNcclPcieStep;
+  e.collective_protocols = kNcclPcie;
   return e;
 }();
 
@@ -132,9 +140,7 @@ constexpr DeviceEfficiency kVolta{.gemm_max = 0.7,
                                   .nvlink_efficiency = 0.8,
                                   .pcie_efficiency = 0.8,
                                   .speed_variation = 0.08,
-                                  .collective_base_latency = kNcclBase,
-                                  .intra_node_step_latency = kNcclNvlinkStep,
-                                  .network_step_latency = kNcclNetworkStep};
+                                  .collective_protocols = kNcclNvlink};
 
 // A100 SXM4. gemm_max: [MAMF] 0.87. HBM: [GI] 1310.7 / 1555 = 0.84 on the 40 GB card, taken
 // for the 80 GB card too. attention_factor: [FA2] forward and backward average ~60% of peak,
@@ -151,9 +157,7 @@ constexpr DeviceEfficiency kAmpere{.gemm_max = 0.87,
                                    .nvlink_efficiency = 0.8,
                                    .pcie_efficiency = 0.8,
                                    .speed_variation = 0.08,
-                                   .collective_base_latency = kNcclBase,
-                                   .intra_node_step_latency = kNcclNvlinkStep,
-                                   .network_step_latency = kNcclNetworkStep};
+                                   .collective_protocols = kNcclNvlink};
 
 // H100 and H200 SXM. gemm_max: [MAMF] 0.80 for both; gemm_max_fp8: [DG] 0.71. attention_factor: [FA3] forward runs
 // above the GEMM formula's 0.8 x 0.8 = 64% at head dim 128, its backward below; 0.85 as on
@@ -171,9 +175,7 @@ constexpr DeviceEfficiency kHopper{.gemm_max = 0.8,
                                    .nvlink_efficiency = 0.8,
                                    .pcie_efficiency = 0.8,
                                    .speed_variation = 0.08,
-                                   .collective_base_latency = kNcclBase,
-                                   .intra_node_step_latency = kNcclNvlinkStep,
-                                   .network_step_latency = kNcclNetworkStep};
+                                   .collective_protocols = kNcclNvlink};
 
 // Generic AVX-512 server CPU; all estimates: MKL/oneDNN SGEMM reaches ~85% of the AVX-512
 // peak on large GEMMs, after ~10 us of threading and packing (half_flops = 0.85 x 4 TFLOPS
@@ -182,7 +184,8 @@ constexpr DeviceEfficiency kHopper{.gemm_max = 0.8,
 // threads take cores from compute. Ranks on one CPU node exchange data through shared
 // memory, which the node's PCIe tree stands for: no link protocol overhead. MPI costs
 // ~1 us per call, ~0.5 us per shared-memory hop and ~5 us per hop through the NIC's
-// software stack.
+// software stack: one protocol (MPI's), at the full bandwidth.
+constexpr ProtocolTable kMpi{ProtocolCosts{}, ProtocolCosts{}, nccl(1.0, 0.5, 5.0, 1.0)};
 constexpr DeviceEfficiency kCpu{.gemm_max = 0.85,
                                 .gemm_half_flops = 3.4e7,
                                 .gemm_half_dim = 16,
@@ -193,9 +196,7 @@ constexpr DeviceEfficiency kCpu{.gemm_max = 0.85,
                                 .comm_compute_slowdown = 0.1,
                                 .nvlink_efficiency = 1.0,
                                 .pcie_efficiency = 1.0,
-                                .collective_base_latency = Duration::ns(1000),
-                                .intra_node_step_latency = Duration::ns(500),
-                                .network_step_latency = Duration::ns(5000)};
+                                .collective_protocols = kMpi};
 
 // `units` SMs (datasheets: GP102 P40 30, GP100 56, GV100 80, GA100 in A100 108, GH100 in
 // H100/H200 SXM 132) run GEMM tiles of 256 x 128, cuBLAS's largest tensor-core tile, the

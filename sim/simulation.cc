@@ -39,15 +39,33 @@ GroupLayout Simulation::layout_of(const std::vector<int>& members) const {
   return layout;
 }
 
-ProtocolLatency Simulation::protocol_latency_of(const std::vector<int>& members) const {
-  ProtocolLatency lat;
-  for (int r : members) {
-    const DeviceEfficiency& e = cluster_.devices[r].spec->efficiency;
-    lat.base = std::max(lat.base, e.collective_base_latency);
-    lat.intra_node_step = std::max(lat.intra_node_step, e.intra_node_step_latency);
-    lat.network_step = std::max(lat.network_step, e.network_step_latency);
+ProtocolTable Simulation::protocols_of(const std::vector<int>& members) const {
+  ProtocolTable table{};
+  for (size_t p = 0; p < table.size(); ++p) {
+    ProtocolCosts& t = table[p];
+    for (size_t i = 0; i < members.size(); ++i) {
+      const ProtocolCosts& c =
+          cluster_.devices[members[i]].spec->efficiency.collective_protocols[p];
+      t.base = std::max(t.base, c.base);
+      t.intra_node_step = std::max(t.intra_node_step, c.intra_node_step);
+      t.network_step = std::max(t.network_step, c.network_step);
+      t.bandwidth_fraction =
+          i == 0 ? c.bandwidth_fraction : std::min(t.bandwidth_fraction, c.bandwidth_fraction);
+    }
   }
-  return lat;
+  return table;
+}
+
+Duration Simulation::p2p_protocol_cost(int src, int dst, Bytes bytes) {
+  const std::vector<int> pair{src, dst};
+  const GroupLayout layout = layout_of(pair);
+  const AlphaBeta ab = alpha_beta(layout);
+  const Duration bandwidth = estimate_bandwidth_time(CollectiveOp::kSendRecv,
+                                                    CollectiveAlgorithm::kDirect, layout, bytes,
+                                                    {}, ab);
+  return choose_protocol(CollectiveOp::kSendRecv, CollectiveAlgorithm::kDirect, layout, bytes, {},
+                         ab.protocols, bandwidth)
+      .cost;
 }
 
 AlphaBeta Simulation::alpha_beta(const GroupLayout& layout) {
@@ -92,7 +110,7 @@ AlphaBeta Simulation::alpha_beta(const GroupLayout& layout) {
     ab.inter_region_alpha = ab.inter_node_alpha;
     ab.inter_region_bw = ab.inter_node_bw;
   }
-  ab.protocol = protocol_latency_of(m);
+  ab.protocols = protocols_of(m);
   return ab;
 }
 

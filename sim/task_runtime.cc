@@ -236,17 +236,23 @@ const TaskRuntime::PlannedCall& TaskRuntime::plan_for(const CollectiveCall& call
                         o.torus_y, o.root, call.members};
   if (auto it = plans_.find(key); it != plans_.end()) return it->second;
   const GroupLayout layout = sim_.layout_of(call.members);
+  const bool moves = call.members.size() > 1 && call.bytes.count() > 0;
+  const AlphaBeta ab = moves ? sim_.alpha_beta(layout) : AlphaBeta{};
   CollectiveAlgorithm algorithm = call.algorithm;
   if (algorithm == CollectiveAlgorithm::kAuto) {
-    algorithm = call.members.size() <= 1
-                    ? algorithms_for(call.op).front()
-                    : choose_algorithm(call.op, layout, call.bytes, o, sim_.alpha_beta(layout));
+    algorithm = call.members.size() <= 1 ? algorithms_for(call.op).front()
+                                         : choose_algorithm(call.op, layout, call.bytes, o, ab);
   }
-  PlannedCall planned{
-      std::make_shared<const CollectivePlan>(
-          plan_collective(call.op, algorithm, layout, call.bytes, o)),
-      protocol_latency(call.op, algorithm, layout, call.bytes, o,
-                       sim_.protocol_latency_of(call.members))};
+  PlannedCall planned{std::make_shared<const CollectivePlan>(
+                          plan_collective(call.op, algorithm, layout, call.bytes, o)),
+                      Duration::zero()};
+  if (moves) {
+    // The protocol is chosen on the alpha-beta estimate, as NCCL chooses on its model.
+    const Duration bandwidth =
+        estimate_bandwidth_time(call.op, algorithm, layout, call.bytes, o, ab);
+    planned.latency =
+        choose_protocol(call.op, algorithm, layout, call.bytes, o, ab.protocols, bandwidth).cost;
+  }
   return plans_.emplace(std::move(key), std::move(planned)).first->second;
 }
 
@@ -352,14 +358,13 @@ void TaskRuntime::start_p2p(TaskId send, TaskId recv) {
   const auto& devices = sim_.cluster().devices;
   const ClusterDevice& from = devices[s.rank];
   const ClusterDevice& to = devices[s.peer];
-  // The library's latency for one call of one hop; the slower device's figures.
-  const DeviceEfficiency& a = from.spec->efficiency;
-  const DeviceEfficiency& b = to.spec->efficiency;
-  const bool same_node = from.node == to.node;
-  const Duration latency =
-      std::max(a.collective_base_latency, b.collective_base_latency) +
-      (same_node ? std::max(a.intra_node_step_latency, b.intra_node_step_latency)
-                 : std::max(a.network_step_latency, b.network_step_latency));
+  // Pipelines send the same message between the same ranks hundreds of times.
+  const P2pCostKey cost_key{s.rank, s.peer, s.bytes.count()};
+  auto cost = p2p_costs_.find(cost_key);
+  if (cost == p2p_costs_.end()) {
+    cost = p2p_costs_.emplace(cost_key, sim_.p2p_protocol_cost(s.rank, s.peer, s.bytes)).first;
+  }
+  const Duration latency = cost->second;
   auto transfer = [this, send, recv, src = from.vertex, dst = to.vertex, bytes = s.bytes] {
     sim_.network_->start_group({FlowSpec{src, dst, bytes}}, 1, [this, send, recv] {
       finish(send);

@@ -107,6 +107,8 @@ class TaskRuntime {
       plans_;
   std::map<std::tuple<int, int, int64_t, std::vector<int>>, std::pair<CollectiveAlgorithm, Duration>>
       estimates_;
+  using P2pCostKey = std::tuple<int, int, int64_t>;  // sender, receiver, bytes
+  std::map<P2pCostKey, Duration> p2p_costs_;
   RunResult result_;
   size_t finished_ = 0;
 };

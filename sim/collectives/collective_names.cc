@@ -1,9 +1,10 @@
 // Names (as used in scenario files and reports) and one-line descriptions of collective
-// operations and algorithms.
+// operations, algorithms and protocols.
 #include <array>
 #include <utility>
 
 #include "sim/collectives/collective_plan.h"
+#include "sim/collectives/protocol.h"
 
 namespace dtsim {
 
@@ -85,6 +86,22 @@ std::string_view algorithm_description(CollectiveAlgorithm a) {
     if (info.algorithm == a) return info.description;
   }
   return "unknown algorithm";
+}
+
+std::string_view collective_protocol_name(CollectiveProtocol p) {
+  switch (p) {
+    case CollectiveProtocol::kLL: return "LL";
+    case CollectiveProtocol::kLL128: return "LL128";
+    case CollectiveProtocol::kSimple: return "Simple";
+  }
+  return "?";
+}
+
+std::optional<CollectiveProtocol> collective_protocol_from_name(std::string_view name) {
+  for (CollectiveProtocol p : kAllCollectiveProtocols) {
+    if (collective_protocol_name(p) == name) return p;
+  }
+  return std::nullopt;
 }
 
 }  // namespace dtsim

@@ -239,8 +239,9 @@ Duration transfer_time(CollectiveOp op, CollectiveAlgorithm algorithm, const Gro
 
 }  // namespace
 
-Duration estimate_time(CollectiveOp op, CollectiveAlgorithm algorithm, const GroupLayout& layout,
-                       Bytes bytes, const CollectiveOptions& options, const AlphaBeta& ab) {
+Duration estimate_transfer_time(CollectiveOp op, CollectiveAlgorithm algorithm,
+                                const GroupLayout& layout, Bytes bytes,
+                                const CollectiveOptions& options, const AlphaBeta& ab) {
   if (std::string error = applicability_error(op, algorithm, layout, options); !error.empty()) {
     throw std::invalid_argument(error);
   }
@@ -249,8 +250,24 @@ Duration estimate_time(CollectiveOp op, CollectiveAlgorithm algorithm, const Gro
                                 std::to_string(bytes.count()) + " bytes)");
   }
   if (layout.members.size() < 2 || bytes.count() == 0) return Duration::zero();
-  return transfer_time(op, algorithm, layout, bytes, options, ab) +
-         protocol_latency(op, algorithm, layout, bytes, options, ab.protocol);
+  return transfer_time(op, algorithm, layout, bytes, options, ab);
+}
+
+Duration estimate_bandwidth_time(CollectiveOp op, CollectiveAlgorithm algorithm,
+                                 const GroupLayout& layout, Bytes bytes,
+                                 const CollectiveOptions& options, const AlphaBeta& ab) {
+  AlphaBeta rates = ab;
+  rates.intra_node_alpha = rates.inter_node_alpha = rates.inter_region_alpha = Duration::zero();
+  return estimate_transfer_time(op, algorithm, layout, bytes, options, rates);
+}
+
+Duration estimate_time(CollectiveOp op, CollectiveAlgorithm algorithm, const GroupLayout& layout,
+                       Bytes bytes, const CollectiveOptions& options, const AlphaBeta& ab) {
+  const Duration transfer = estimate_transfer_time(op, algorithm, layout, bytes, options, ab);
+  if (transfer == Duration::zero()) return transfer;  // nothing moves
+  const Duration bandwidth = estimate_bandwidth_time(op, algorithm, layout, bytes, options, ab);
+  return transfer +
+         choose_protocol(op, algorithm, layout, bytes, options, ab.protocols, bandwidth).cost;
 }
 
 CollectiveAlgorithm choose_algorithm(CollectiveOp op, const GroupLayout& layout, Bytes bytes,

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "sim/collectives/collective_plan.h"
+#include "sim/collectives/protocol.h"
 #include "sim/units.h"
 
 namespace dtsim {
@@ -29,16 +30,6 @@ std::vector<CollectiveAlgorithm> algorithms_for(CollectiveOp op);
 std::string applicability_error(CollectiveOp op, CollectiveAlgorithm algorithm,
                                 const GroupLayout& layout, const CollectiveOptions& options);
 
-// The collective library's own latency, which the links' propagation latency leaves out
-// (NCCL's tuning model, src/graph/tuning.cc: baseLat + hwLat per step, Simple protocol):
-// a cost per call, and a cost per hop that one piece of data crosses on its way through
-// the algorithm, by kind of hop. Pipelined algorithms pay the hops once, not per chunk.
-struct ProtocolLatency {
-  Duration base;             // once per call (launch, setup)
-  Duration intra_node_step;  // a hop between two members of one node (NVLink, PCIe, shm)
-  Duration network_step;     // a hop that leaves the node (NIC, proxy thread, fabric)
-};
-
 // Per-level alpha-beta figures of the topology the group sits on, measured by the caller.
 struct AlphaBeta {
   Duration intra_node_alpha;
@@ -47,19 +38,35 @@ struct AlphaBeta {
   Bandwidth inter_node_bw;
   Duration inter_region_alpha;
   Bandwidth inter_region_bw;
-  // Added once to every estimate (see protocol_latency).
-  ProtocolLatency protocol;
+  // The collective library's protocols; their cost is added once to every estimate (see
+  // choose_protocol). All unused by default: transfers alone.
+  ProtocolTable protocols{};
 };
 
-// The library latency of one call: `lat.base` plus the hops a piece crosses: a ring's p-1
-// (2(p-1) for all-reduce; with members in node order, nodes-1 of them network hops), a
-// tree's deepest leaf-to-root path (there and back for all-reduce), halving/doubling's
-// log2 p partners (twice for all-reduce), a two-level algorithm's intra and inter rings
-// (twice each for all-reduce), one hop of the slowest kind for direct. Zero for a group of
-// one or zero bytes. The layout must be valid for `algorithm` (see applicability_error).
+// The latency part of a protocol for one call: `base` plus the steps of the hops one piece
+// crosses: a ring's p-1 (2(p-1) for all-reduce; with members in node order, nodes-1 of them
+// network hops), a tree's deepest leaf-to-root path (there and back for all-reduce),
+// halving/doubling's log2 p partners (twice for all-reduce), a two-level algorithm's intra
+// and inter rings (twice each for all-reduce), one hop of the slowest kind for direct.
+// Pipelined algorithms pay the hops once, not per chunk. Zero for a group of one or zero
+// bytes. The layout must be valid for `algorithm` (see applicability_error).
 Duration protocol_latency(CollectiveOp op, CollectiveAlgorithm algorithm,
                           const GroupLayout& layout, Bytes bytes,
-                          const CollectiveOptions& options, const ProtocolLatency& lat);
+                          const CollectiveOptions& options, const ProtocolCosts& costs);
+
+// The protocol a call uses and what it adds to its transfers: of the protocols in use, the
+// least protocol_latency + bandwidth_time x (1 / bandwidth_fraction - 1), where
+// bandwidth_time is the time its bytes take at the links' full rate (estimate_bandwidth_time),
+// as NCCL picks. Small calls take the low-latency protocols, large ones the full-bandwidth
+// one. No protocol in use: Simple, nothing added.
+struct ProtocolChoice {
+  CollectiveProtocol protocol = CollectiveProtocol::kSimple;
+  Duration cost = Duration::zero();
+};
+ProtocolChoice choose_protocol(CollectiveOp op, CollectiveAlgorithm algorithm,
+                               const GroupLayout& layout, Bytes bytes,
+                               const CollectiveOptions& options, const ProtocolTable& protocols,
+                               Duration bandwidth_time);
 
 // Closed-form (uncontended alpha-beta) time of a plan shape; used by auto and by tests.
 // A transfer between members of one node uses the intra-node figures, of one region the
@@ -69,11 +76,20 @@ Duration protocol_latency(CollectiveOp op, CollectiveAlgorithm algorithm,
 // double binary tree (up to 4 chunks per rank per step) from looking 4x faster than a ring.
 // A tree charges every step at the full-pipeline rate (an upper bound on its fill and
 // drain steps); a chain (ring broadcast/reduce) costs the first chunk's trip over every hop
-// plus c-1 chunks through its slowest hop; ab.protocol adds protocol_latency. Throws
+// plus c-1 chunks through its slowest hop; ab.protocols add choose_protocol's cost. Throws
 // std::invalid_argument like plan_collective, and when a level the group uses has a
 // bandwidth that is not positive.
 Duration estimate_time(CollectiveOp op, CollectiveAlgorithm algorithm, const GroupLayout& layout,
                        Bytes bytes, const CollectiveOptions& options, const AlphaBeta& ab);
+
+// estimate_time without the protocols' cost: the transfers alone; and their bandwidth part
+// alone (every alpha zero).
+Duration estimate_transfer_time(CollectiveOp op, CollectiveAlgorithm algorithm,
+                                const GroupLayout& layout, Bytes bytes,
+                                const CollectiveOptions& options, const AlphaBeta& ab);
+Duration estimate_bandwidth_time(CollectiveOp op, CollectiveAlgorithm algorithm,
+                                 const GroupLayout& layout, Bytes bytes,
+                                 const CollectiveOptions& options, const AlphaBeta& ab);
 
 // kAuto resolves to the applicable algorithm with the smallest estimate_time (ties: the
 // order of algorithms_for). Throws std::invalid_argument when none applies.

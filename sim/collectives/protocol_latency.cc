@@ -1,6 +1,9 @@
-// The collective library's own latency per call: a launch cost plus a cost for every hop
-// that one piece of data crosses on its way through the algorithm (NCCL's tuning model).
+// The collective library's cost per call, protocol by protocol (NCCL's tuning model): a
+// launch cost, a cost for every hop one piece of data crosses, and the protocol's share of
+// the links' rate; and the choice of the cheapest protocol.
 #include <algorithm>
+#include <cmath>
+#include <optional>
 #include <vector>
 
 #include "sim/collectives/plan_util.h"
@@ -12,7 +15,7 @@ namespace {
 
 using namespace collective_detail;
 
-Duration hop(const GroupLayout& l, int i, int j, const ProtocolLatency& lat) {
+Duration hop(const GroupLayout& l, int i, int j, const ProtocolCosts& lat) {
   const auto a = static_cast<size_t>(i);
   const auto b = static_cast<size_t>(j);
   const bool same_node = l.region_of[a] == l.region_of[b] && l.node_of[a] == l.node_of[b];
@@ -20,7 +23,7 @@ Duration hop(const GroupLayout& l, int i, int j, const ProtocolLatency& lat) {
 }
 
 // The hops of a chain of member indices, in order.
-Duration chain(const GroupLayout& l, const std::vector<int>& order, const ProtocolLatency& lat) {
+Duration chain(const GroupLayout& l, const std::vector<int>& order, const ProtocolCosts& lat) {
   Duration sum = Duration::zero();
   for (size_t k = 1; k < order.size(); ++k) sum += hop(l, order[k - 1], order[k], lat);
   return sum;
@@ -30,7 +33,7 @@ Duration chain(const GroupLayout& l, const std::vector<int>& order, const Protoc
 // number of pieces; with the members in node order that is NCCL's (p - nodes) NVLink steps
 // and nodes - 1 network steps.
 Duration ring(CollectiveOp op, const GroupLayout& l, const CollectiveOptions& o,
-              const ProtocolLatency& lat) {
+              const ProtocolCosts& lat) {
   const int p = static_cast<int>(l.members.size());
   std::vector<int> order(static_cast<size_t>(p));
   const bool rooted = op == CollectiveOp::kBroadcast || op == CollectiveOp::kReduce;
@@ -41,7 +44,7 @@ Duration ring(CollectiveOp op, const GroupLayout& l, const CollectiveOptions& o,
 
 // A tree: the deepest leaf's way to the root (up and down again for all-reduce).
 Duration tree(CollectiveOp op, const GroupLayout& l, const CollectiveOptions& o,
-              const ProtocolLatency& lat) {
+              const ProtocolCosts& lat) {
   const int p = static_cast<int>(l.members.size());
   const BinaryTree t = trees_for(op, p, o.root).front();
   Duration deepest = Duration::zero();
@@ -54,7 +57,7 @@ Duration tree(CollectiveOp op, const GroupLayout& l, const CollectiveOptions& o,
   return op == CollectiveOp::kAllReduce ? deepest + deepest : deepest;
 }
 
-Duration halving_doubling(CollectiveOp op, const GroupLayout& l, const ProtocolLatency& lat) {
+Duration halving_doubling(CollectiveOp op, const GroupLayout& l, const ProtocolCosts& lat) {
   const int p = static_cast<int>(l.members.size());
   Duration once = Duration::zero();
   for (int d = 1; d < p; d *= 2) once += hop(l, 0, d, lat);
@@ -63,13 +66,13 @@ Duration halving_doubling(CollectiveOp op, const GroupLayout& l, const ProtocolL
 
 // Intra-group ring, inter-group ring (twice each for all-reduce).
 Duration two_level(CollectiveOp op, const GroupLayout& l, const TwoLevelRings& rings,
-                   const ProtocolLatency& lat) {
+                   const ProtocolCosts& lat) {
   const Duration once = chain(l, rings.intra.front(), lat) + chain(l, rings.inter.front(), lat);
   return op == CollectiveOp::kAllReduce ? once + once : once;
 }
 
 // One step: the slowest kind of hop it uses.
-Duration direct(CollectiveOp op, const GroupLayout& l, const ProtocolLatency& lat) {
+Duration direct(CollectiveOp op, const GroupLayout& l, const ProtocolCosts& lat) {
   const int p = static_cast<int>(l.members.size());
   Duration worst = Duration::zero();
   if (op == CollectiveOp::kSendRecv) {
@@ -84,7 +87,7 @@ Duration direct(CollectiveOp op, const GroupLayout& l, const ProtocolLatency& la
 
 Duration protocol_latency(CollectiveOp op, CollectiveAlgorithm algorithm,
                           const GroupLayout& layout, Bytes bytes,
-                          const CollectiveOptions& options, const ProtocolLatency& lat) {
+                          const CollectiveOptions& options, const ProtocolCosts& lat) {
   if (layout.members.size() < 2 || bytes.count() <= 0) return Duration::zero();
   Duration hops = Duration::zero();
   switch (algorithm) {
@@ -113,6 +116,23 @@ Duration protocol_latency(CollectiveOp op, CollectiveAlgorithm algorithm,
       break;
   }
   return lat.base + hops;
+}
+
+ProtocolChoice choose_protocol(CollectiveOp op, CollectiveAlgorithm algorithm,
+                               const GroupLayout& layout, Bytes bytes,
+                               const CollectiveOptions& options, const ProtocolTable& protocols,
+                               Duration bandwidth_time) {
+  std::optional<ProtocolChoice> best;
+  for (CollectiveProtocol p : kAllCollectiveProtocols) {
+    const ProtocolCosts& c = costs_of(protocols, p);
+    if (!(c.bandwidth_fraction > 0)) continue;
+    // The protocol's data moves at bandwidth_fraction of the links' rate.
+    const Duration slower = Duration::ns(static_cast<int64_t>(std::llround(
+        static_cast<double>(bandwidth_time.count_ns()) * (1 / c.bandwidth_fraction - 1))));
+    const Duration cost = protocol_latency(op, algorithm, layout, bytes, options, c) + slower;
+    if (!best || cost < best->cost) best = ProtocolChoice{p, cost};
+  }
+  return best.value_or(ProtocolChoice{});
 }
 
 }  // namespace dtsim

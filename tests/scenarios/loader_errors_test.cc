@@ -225,14 +225,19 @@ TEST(ScenarioErrors, CustomDeviceEfficiencyOutOfRange) {
 
 TEST(ScenarioErrors, CustomDeviceEfficiencyWrongTypesAndKeys) {
   auto e = errors_of(doc(device_with_efficiency(R"({"gemm_max": "0.8", "kernel_launch": "-1us",
-      "gemm_half_flops": 1e9, "gemm_mx": 0.8, "network_step_latency": "-2us",
-      "collective_base_latency": 5})"),
+      "gemm_half_flops": 1e9, "gemm_mx": 0.8,
+      "collective_protocols": {"Simple": {"network_step": "-2us", "base": 5, "bandwidth_fraction": 1.5},
+                               "LL129": {}}})"),
                          kSweep));
   const std::string at = "/cluster/devices/0/efficiency/";
   EXPECT_TRUE(has_error(e, at + "gemm_max", "expected a fraction in (0, 1], got string \"0.8\""));
   EXPECT_TRUE(has_error(e, at + "kernel_launch", "non-negative"));
-  EXPECT_TRUE(has_error(e, at + "network_step_latency", "non-negative"));
-  EXPECT_TRUE(has_error(e, at + "collective_base_latency", "expected a duration such as"));
+  const std::string simple = at + "collective_protocols/Simple/";
+  EXPECT_TRUE(has_error(e, simple + "network_step", "non-negative"));
+  EXPECT_TRUE(has_error(e, simple + "base", "expected a duration such as"));
+  EXPECT_TRUE(has_error(e, simple + "bandwidth_fraction", "expected a fraction in [0, 1]"));
+  EXPECT_TRUE(has_error(e, at + "collective_protocols/LL129",
+                        "unknown key \"LL129\" (did you mean \"LL128\"?)"));
   EXPECT_TRUE(has_error(e, at + "gemm_half_flops", "expected a FLOP count such as"));
   EXPECT_TRUE(
       has_error(e, at + "gemm_mx", "unknown key \"gemm_mx\" (did you mean \"gemm_max\"?)"));

@@ -232,8 +232,9 @@ TEST(ScenarioLoader, CustomDeviceEfficiencyOverridesTheBase) {
                       "attention_factor": 0.6, "conv_factor": 1, "memory_bandwidth_fraction": 0.9,
                       "kernel_launch": "3us", "comm_compute_slowdown": 0,
                       "nvlink_efficiency": 0.9, "pcie_efficiency": 0.7, "speed_variation": 0.1,
-                      "collective_base_latency": "2us", "intra_node_step_latency": "1us",
-                      "network_step_latency": "4us"}},
+                      "collective_protocols": {"Simple": {"base": "2us", "intra_node_step": "1us",
+                                                          "network_step": "4us"},
+                                               "LL128": {"bandwidth_fraction": 0}}}},
       {"name": "H100-launch", "base": "H100", "efficiency": {"kernel_launch": "8us"}},
       {"name": "Accel", "peak": {"fp32": "2TFLOPS"}, "memory": "64GiB",
        "memory_bandwidth": "400GB/s", "pcie_bandwidth": "32GB/s"}],
@@ -251,9 +252,18 @@ TEST(ScenarioLoader, CustomDeviceEfficiencyOverridesTheBase) {
   EXPECT_DOUBLE_EQ(tuned.nvlink_efficiency, 0.9);
   EXPECT_DOUBLE_EQ(tuned.pcie_efficiency, 0.7);
   EXPECT_DOUBLE_EQ(tuned.speed_variation, 0.1);
-  EXPECT_EQ(tuned.collective_base_latency, Duration::us(2));
-  EXPECT_EQ(tuned.intra_node_step_latency, Duration::us(1));
-  EXPECT_EQ(tuned.network_step_latency, Duration::us(4));
+  const ProtocolCosts& simple = costs_of(tuned.collective_protocols, CollectiveProtocol::kSimple);
+  EXPECT_EQ(simple.base, Duration::us(2));
+  EXPECT_EQ(simple.intra_node_step, Duration::us(1));
+  EXPECT_EQ(simple.network_step, Duration::us(4));
+  // Keys not given keep the base's figures; LL128 is turned off.
+  const ProtocolTable& h100_protocols = find_builtin_device("H100")->efficiency.collective_protocols;
+  EXPECT_DOUBLE_EQ(simple.bandwidth_fraction,
+                   costs_of(h100_protocols, CollectiveProtocol::kSimple).bandwidth_fraction);
+  EXPECT_EQ(costs_of(tuned.collective_protocols, CollectiveProtocol::kLL).base,
+            costs_of(h100_protocols, CollectiveProtocol::kLL).base);
+  EXPECT_DOUBLE_EQ(costs_of(tuned.collective_protocols, CollectiveProtocol::kLL128).bandwidth_fraction,
+                   0);
   // Keys not given keep the base's figures.
   const DeviceEfficiency& h100 = find_builtin_device("H100")->efficiency;
   const DeviceEfficiency& launch = s.cluster.owned_specs[1]->efficiency;
@@ -263,13 +273,14 @@ TEST(ScenarioLoader, CustomDeviceEfficiencyOverridesTheBase) {
   EXPECT_DOUBLE_EQ(launch.memory_bandwidth_fraction, h100.memory_bandwidth_fraction);
   EXPECT_DOUBLE_EQ(launch.comm_compute_slowdown, h100.comm_compute_slowdown);
   EXPECT_DOUBLE_EQ(launch.nvlink_efficiency, h100.nvlink_efficiency);
-  EXPECT_EQ(launch.network_step_latency, h100.network_step_latency);
+  EXPECT_EQ(costs_of(launch.collective_protocols, CollectiveProtocol::kSimple).network_step,
+            costs_of(h100.collective_protocols, CollectiveProtocol::kSimple).network_step);
   // Without a base, the defaults.
   const DeviceEfficiency defaults;
   const DeviceEfficiency& accel = s.cluster.owned_specs[2]->efficiency;
   EXPECT_DOUBLE_EQ(accel.gemm_max, defaults.gemm_max);
   EXPECT_EQ(accel.kernel_launch, defaults.kernel_launch);
-  EXPECT_EQ(accel.collective_base_latency, Duration::zero());
+  for (const ProtocolCosts& c : accel.collective_protocols) EXPECT_EQ(c.bandwidth_fraction, 0);
 }
 
 TEST(ScenarioLoader, RegionsAndWan) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sim/collectives/planner.h"
+#include "tests/sim/alpha_beta_figures.h"
 
 namespace dtsim {
 namespace {
@@ -31,17 +32,7 @@ GroupLayout layout_of(int regions, int nodes_per_region, int per_node) {
   return l;
 }
 
-// NVLink-class inside a node, 200 Gb/s-class between nodes, a slow WAN between regions.
-AlphaBeta cluster_figures() {
-  AlphaBeta ab;
-  ab.intra_node_alpha = Duration::us(1);
-  ab.intra_node_bw = Bandwidth::gb_per_s(200);
-  ab.inter_node_alpha = Duration::us(5);
-  ab.inter_node_bw = Bandwidth::gb_per_s(25);
-  ab.inter_region_alpha = Duration::ms(20);
-  ab.inter_region_bw = Bandwidth::gbps(10);
-  return ab;
-}
+using testing::cluster_figures;
 
 // Walks the plan under the estimate's model: a step costs, for each level its transfers
 // use, alpha + (bytes the busiest rank sends or receives at that level) / bandwidth, and

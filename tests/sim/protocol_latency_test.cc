@@ -1,8 +1,12 @@
-// The collective library's latency per call: NCCL's ring formula, the hop paths of the
-// other algorithms, its independence of the message size, and its place in estimate_time.
+// The collective library's cost per call: NCCL's ring formula, the hop paths of the other
+// algorithms, its independence of the message size, the choice of protocol by size, and
+// its place in estimate_time.
 #include <gtest/gtest.h>
 
+#include <utility>
+
 #include "sim/collectives/planner.h"
+#include "tests/sim/alpha_beta_figures.h"
 
 namespace dtsim {
 namespace {
@@ -20,8 +24,11 @@ GroupLayout nodes_of(int nodes, int per_node) {
   return l;
 }
 
-// NCCL 2.8-2.11's Simple-protocol figures (the catalog's GPUs).
-const ProtocolLatency kNccl{Duration::ns(8400), Duration::ns(3400), Duration::ns(9600)};
+// NCCL 2.8-2.11's ring figures (the catalog's NVLink GPUs): LL, LL128, Simple.
+const ProtocolCosts kLL{Duration::ns(3600), Duration::ns(470), Duration::ns(2700), 0.25};
+const ProtocolCosts kLL128{Duration::ns(10000), Duration::ns(1900), Duration::ns(4000), 0.92};
+const ProtocolCosts kNccl{Duration::ns(8400), Duration::ns(3400), Duration::ns(9600), 1.0};
+const ProtocolTable kTable{kLL, kLL128, kNccl};
 
 Duration latency(Op op, Algo a, const GroupLayout& l, CollectiveOptions o = {},
                  Bytes bytes = Bytes(1 << 20)) {
@@ -82,22 +89,62 @@ TEST(ProtocolLatency, OtherAlgorithmsCountTheirHops) {
   EXPECT_NEAR(us(latency(Op::kAllToAll, Algo::kDirect, nodes_of(1, 8))), 8.4 + 3.4, 1e-9);
 }
 
+
+TEST(ProtocolChoice, SmallCallsTakeLowLatencyProtocolsLargeOnesSimple) {
+  const GroupLayout l = nodes_of(1, 8);
+  const AlphaBeta ab = testing::cluster_figures();
+  auto choice = [&](Bytes n) {
+    const Duration transfer = estimate_bandwidth_time(Op::kAllReduce, Algo::kRing, l, n, {}, ab);
+    return std::pair{choose_protocol(Op::kAllReduce, Algo::kRing, l, n, {}, kTable, transfer),
+                     transfer};
+  };
+  // 8 bytes: LL, its latency and 3x the (tiny) bandwidth time on top (a quarter of the rate).
+  const auto [tiny, tiny_transfer] = choice(Bytes(8));
+  EXPECT_EQ(tiny.protocol, CollectiveProtocol::kLL);
+  EXPECT_NEAR(us(tiny.cost), 3.6 + 14 * 0.47 + 3 * us(tiny_transfer), 1e-3);
+  // 1 GiB: Simple, its latency alone.
+  const auto [large, large_transfer] = choice(Bytes(int64_t{1} << 30));
+  EXPECT_EQ(large.protocol, CollectiveProtocol::kSimple);
+  EXPECT_NEAR(us(large.cost), 8.4 + 14 * 3.4, 1e-9);
+  // In between, LL128 wins somewhere: the cost never exceeds Simple's latency.
+  bool saw_ll128 = false;
+  for (int64_t n = 1 << 10; n <= int64_t{1} << 30; n *= 2) {
+    const auto [c, t] = choice(Bytes(n));
+    saw_ll128 |= c.protocol == CollectiveProtocol::kLL128;
+    EXPECT_LE(c.cost, protocol_latency(Op::kAllReduce, Algo::kRing, l, Bytes(n), {}, kNccl));
+  }
+  EXPECT_TRUE(saw_ll128);
+}
+
+TEST(ProtocolChoice, OnlyProtocolsInUse) {
+  const GroupLayout l = nodes_of(1, 8);
+  ProtocolTable simple_only{};
+  simple_only[static_cast<size_t>(CollectiveProtocol::kSimple)] = kNccl;
+  const ProtocolChoice c = choose_protocol(Op::kAllReduce, Algo::kRing, l, Bytes(8), {},
+                                           simple_only, Duration::us(1));
+  EXPECT_EQ(c.protocol, CollectiveProtocol::kSimple);
+  EXPECT_NEAR(us(c.cost), 8.4 + 14 * 3.4, 1e-9);
+  // No protocol: nothing added.
+  EXPECT_EQ(choose_protocol(Op::kAllReduce, Algo::kRing, l, Bytes(8), {}, ProtocolTable{},
+                            Duration::us(1))
+                .cost,
+            Duration::zero());
+}
+
 TEST(ProtocolLatency, EstimatesIncludeIt) {
   const GroupLayout l = nodes_of(4, 8);
-  AlphaBeta ab;
-  ab.intra_node_alpha = Duration::us(1);
-  ab.intra_node_bw = Bandwidth::gb_per_s(200);
-  ab.inter_node_alpha = Duration::us(5);
-  ab.inter_node_bw = Bandwidth::gb_per_s(25);
-  ab.inter_region_alpha = Duration::us(5);
-  ab.inter_region_bw = Bandwidth::gb_per_s(25);
+  const AlphaBeta ab = testing::cluster_figures();
   AlphaBeta with = ab;
-  with.protocol = kNccl;
+  with.protocols = kTable;
   for (Algo a : {Algo::kRing, Algo::kTree, Algo::kHierarchical}) {
-    const Bytes n(64 << 20);
-    EXPECT_EQ(estimate_time(Op::kAllReduce, a, l, n, {}, with) -
-                  estimate_time(Op::kAllReduce, a, l, n, {}, ab),
-              protocol_latency(Op::kAllReduce, a, l, n, {}, kNccl));
+    for (Bytes n : {Bytes(64), Bytes(64 << 20)}) {
+      const Duration transfer = estimate_transfer_time(Op::kAllReduce, a, l, n, {}, ab);
+      const Duration bandwidth = estimate_bandwidth_time(Op::kAllReduce, a, l, n, {}, ab);
+      EXPECT_LT(bandwidth, transfer);  // the alphas are left out
+      EXPECT_EQ(estimate_time(Op::kAllReduce, a, l, n, {}, ab), transfer);
+      EXPECT_EQ(estimate_time(Op::kAllReduce, a, l, n, {}, with),
+                transfer + choose_protocol(Op::kAllReduce, a, l, n, {}, kTable, bandwidth).cost);
+    }
   }
 }
 
