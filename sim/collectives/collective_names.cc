@@ -97,11 +97,4 @@ std::string_view collective_protocol_name(CollectiveProtocol p) {
   return "?";
 }
 
-std::optional<CollectiveProtocol> collective_protocol_from_name(std::string_view name) {
-  for (CollectiveProtocol p : kAllCollectiveProtocols) {
-    if (collective_protocol_name(p) == name) return p;
-  }
-  return std::nullopt;
-}
-
 }  // namespace dtsim

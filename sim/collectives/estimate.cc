@@ -264,7 +264,6 @@ Duration estimate_bandwidth_time(CollectiveOp op, CollectiveAlgorithm algorithm,
 Duration estimate_time(CollectiveOp op, CollectiveAlgorithm algorithm, const GroupLayout& layout,
                        Bytes bytes, const CollectiveOptions& options, const AlphaBeta& ab) {
   const Duration transfer = estimate_transfer_time(op, algorithm, layout, bytes, options, ab);
-  if (transfer == Duration::zero()) return transfer;  // nothing moves
   const Duration bandwidth = estimate_bandwidth_time(op, algorithm, layout, bytes, options, ab);
   return transfer +
          choose_protocol(op, algorithm, layout, bytes, options, ab.protocols, bandwidth).cost;

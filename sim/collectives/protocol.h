@@ -4,7 +4,6 @@
 
 #include <array>
 #include <cstdint>
-#include <optional>
 #include <string_view>
 
 #include "sim/units.h"
@@ -15,7 +14,6 @@ enum class CollectiveProtocol : uint8_t { kLL, kLL128, kSimple };
 inline constexpr std::array kAllCollectiveProtocols{
     CollectiveProtocol::kLL, CollectiveProtocol::kLL128, CollectiveProtocol::kSimple};
 std::string_view collective_protocol_name(CollectiveProtocol p);  // "LL", "LL128", "Simple"
-std::optional<CollectiveProtocol> collective_protocol_from_name(std::string_view name);
 
 // One protocol's costs (NCCL's tuning model: baseLat, hwLat, and the bus bandwidth factor):
 // per call, per hop that one piece of data crosses inside a node and out of it, and the
