@@ -280,18 +280,21 @@ PassEnd StepEmitter::model_parallel_comms(RankContext& rc, const ChunkCost& cc, 
 TaskId StepEmitter::zero3_pass(RankContext& rc, const ChunkCost& cc, bool forward,
                                const std::string& id, std::vector<TaskId> deps) {
   const int layers = static_cast<int>(cc.layer_fwd.size());
+  // Without prefetch the collectives queue on the compute stream behind the kernels.
+  const bool prefetch = in_.plan.overlap_param_gather;
+  const uint16_t stream = prefetch ? s_.dp : s_.compute;
   std::vector<TaskId> done;
   for (int n = 0; n < layers; ++n) {
     const int l = forward ? n : layers - 1 - n;
     const std::string layer = std::string(forward ? " fwd " : " bwd ") + id + " l" + std::to_string(l);
     std::vector<TaskId> window;
-    if (n >= 2) window.push_back(done[n - 2]);
+    if (prefetch && n >= 2) window.push_back(done[n - 2]);
     std::vector<TaskId> needs = n == 0 ? deps : std::vector<TaskId>{};
     for (const auto& t :
-         {collective(rc, GroupKind::kDp, rc.dp_group, s_.dp, CollectiveOp::kAllGather,
+         {collective(rc, GroupKind::kDp, rc.dp_group, stream, CollectiveOp::kAllGather,
                      cc.layer_dense_params[l] * pp_bytes_.weights, "zero3 gather" + layer,
                      window),
-          collective(rc, GroupKind::kExpertDp, rc.edp_group, s_.dp, CollectiveOp::kAllGather,
+          collective(rc, GroupKind::kExpertDp, rc.edp_group, stream, CollectiveOp::kAllGather,
                      cc.layer_expert_params[l] * pp_bytes_.weights,
                      "zero3 expert gather" + layer, window)}) {
       if (t) needs.push_back(*t);
@@ -299,10 +302,10 @@ TaskId StepEmitter::zero3_pass(RankContext& rc, const ChunkCost& cc, bool forwar
     done.push_back(compute(rc, (forward ? "fwd " : "bwd ") + id + " l" + std::to_string(l),
                            forward ? cc.layer_fwd[l] : cc.layer_bwd[l], needs));
     if (!forward) {
-      collective(rc, GroupKind::kDp, rc.dp_group, s_.dp, CollectiveOp::kReduceScatter,
+      collective(rc, GroupKind::kDp, rc.dp_group, stream, CollectiveOp::kReduceScatter,
                  cc.layer_dense_params[l] * pp_bytes_.gradients, "zero3 grad scatter" + layer,
                  {done.back()}, dp_algorithm(rc.dp_group));
-      collective(rc, GroupKind::kExpertDp, rc.edp_group, s_.dp, CollectiveOp::kReduceScatter,
+      collective(rc, GroupKind::kExpertDp, rc.edp_group, stream, CollectiveOp::kReduceScatter,
                  cc.layer_expert_params[l] * pp_bytes_.gradients,
                  "zero3 expert grad scatter" + layer, {done.back()},
                  dp_algorithm(rc.edp_group));

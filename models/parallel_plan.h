@@ -30,6 +30,13 @@ struct ParallelPlan {
   // soon as the backward pass has produced it (PyTorch DDP's default is 25 MiB).
   Bytes bucket = MiB(25);
   bool overlap_grad_reduce = true;
+  // ZeRO-3 only. true: each layer's parameter all-gather runs on the data-parallel stream up
+  // to two layers ahead of the layer that needs it (prefetch), and its gradient
+  // reduce-scatter after it, both alongside compute. false: every gather and reduce-scatter
+  // is issued on the compute stream in order, so compute and ZeRO-3 communication take
+  // turns, as in DeepSpeed's ZeRO-3 before 0.5, whose _allgather_param calls
+  // torch.cuda.synchronize() before every gather.
+  bool overlap_param_gather = true;
   CollectiveAlgorithm dp_algorithm = CollectiveAlgorithm::kAuto;
   // Tensor-parallel collectives inside a node are priced by the alpha-beta estimate
   // (CollectiveCall::analytical) unless this is false.

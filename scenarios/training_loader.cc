@@ -171,6 +171,14 @@ std::optional<models::ParallelPlan> read_plan(const json& value, const std::stri
   if (auto v = o->boolean("sequence_parallel", Need::kOptional)) p.sequence_parallel = *v;
   if (auto v = o->bytes("bucket", Need::kOptional)) p.bucket = *v;
   if (auto v = o->boolean("overlap_grad_reduce", Need::kOptional)) p.overlap_grad_reduce = *v;
+  if (auto v = o->boolean("overlap_param_gather", Need::kOptional)) {
+    p.overlap_param_gather = *v;
+    if (p.zero_stage != 3) {
+      d.error(o->pointer("overlap_param_gather"),
+              "applies to ZeRO-3 only (zero_stage is " + std::to_string(p.zero_stage) +
+                  "): with ZeRO-1/2 parameters are gathered once, after the optimizer step");
+    }
+  }
   std::vector<std::string_view> algorithms;
   for (CollectiveAlgorithm a : {CollectiveAlgorithm::kAuto, CollectiveAlgorithm::kRing,
                                 CollectiveAlgorithm::kTree, CollectiveAlgorithm::kHalvingDoubling,

@@ -368,6 +368,43 @@ TEST(LoweringZero3, GathersBeforeEveryPassAndScattersAfterEveryBackward) {
   run(c, step);
 }
 
+// Whether any of rank `r`'s ZeRO-3 collectives runs while one of its kernels does.
+bool zero3_overlaps_compute(const TaskGraph& g, const Ran& ran, int r) {
+  for (TaskId a = 0; a < g.num_tasks(); ++a) {
+    const TaskView comm = g.task(a);
+    if (comm.rank != r || comm.kind != TaskKind::kCollective || !starts_with(comm.name, "zero3")) continue;
+    const auto [cs, ce] = ran.spans[a];
+    for (TaskId b = 0; b < g.num_tasks(); ++b) {
+      const TaskView k = g.task(b);
+      if (k.rank != r || k.kind != TaskKind::kCompute) continue;
+      const auto [ks, ke] = ran.spans[b];
+      if (ks < ce && cs < ke) return true;
+    }
+  }
+  return false;
+}
+
+TEST(LoweringZero3, PrefetchOverlapsGathersWithComputeUnlessTurnedOff) {
+  // Default: gathers run ahead of the layers on the data-parallel stream. DeepSpeed 0.3's
+  // ZeRO-3 (overlap_param_gather false) synchronizes before every gather, so compute and
+  // communication take turns and the step is longer.
+  const Cluster c = gpus(2, 2);
+  ParallelPlan plan;
+  plan.zero_stage = 3;
+  const LoweredStep prefetched = lower(c, gpt(), plan, training(4));
+  plan.overlap_param_gather = false;
+  const LoweredStep serial = lower(c, gpt(), plan, training(4));
+  const Ran with = run(c, prefetched);
+  const Ran without = run(c, serial);
+  for (int r = 0; r < 4; ++r) {
+    EXPECT_TRUE(zero3_overlaps_compute(prefetched.graph, with, r)) << r;
+    EXPECT_FALSE(zero3_overlaps_compute(serial.graph, without, r)) << r;
+    EXPECT_EQ(count_tasks(serial.graph, r, TaskKind::kCollective, "zero3 gather"),
+              count_tasks(prefetched.graph, r, TaskKind::kCollective, "zero3 gather"));
+  }
+  EXPECT_GT(without.result.end.seconds(), with.result.end.seconds());
+}
+
 TEST(LoweringZero3, OneDataParallelRankNeedsNoGatherBuffers) {
   // ZeRO-3 over a data-parallel group of one shards nothing and gathers nothing, so the
   // rank's memory is its model states and activations, as without ZeRO (pp 2, dp 1).

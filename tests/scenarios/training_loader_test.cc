@@ -77,6 +77,14 @@ TEST(TrainingLoader, LoadsAndLowersAStep) {
   ASSERT_TRUE(overlapped.training.has_value());
   EXPECT_TRUE(overlapped.training->step.plan.tp_comm_overlap);
   EXPECT_TRUE(overlapped.training->training.flash_attention);
+  EXPECT_TRUE(overlapped.training->step.plan.overlap_param_gather);
+
+  const Scenario serial = load_scenario(
+      json::parse(training_doc(kSmallGpt, R"({"global_batch": 16})",
+                               R"({"zero_stage": 3, "overlap_param_gather": false})")),
+      "t.json");
+  ASSERT_TRUE(serial.training.has_value());
+  EXPECT_FALSE(serial.training->step.plan.overlap_param_gather);
 }
 
 TEST(TrainingLoader, PresetWithOverridesAndReference) {
@@ -149,6 +157,8 @@ TEST(TrainingLoader, PlanErrorsNameTheirKey) {
                         "/parallelism/tp_comm_overlap", "needs sequence_parallel"));
   EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, "{}", R"({"tp_comm_overlap": "yes"})")),
                         "/parallelism/tp_comm_overlap", "expected true or false"));
+  EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, "{}", R"({"zero_stage": 1, "overlap_param_gather": false})")),
+                        "/parallelism/overlap_param_gather", "applies to ZeRO-3 only (zero_stage is 1)"));
 }
 
 TEST(TrainingLoader, SectionsAndReferenceErrors) {
