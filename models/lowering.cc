@@ -682,6 +682,7 @@ LoweredStep lower_training_step(const LoweringInput& in) {
   out.plan = in.plan;
   out.plan.dp = rp.dp;
   out.plan.replica_micro_batch = rp.replica_micro_batch;
+  out.plan.tp_shares = rp.tp_shares;
   out.micro_batches = rp.micro_batches;
   out.notes = rp.notes;
   out.roles.resize(rp.ranks);

@@ -17,7 +17,9 @@
 namespace dtsim::models {
 
 // A plan that cannot run on this model and cluster; one sentence per problem, each naming
-// the scenario key ("parallelism.tp: 8 * pp 16 * cp 1 = 128 does not divide 1000 ranks").
+// the scenario key ("parallelism.bucket: must be more than 0 bytes"), or its section
+// ("parallelism: tp 8 x pp 16 x cp 1 = 128 does not divide ...") when no one key is at
+// fault.
 class PlanError : public std::runtime_error {
  public:
   explicit PlanError(std::vector<std::string> messages);
@@ -54,7 +56,7 @@ struct RankRole {
 
 struct LoweredStep {
   TaskGraph graph;
-  ParallelPlan plan;  // with dp, stage layers and replica micro-batches resolved
+  ParallelPlan plan;  // with dp, replica micro-batches and TP shares resolved
   int micro_batches = 0;        // per replica per iteration
   int64_t samples_per_iteration = 0;
   int64_t tokens_per_iteration = 0;

@@ -30,8 +30,4 @@ struct ResolvedPlan {
 // the layer partition. Throws PlanError listing every problem found.
 ResolvedPlan resolve_plan(const LoweringInput& in);
 
-// A rank's speed for balancing: the inverse of its time for one transformer block (or the
-// whole model for others) at micro-batch 1.
-double device_speed(const Workload& w, const DeviceSpec& device, const CostModel& costs);
-
 }  // namespace dtsim::models::lowering_detail

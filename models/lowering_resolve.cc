@@ -6,6 +6,7 @@
 #include <set>
 
 #include "models/lowering_detail.h"
+#include "sim/group_links.h"
 
 namespace dtsim::models {
 
@@ -26,37 +27,72 @@ PlanError::PlanError(std::vector<std::string> messages)
 
 namespace lowering_detail {
 
-double device_speed(const Workload& w, const DeviceSpec& device, const CostModel& costs) {
-  // Priced as the passes are (chunk_cost: each op's math, FP8's casts), so that balancing
-  // and the simulated step agree.
-  const int layers = static_cast<int>(w.layers.size());
-  int begin = 0, end = layers;
-  for (int i = 0; i < layers; ++i) {
-    if (w.layers[i].kind == LayerKind::kTransformer) {
-      begin = i;  // one block stands for all
-      end = i + 1;
-      break;
-    }
-  }
-  const ChunkCost c = chunk_cost(w, begin, end, RankShard{}, Recompute::kNone, device, costs);
-  return 1.0 / std::max(1e-12, (c.fwd + c.bwd).seconds());
-}
-
 namespace {
 
-// The slowest device among `ranks` sets the pace of the group: its model's speed times the
-// unit's own (DeviceEfficiency::speed_variation).
-double group_speed(const std::vector<int>& ranks, const Cluster& cluster, const Workload& w,
-                   const CostModel& costs, std::map<const DeviceSpec*, double>& cache) {
-  double speed = 1e300;
-  for (int r : ranks) {
-    const DeviceSpec* spec = cluster.devices[r].spec;
-    auto it = cache.find(spec);
-    if (it == cache.end()) it = cache.emplace(spec, device_speed(w, *spec, costs)).first;
-    speed = std::min(speed, it->second * cluster.devices[r].speed);
+// Balancing's measure of a rank: how fast it runs one transformer block (the whole model
+// for others) as the plan runs it. Its shard of every op is priced as the passes are
+// (chunk_cost: each op's math, FP8's casts, recomputation) on its device, slowed by its
+// unit's speed (DeviceEfficiency::speed_variation); the tensor- and context-parallel
+// collectives of its groups are added as `auto` runs them on their links, or hidden behind
+// the kernels under tp_comm_overlap. A V100 stage on an NVLink mesh is thus slower than its
+// kernels alone say.
+class RankPace {
+ public:
+  RankPace(const LoweringInput& in, const ResolvedPlan& plan, const Workload& w)
+      : in_(in), plan_(plan), w_(w), router_(in.cluster->topology) {
+    const int layers = static_cast<int>(w.layers.size());
+    end_ = layers;
+    for (int i = 0; i < layers; ++i) {
+      if (w.layers[i].kind == LayerKind::kTransformer) {
+        begin_ = i;  // one block stands for all
+        end_ = i + 1;
+        break;
+      }
+    }
   }
-  return speed;
-}
+
+  // Seconds per block.
+  double seconds(int rank) {
+    auto it = seconds_.find(rank);
+    if (it != seconds_.end()) return it->second;
+    const ParallelPlan& p = in_.plan;
+    const RankCoords& c = plan_.placement->coords(rank);
+    const RankShard shard{p.tp, plan_.tp_shares[c.tp], p.sequence_parallel, p.cp, p.ep};
+    const ClusterDevice& device = in_.cluster->devices[rank];
+    const ChunkCost cc = chunk_cost(w_, begin_, end_, shard, in_.training.recompute,
+                                    *device.spec, *in_.costs);
+    const double compute = (cc.fwd + cc.bwd).seconds() / device.speed;
+    const std::vector<int> tp_group = plan_.placement->group(ParallelAxis::kTp, c);
+    const std::vector<int> cp_group = plan_.placement->group(ParallelAxis::kCp, c);
+    const double tp = call(tp_group, CollectiveOp::kAllReduce, cc.tp_bytes_fwd) +
+                      call(tp_group, CollectiveOp::kAllReduce, cc.tp_bytes_bwd);
+    const double cp = call(cp_group, CollectiveOp::kAllGather, cc.kv_bytes) +
+                      call(cp_group, CollectiveOp::kReduceScatter, cc.kv_bytes);
+    const double total = (p.tp_comm_overlap ? std::max(compute, tp) : compute + tp) + cp;
+    return seconds_[rank] = std::max(1e-12, total);
+  }
+
+  // The slowest of `ranks` sets the pace of the group.
+  double group_seconds(const std::vector<int>& ranks) {
+    double slowest = 0;
+    for (int r : ranks) slowest = std::max(slowest, seconds(r));
+    return slowest;
+  }
+
+ private:
+  // One call, as the lowering makes one per pass.
+  double call(const std::vector<int>& group, CollectiveOp op, double bytes) {
+    const Bytes b(std::llround(bytes));
+    return estimate_group_call(*in_.cluster, router_, op, group, b).seconds();
+  }
+
+  const LoweringInput& in_;
+  const ResolvedPlan& plan_;
+  const Workload& w_;
+  Router router_;
+  int begin_ = 0, end_ = 0;
+  std::map<int, double> seconds_;
+};
 
 }  // namespace
 
@@ -88,7 +124,7 @@ ResolvedPlan resolve_plan(const LoweringInput& in) {
 
   const int64_t model_parallel = int64_t{p.tp} * p.pp * p.cp;
   if (out.ranks % model_parallel != 0) {
-    errors.push_back("parallelism.tp: tp " + str(p.tp) + " x pp " + str(p.pp) + " x cp " + str(p.cp) +
+    errors.push_back("parallelism: tp " + str(p.tp) + " x pp " + str(p.pp) + " x cp " + str(p.cp) +
                      " = " + str(model_parallel) + " does not divide the cluster's " +
                      str(out.ranks) + " ranks");
     throw PlanError(errors);
@@ -122,6 +158,9 @@ ResolvedPlan resolve_plan(const LoweringInput& in) {
                      " needs \"schedule\": \"interleaved_1f1b\"");
   }
   if (p.sync_every < 1) errors.push_back("parallelism.sync_every: must be at least 1, got " + str(p.sync_every));
+  if (p.bucket.count() <= 0) {
+    errors.push_back("parallelism.bucket: must be more than 0 bytes, got " + str(p.bucket.count()));
+  }
   if (p.shard_classifier && (p.tp != 1 || p.pp != 1 || p.cp != 1)) {
     errors.push_back("parallelism.shard_classifier: the sharded classifier runs over all ranks; "
                      "it needs tp, pp and cp of 1");
@@ -139,47 +178,16 @@ ResolvedPlan resolve_plan(const LoweringInput& in) {
                      e.what()});
   }
 
-  // Replica micro-batches: given, balanced by speed, or even.
-  WorkloadShape unit{1, t.seq_len, t.precision};
-  const Workload unit_workload = build_workload(in.model, unit);
-  std::map<const DeviceSpec*, double> speed_cache;
-  if (!p.replica_micro_batch.empty()) {
-    if (static_cast<int>(p.replica_micro_batch.size()) != out.dp) {
-      errors.push_back("parallelism.replica_micro_batch: " + str(p.replica_micro_batch.size()) +
-                       " entries, expected one per data-parallel replica (" + str(out.dp) + ")");
+  if (p.sync_every > 1) {
+    // Local SGD averages across regions; inside one region it would only add calls.
+    const std::vector<int> replicas = out.placement->group(ParallelAxis::kDp, RankCoords{});
+    std::set<int> regions;
+    for (int r : replicas) regions.insert(cluster.devices[r].region);
+    if (regions.size() < 2) {
+      throw PlanError({"parallelism.sync_every: " + str(p.sync_every) +
+                       " needs data-parallel replicas in more than one region (the cluster's "
+                       "regions section); here every replica is in one region"});
     }
-    for (int64_t b : p.replica_micro_batch) {
-      if (b < 1) errors.push_back("parallelism.replica_micro_batch: entries must be at least 1");
-    }
-    out.replica_micro_batch = p.replica_micro_batch;
-  } else if (p.balance_replicas) {
-    std::vector<double> speeds;
-    for (int d = 0; d < out.dp; ++d) {
-      RankCoords c;
-      c.dp = d;
-      speeds.push_back(group_speed(out.placement->group({ParallelAxis::kTp, ParallelAxis::kPp,
-                                                         ParallelAxis::kCp}, c),
-                                   cluster, unit_workload, *in.costs, speed_cache));
-    }
-    out.replica_micro_batch = proportional_split(t.micro_batch * out.dp, speeds, 1);
-    out.notes.push_back("replica micro-batches balanced by device speed");
-  } else {
-    out.replica_micro_batch.assign(out.dp, t.micro_batch);
-  }
-  if (!errors.empty()) throw PlanError(errors);
-  const int64_t per_round = std::accumulate(out.replica_micro_batch.begin(),
-                                            out.replica_micro_batch.end(), int64_t{0});
-  const int64_t global = t.global_batch > 0 ? t.global_batch : per_round;
-  if (global % per_round != 0) {
-    throw PlanError({"training.global_batch: " + str(global) + " is not a multiple of the " +
-                     str(per_round) + " samples one micro-batch round takes (micro_batch x dp)"});
-  }
-  out.micro_batches = static_cast<int>(global / per_round);
-  if (p.schedule == PipelineSchedule::kInterleaved1F1B && p.pp > 1 &&
-      out.micro_batches % p.pp != 0) {
-    throw PlanError({"training.global_batch: the interleaved schedule needs the number of "
-                     "micro-batches per replica (" + str(out.micro_batches) +
-                     ") to be a multiple of pp (" + str(p.pp) + ")"});
   }
 
   // Tensor shares.
@@ -201,18 +209,80 @@ ResolvedPlan resolve_plan(const LoweringInput& in) {
   }
   if (!errors.empty()) throw PlanError(errors);
 
+  // Replica micro-batches: given, balanced by speed, or even.
+  WorkloadShape unit{1, t.seq_len, t.precision};
+  const Workload unit_workload = build_workload(in.model, unit);
+  // Balancing prices blocks at a micro-batch size, the collectives' latency included.
+  const auto paced = [&](int64_t micro_batch) {
+    return build_workload(in.model,
+                          WorkloadShape{micro_batch, t.seq_len, t.precision, t.flash_attention});
+  };
+  if (!p.replica_micro_batch.empty()) {
+    if (static_cast<int>(p.replica_micro_batch.size()) != out.dp) {
+      errors.push_back("parallelism.replica_micro_batch: " + str(p.replica_micro_batch.size()) +
+                       " entries, expected one per data-parallel replica (" + str(out.dp) + ")");
+    }
+    for (int64_t b : p.replica_micro_batch) {
+      if (b < 1) errors.push_back("parallelism.replica_micro_batch: entries must be at least 1");
+    }
+    out.replica_micro_batch = p.replica_micro_batch;
+  } else if (p.balance_replicas) {
+    // A replica's time per micro-batch is affine in its size (collective latency does not
+    // grow with it), so a proportional split would overload the slow replicas: fit each
+    // replica on two sizes and give each micro-batch sample to the replica done first.
+    const int64_t m2 = std::max<int64_t>(2, t.micro_batch);
+    const Workload at_one = paced(1);
+    const Workload at_two = paced(m2);
+    RankPace one(in, out, at_one);
+    RankPace two(in, out, at_two);
+    std::vector<double> fixed, per_sample;
+    for (int d = 0; d < out.dp; ++d) {
+      RankCoords c;
+      c.dp = d;
+      const auto ranks = out.placement->group({ParallelAxis::kTp, ParallelAxis::kPp, ParallelAxis::kCp}, c);
+      const double t1 = one.group_seconds(ranks);
+      const double slope = std::max(0.0, (two.group_seconds(ranks) - t1) / static_cast<double>(m2 - 1));
+      per_sample.push_back(slope);
+      fixed.push_back(std::max(0.0, t1 - slope));
+    }
+    out.replica_micro_batch = min_max_split(t.micro_batch * out.dp, fixed, per_sample);
+    out.notes.push_back("replica micro-batches balanced by device speed");
+  } else {
+    out.replica_micro_batch.assign(out.dp, t.micro_batch);
+  }
+  if (!errors.empty()) throw PlanError(errors);
+  const int64_t per_round = std::accumulate(out.replica_micro_batch.begin(),
+                                            out.replica_micro_batch.end(), int64_t{0});
+  const int64_t global = t.global_batch > 0 ? t.global_batch : per_round;
+  if (global % per_round != 0) {
+    const std::string round = p.replica_micro_batch.empty()
+                                  ? "micro_batch x dp"
+                                  : "the sum of parallelism.replica_micro_batch";
+    throw PlanError({"training.global_batch: " + str(global) + " is not a multiple of the " +
+                     str(per_round) + " samples one micro-batch round takes (" + round + ")"});
+  }
+  out.micro_batches = static_cast<int>(global / per_round);
+  if (p.schedule == PipelineSchedule::kInterleaved1F1B && p.pp > 1 &&
+      out.micro_batches % p.pp != 0) {
+    throw PlanError({"training.global_batch: the interleaved schedule needs the number of "
+                     "micro-batches per replica (" + str(out.micro_batches) +
+                     ") to be a multiple of pp (" + str(p.pp) + ")"});
+  }
+
   // Layer partition over virtual stages k = chunk * pp + stage.
   const int stages = p.pp * p.virtual_stages;
   std::vector<double> speeds;
   if (p.balance_stages) {
+    // Blocks are uniform, so a stage's time is its block count times its pace.
+    const Workload at_micro_batch = paced(t.micro_batch);
+    RankPace pace(in, out, at_micro_batch);
     for (int k = 0; k < stages; ++k) {
       RankCoords c;
       c.pp = k % p.pp;
-      speeds.push_back(group_speed(out.placement->group({ParallelAxis::kTp, ParallelAxis::kDp,
-                                                         ParallelAxis::kCp}, c),
-                                   cluster, unit_workload, *in.costs, speed_cache));
+      speeds.push_back(1.0 / pace.group_seconds(out.placement->group(
+                                 {ParallelAxis::kTp, ParallelAxis::kDp, ParallelAxis::kCp}, c)));
     }
-    out.notes.push_back("pipeline layers balanced by device speed");
+    if (stages > 1) out.notes.push_back("pipeline layers balanced by device speed");
   }
   try {
     out.chunks = partition_layers(unit_workload, stages, p.stage_layers, speeds);

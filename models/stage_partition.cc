@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <queue>
 #include <stdexcept>
 #include <string>
 
@@ -138,6 +139,37 @@ std::vector<LayerRange> partition_layers(const Workload& w, int virtual_stages,
     return out;
   }
   return partition_by_flops(w, virtual_stages, speed);
+}
+
+// Greedy: each unit goes to the part that would finish it first. With times that grow
+// with m, this minimizes the largest time (the exchange argument of minimax allocation).
+std::vector<int64_t> min_max_split(int64_t total, const std::vector<double>& fixed,
+                                   const std::vector<double>& per_unit) {
+  const size_t n = fixed.size();
+  if (per_unit.size() != n || n == 0) {
+    throw std::invalid_argument("min_max_split: " + std::to_string(n) + " fixed times and " +
+                                std::to_string(per_unit.size()) + " per-unit times");
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (!(fixed[i] >= 0) || !(per_unit[i] >= 0)) {
+      throw std::invalid_argument("min_max_split: times must be non-negative");
+    }
+  }
+  if (total < static_cast<int64_t>(n)) {
+    throw std::invalid_argument("min_max_split: " + std::to_string(total) + " units for " +
+                                std::to_string(n) + " parts");
+  }
+  std::vector<int64_t> m(n, 1);
+  using Next = std::pair<double, size_t>;  // (time with one more unit, part)
+  std::priority_queue<Next, std::vector<Next>, std::greater<>> queue;
+  for (size_t i = 0; i < n; ++i) queue.push({fixed[i] + per_unit[i] * 2, i});
+  for (int64_t left = total - static_cast<int64_t>(n); left > 0; --left) {
+    const size_t i = queue.top().second;
+    queue.pop();
+    ++m[i];
+    queue.push({fixed[i] + per_unit[i] * static_cast<double>(m[i] + 1), i});
+  }
+  return m;
 }
 
 }  // namespace dtsim::models

@@ -27,4 +27,11 @@ std::vector<LayerRange> partition_layers(const Workload& w, int virtual_stages,
 std::vector<int64_t> proportional_split(int64_t total, const std::vector<double>& weights,
                                         int64_t min_each);
 
+// `total` units split over parts whose time for m units is fixed[i] + per_unit[i] * m, so
+// that the slowest part finishes first; each part takes at least one unit (and `total` is
+// at least the number of parts). Ties go to the lower index. Throws std::invalid_argument
+// when the sizes differ, a time is negative or `total` is too small.
+std::vector<int64_t> min_max_split(int64_t total, const std::vector<double>& fixed,
+                                   const std::vector<double>& per_unit);
+
 }  // namespace dtsim::models

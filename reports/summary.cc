@@ -128,8 +128,15 @@ std::string format_training_text(const nlohmann::ordered_json& s) {
                      p["sequence_parallel"].get<bool>() ? ", sequence parallel" : "");
   out += fmt::format("batch           {} samples, {} micro-batches per replica\n",
                      t["samples_per_iteration"].get<int64_t>(), t["micro_batches"].get<int>());
-  out += fmt::format("iteration       {}\n",
+  out += fmt::format("iteration       {}",
                      format_duration(Duration::from_seconds(t["iteration_time_s"].get<double>())));
+  if (t.contains("local_iteration_time_s")) {
+    out += fmt::format(" (local steps {}, the synchronizing step every {} {})",
+                       format_duration(Duration::from_seconds(t["local_iteration_time_s"].get<double>())),
+                       p["sync_every"].get<int>(),
+                       format_duration(Duration::from_seconds(t["sync_iteration_time_s"].get<double>())));
+  }
+  out += "\n";
   out += fmt::format("throughput      {:.1f} samples/s, {:.0f} tokens/s\n",
                      t["samples_per_s"].get<double>(), t["tokens_per_s"].get<double>());
   out += fmt::format("model FLOPs     {:.1f} TFLOPS per device, MFU {:.1f}%\n",
@@ -144,6 +151,7 @@ std::string format_training_text(const nlohmann::ordered_json& s) {
                      format_duration(Duration::from_seconds(t["max_exposed_comm_s"].get<double>())),
                      format_duration(Duration::from_seconds(t["max_bubble_s"].get<double>())),
                      format_bytes(Bytes(static_cast<int64_t>(t["max_peak_memory_bytes"].get<double>()))));
+  for (const auto& note : t["notes"]) out += "note            " + note.get<std::string>() + "\n";
   if (t["oom_ranks"].get<int>() > 0) {
     out += fmt::format("OUT OF MEMORY   {} ranks exceed their memory (see below)\n",
                        t["oom_ranks"].get<int>());

@@ -42,7 +42,14 @@ nlohmann::ordered_json make_training_summary(const Scenario& scenario, const Sce
                {"schedule", models::schedule_name(plan.schedule)},
                {"zero_stage", plan.zero_stage},
                {"sequence_parallel", plan.sequence_parallel},
-               {"sync_every", plan.sync_every}};
+               {"tp_comm_overlap", plan.tp_comm_overlap},
+               {"bucket_bytes", plan.bucket.count()},
+               {"overlap_grad_reduce", plan.overlap_grad_reduce},
+               {"sync_every", plan.sync_every},
+               {"shard_classifier", plan.shard_classifier},
+               {"replica_micro_batch", plan.replica_micro_batch},
+               {"tp_shares", plan.tp_shares}};
+  if (plan.zero_stage == 3) s["plan"]["overlap_param_gather"] = plan.overlap_param_gather;
   s["precision"] = models::precision_name(tw.training.precision);
   s["recompute"] = models::recompute_name(tw.training.recompute);
   s["micro_batches"] = step.micro_batches;
@@ -91,6 +98,7 @@ nlohmann::ordered_json make_training_summary(const Scenario& scenario, const Sce
                      {"tp", role.tp},
                      {"cp", role.cp},
                      {"layers", role.layers},
+                     {"micro_batch", role.micro_batch},
                      {"compute_s", st.compute.seconds()},
                      {"exposed_comm_s", st.exposed_communication.seconds()},
                      {"bubble_s", bubble},

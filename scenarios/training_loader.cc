@@ -198,8 +198,9 @@ std::optional<models::ParallelPlan> read_plan(const json& value, const std::stri
       p.balance_stages = true;
     } else if (v->is_array()) {
       for (int64_t x : read_integer_list(*v, o->pointer("stage_layers"), d, 1)) p.stage_layers.push_back(static_cast<int>(x));
-    } else {
-      d.error(o->pointer("stage_layers"), "expected an array of layer counts or \"balanced\", got " + describe(*v));
+    } else if (!(v->is_string() && *v == "even")) {
+      d.error(o->pointer("stage_layers"),
+              "expected an array of layer counts, \"even\" or \"balanced\", got " + describe(*v));
     }
   }
   if (const json* v = o->get("replica_micro_batch", Need::kOptional, "")) {
@@ -207,9 +208,9 @@ std::optional<models::ParallelPlan> read_plan(const json& value, const std::stri
       p.balance_replicas = true;
     } else if (v->is_array()) {
       p.replica_micro_batch = read_integer_list(*v, o->pointer("replica_micro_batch"), d, 1);
-    } else {
+    } else if (!(v->is_string() && *v == "even")) {
       d.error(o->pointer("replica_micro_batch"),
-              "expected an array of micro-batch sizes or \"balanced\", got " + describe(*v));
+              "expected an array of micro-batch sizes, \"even\" or \"balanced\", got " + describe(*v));
     }
   }
   if (const json* v = o->get("tp_shares", Need::kOptional, "")) {

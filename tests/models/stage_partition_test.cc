@@ -182,4 +182,23 @@ TEST(StagePartitionErrors, NameTheProblem) {
 }
 
 }  // namespace
+
+TEST(MinMaxSplit, GivesEachUnitToThePartDoneFirst) {
+  // Equal parts share evenly; ties go to the lower index.
+  EXPECT_THAT(min_max_split(7, {0, 0}, {1, 1}), ElementsAre(4, 3));
+  // Proportional when nothing is fixed: speeds 3 : 1.
+  EXPECT_THAT(min_max_split(8, {0, 0}, {1, 3}), ElementsAre(6, 2));
+  // A fixed cost (a collective's latency) on the slow part moves units off it: times
+  // 10 + 1 m and 0 + 1 m are level at 1 and 11 of 12 units, not at the even 6 and 6.
+  EXPECT_THAT(min_max_split(12, {10, 0}, {1, 1}), ElementsAre(1, 11));
+  // Every part keeps one unit, however slow.
+  EXPECT_THAT(min_max_split(4, {0, 0, 100}, {1, 1, 100}), ElementsAre(2, 1, 1));
+}
+
+TEST(MinMaxSplit, RejectsBadInput) {
+  EXPECT_THROW(min_max_split(1, {0, 0}, {1, 1}), std::invalid_argument);
+  EXPECT_THROW(min_max_split(4, {0}, {1, 1}), std::invalid_argument);
+  EXPECT_THROW(min_max_split(4, {-1, 0}, {1, 1}), std::invalid_argument);
+}
+
 }  // namespace dtsim::models

@@ -1,5 +1,5 @@
-// Training summary figures that depend on the device: MFU counts each device's peak for
-// the math its GEMMs actually run in.
+// Training summary figures: MFU counts each device's peak for the math its GEMMs actually
+// run in, and the plan as resolved (balanced micro-batches, TP shares) is reported.
 #include <string>
 
 #include <gtest/gtest.h>
@@ -36,6 +36,29 @@ TEST(TrainingSummary, MfuOnTensorCoresUsesTheTensorCorePeak) {
   const double bf16 = find_builtin_device("H100")->peak_for(DType::kBf16).flops_per_second();
   EXPECT_NEAR(t["mfu"].get<double>(), t["achieved_tflops_per_device"].get<double>() * 1e12 / bf16,
               1e-12);
+}
+
+TEST(TrainingSummary, ReportsTheResolvedHeterogeneousPlan) {
+  // Balanced replicas on the A100 + V100 example: the split chosen, per replica and per
+  // rank, and the note saying it was balanced.
+  const auto t = summary_of("scenarios/examples/hetero-a100-v100-gpt.json",
+                            {"parallelism.pp=1", "training.micro_batch=4",
+                             "parallelism.stage_layers=even",
+                             "parallelism.replica_micro_batch=balanced",
+                             "parallelism.tp_shares=[0.125,0.125,0.125,0.125,0.125,0.125,0.125,0.125]"});
+  const auto& plan = t["plan"];
+  ASSERT_EQ(plan["replica_micro_batch"].size(), 4u);
+  int64_t sum = 0;
+  for (const auto& b : plan["replica_micro_batch"]) sum += b.get<int64_t>();
+  EXPECT_EQ(sum, 16);
+  // The A100 replicas (ranks 0-15) take more than the V100 ones (ranks 16-31).
+  EXPECT_GT(plan["replica_micro_batch"][0].get<int64_t>(), plan["replica_micro_batch"][3].get<int64_t>());
+  EXPECT_EQ(t["ranks"][0]["micro_batch"], plan["replica_micro_batch"][0]);
+  EXPECT_EQ(t["ranks"][31]["micro_batch"], plan["replica_micro_batch"][3]);
+  EXPECT_EQ(plan["tp_shares"].size(), 8u);
+  EXPECT_FALSE(plan["shard_classifier"].get<bool>());
+  ASSERT_EQ(t["notes"].size(), 1u);
+  EXPECT_EQ(t["notes"][0], "replica micro-batches balanced by device speed");
 }
 
 }  // namespace

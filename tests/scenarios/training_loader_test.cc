@@ -85,6 +85,17 @@ TEST(TrainingLoader, LoadsAndLowersAStep) {
       "t.json");
   ASSERT_TRUE(serial.training.has_value());
   EXPECT_FALSE(serial.training->step.plan.overlap_param_gather);
+
+  // "even" spells out the defaults.
+  const Scenario even = load_scenario(
+      json::parse(training_doc(kSmallGpt, R"({"global_batch": 16})",
+                               R"({"pp": 2, "stage_layers": "even", "replica_micro_batch": "even"})")),
+      "t.json");
+  ASSERT_TRUE(even.training.has_value());
+  const auto& resolved = even.training->step.plan;
+  EXPECT_FALSE(resolved.balance_stages);
+  EXPECT_FALSE(resolved.balance_replicas);
+  EXPECT_EQ(resolved.replica_micro_batch, std::vector<int64_t>(resolved.dp, 1));
 }
 
 TEST(TrainingLoader, PresetWithOverridesAndReference) {
@@ -134,7 +145,7 @@ TEST(TrainingLoader, TrainingErrors) {
 
 TEST(TrainingLoader, PlanErrorsNameTheirKey) {
   EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, "{}", R"({"tp": 3})")),
-                        "/parallelism/tp", "does not divide the cluster's 8 ranks"));
+                        "/parallelism", "does not divide the cluster's 8 ranks"));
   EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, "{}", R"({"dp": 4})")),
                         "/parallelism/dp", "leave dp out to derive it"));
   EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, "{}", R"({"virtual_stages": 2, "pp": 2})")),
@@ -145,8 +156,12 @@ TEST(TrainingLoader, PlanErrorsNameTheirKey) {
                         "mixture-of-experts"));
   EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, "{}", R"({"stage_layers": [1, 2], "pp": 2})")),
                         "/parallelism/stage_layers", "sums to 3"));
-  EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, "{}", R"({"stage_layers": "even"})")),
-                        "/parallelism/stage_layers", "\"balanced\""));
+  EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, "{}", R"({"stage_layers": "uneven"})")),
+                        "/parallelism/stage_layers", "\"even\" or \"balanced\""));
+  EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, "{}", R"({"replica_micro_batch": 4})")),
+                        "/parallelism/replica_micro_batch", "\"even\" or \"balanced\""));
+  EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, "{}", R"({"bucket": "0B"})")),
+                        "/parallelism/bucket", "more than 0 bytes"));
   EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, "{}", R"({"axis_order": ["tp", "tp", "dp", "pp"]})")),
                         "/parallelism/axis_order", "once each"));
   EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, "{}", R"({"schedule": "1f2b"})")),

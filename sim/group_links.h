@@ -1,0 +1,30 @@
+// What a collective's cost estimate needs to know of a group of ranks: its layout over
+// nodes and regions, the alpha-beta figures of the links it spans and its devices'
+// collective protocols. Shared by the simulation and by planners that run before it.
+#pragma once
+
+#include <vector>
+
+#include "sim/collectives/planner.h"
+#include "sim/router.h"
+#include "sim/topology.h"
+
+namespace dtsim {
+
+GroupLayout group_layout(const Cluster& cluster, const std::vector<int>& members);
+
+// The collective library's protocols for a group: the largest of its devices' latencies
+// (the slowest member paces every step), and a protocol only where every member has it,
+// at the lowest of their bandwidth fractions.
+ProtocolTable group_protocols(const Cluster& cluster, const std::vector<int>& members);
+
+// Alpha-beta figures of the links a group spans, measured on its routes.
+AlphaBeta group_alpha_beta(const Cluster& cluster, Router& router, const GroupLayout& layout);
+
+// One call of `op` over `members`, as `auto` runs it (choose_algorithm's pick), by the
+// alpha-beta estimate with the library's protocol cost. Zero for a group of one or a call
+// that moves nothing.
+Duration estimate_group_call(const Cluster& cluster, Router& router, CollectiveOp op,
+                             const std::vector<int>& members, Bytes bytes);
+
+}  // namespace dtsim
