@@ -48,8 +48,11 @@ std::optional<models::ModelSpec> read_model(const json& value, const std::string
   if (bases != 1) {
     d.error(pointer, "give exactly one of \"preset\", \"hf_config\" or \"family\"");
     o->accept({"preset", "hf_config", "family"});
-  } else if (auto preset = o->string("preset", Need::kOptional, "a model preset name")) {
-    if (const models::ModelPreset* p = models::find_model_preset(*preset)) {
+  } else if (o->has("preset")) {
+    const auto preset = o->string("preset", Need::kRequired, "a model preset name");
+    if (!preset) {
+      // The type error is reported; the other bases are not missing.
+    } else if (const models::ModelPreset* p = models::find_model_preset(*preset)) {
       spec = p->spec;
       based = true;
     } else {
@@ -60,7 +63,9 @@ std::optional<models::ModelSpec> read_model(const json& value, const std::string
                                         (guess.empty() ? "" : "did you mean " + in_quotes(guess) + "? ") +
                                         "see `dtsim list models`)");
     }
-  } else if (auto path = o->string("hf_config", Need::kOptional, "a path to a config.json")) {
+  } else if (o->has("hf_config")) {
+    const auto path = o->string("hf_config", Need::kRequired, "a path to a config.json");
+    if (!path) return std::nullopt;
     std::filesystem::path p(*path);
     if (p.is_relative()) p = std::filesystem::path(source).parent_path() / p;
     if (auto s = read_hf_config(p.string(), o->pointer("hf_config"), d)) {
@@ -92,7 +97,22 @@ std::optional<models::ModelSpec> read_model(const json& value, const std::string
   if (auto v = o->string("backbone", Need::kOptional)) spec.backbone = *v;
   o->report_unknown_keys();
   if (!based || d.count() != errors_before) return std::nullopt;
-  for (const std::string& problem : models::validate_model_spec(spec)) d.error(pointer, problem);
+  // Problems name a field ("hidden: must be positive, got 0"): point at it, or say it is
+  // missing when the model gave no value and its family needs one.
+  const bool explicit_family = o->has("family");
+  for (const std::string& problem : models::validate_model_spec(spec)) {
+    const size_t colon = problem.find(": ");
+    const std::string field = colon == std::string::npos ? "" : problem.substr(0, colon);
+    const bool is_key = !field.empty() && field.find(' ') == std::string::npos;
+    if (is_key && o->has(field)) {
+      d.error(o->pointer(field), problem.substr(colon + 2));
+    } else if (is_key && explicit_family) {
+      d.error(pointer, "missing required key " + in_quotes(field) + " for family " +
+                           in_quotes(models::model_family_name(spec.family)));
+    } else {
+      d.error(pointer, problem);
+    }
+  }
   if (d.count() != errors_before) return std::nullopt;
   return spec;
 }

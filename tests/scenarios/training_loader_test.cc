@@ -119,7 +119,7 @@ TEST(TrainingLoader, ModelErrors) {
                         "model family"));
   EXPECT_TRUE(has_error(errors_of(training_doc(
                             R"({"family": "gpt", "layers": 2, "hidden": 1000, "heads": 3, "vocab": 10, "seq_len": 8})")),
-                        "/model", "hidden: must be divisible by heads"));
+                        "/model/hidden", "must be divisible by heads"));
   EXPECT_TRUE(has_error(errors_of(training_doc(R"({"preset": "gpt3-1.3b", "layers": 0})")),
                         "/model/layers", ""));
   EXPECT_TRUE(has_error(errors_of(training_doc(R"({"preset": "gpt3-1.3b", "layer": 4})")),
@@ -162,6 +162,16 @@ TEST(TrainingLoader, PlanErrorsNameTheirKey) {
                         "/parallelism/replica_micro_batch", "\"even\" or \"balanced\""));
   EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, "{}", R"({"bucket": "0B"})")),
                         "/parallelism/bucket", "more than 0 bytes"));
+  // A family without its dimensions: each missing key named, once; a preset of the wrong
+  // type is a type error, not a missing family as well.
+  const auto bare = errors_of(training_doc(R"({"family": "gpt"})"));
+  EXPECT_TRUE(has_error(bare, "/model", "missing required key \"hidden\" for family \"gpt\""));
+  EXPECT_TRUE(has_error(bare, "/model", "missing required key \"layers\""));
+  const auto typed = errors_of(training_doc(R"({"preset": 5})"));
+  EXPECT_TRUE(has_error(typed, "/model/preset", "expected a string"));
+  EXPECT_EQ(typed.size(), 1u);
+  EXPECT_TRUE(has_error(errors_of(training_doc(R"({"preset": "gpt3-1.3b", "heads": 7})")),
+                        "/model", "hidden: must be divisible by heads (hidden 2048, heads 7)"));
   EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, "{}", R"({"axis_order": ["tp", "tp", "dp", "pp"]})")),
                         "/parallelism/axis_order", "once each"));
   EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, "{}", R"({"schedule": "1f2b"})")),
