@@ -6,9 +6,12 @@
 //  - seq_len is max_position_embeddings (n_positions for GPT-2) capped at 8192: long-context
 //    models are pre-trained on shorter sequences and extended later, and the training set-up
 //    can ask for any length.
-//  - head_dim (Qwen3 and some later configs) must equal hidden_size / num_attention_heads:
-//    the zoo derives the head width from those two, so a config with another head_dim (for
-//    example Qwen3-0.6B, 16 heads of 128 on a hidden size of 1024) is rejected.
+//  - head_dim (Qwen3 and some later configs) is kept when it differs from hidden_size /
+//    num_attention_heads (Qwen3-0.6B: 16 heads of 128 on a hidden size of 1024), and Qwen3's
+//    per-head RMSNorm of Q and K (q_norm, k_norm) is an op of its own.
+//  - qwen3_moe is the moe family: num_experts experts of moe_intermediate_size, top
+//    num_experts_per_tok. Configs that keep some layers dense (decoder_sparse_step > 1,
+//    mlp_only_layers) and qwen2_moe's shared expert are not modelled and are rejected.
 //  - Attention biases (Qwen2), sliding windows and rope settings do not change the FLOPs or
 //    memory the simulator prices by more than a rounding and are ignored.
 #include <algorithm>
@@ -26,7 +29,8 @@ using nlohmann::json;
 constexpr int64_t kMaxDefaultSeqLen = 8192;
 // GPT-2's MLP width when n_inner is null.
 constexpr int64_t kGpt2FfnMultiple = 4;
-constexpr std::string_view kSupportedTypes = "llama, mistral, qwen2, qwen3, mixtral, gpt2";
+constexpr std::string_view kSupportedTypes =
+    "llama, mistral, qwen2, qwen3, qwen3_moe, mixtral, gpt2";
 constexpr size_t kMaxShownValueChars = 60;
 
 std::string shown(const json& value) {
@@ -97,14 +101,18 @@ int to_int(int64_t value) { return static_cast<int>(value); }
 int64_t default_seq_len(int64_t positions) { return std::min(positions, kMaxDefaultSeqLen); }
 
 // LlamaConfig, MistralConfig, Qwen2Config, Qwen3Config and MixtralConfig share these names.
-ModelSpec llama_like(const ConfigReader& r, ModelFamily family) {
+// `experts_field`: Mixtral's num_local_experts or Qwen3-MoE's num_experts (moe only).
+ModelSpec llama_like(const ConfigReader& r, ModelFamily family,
+                     std::string_view experts_field = "num_local_experts") {
   ModelSpec spec;
   spec.family = family;
   spec.layers = to_int(r.positive_int("num_hidden_layers"));
   spec.hidden = r.positive_int("hidden_size", std::numeric_limits<int64_t>::max());
   spec.heads = to_int(r.positive_int("num_attention_heads"));
   spec.kv_heads = to_int(r.positive_int_or("num_key_value_heads", spec.heads));
-  spec.ffn_hidden = r.positive_int("intermediate_size", std::numeric_limits<int64_t>::max());
+  spec.ffn_hidden = family == ModelFamily::kMoe && r.has("moe_intermediate_size")
+                       ? r.positive_int("moe_intermediate_size", std::numeric_limits<int64_t>::max())
+                       : r.positive_int("intermediate_size", std::numeric_limits<int64_t>::max());
   spec.vocab = r.positive_int("vocab_size", std::numeric_limits<int64_t>::max());
   spec.seq_len = default_seq_len(
       r.positive_int("max_position_embeddings", std::numeric_limits<int64_t>::max()));
@@ -112,14 +120,11 @@ ModelSpec llama_like(const ConfigReader& r, ModelFamily family) {
   if (r.has("head_dim")) {
     const int64_t head_dim = r.positive_int("head_dim");
     if (spec.hidden % spec.heads != 0 || head_dim != spec.hidden / spec.heads) {
-      r.fail("head_dim",
-             "hidden_size / num_attention_heads = " + std::to_string(spec.hidden) + " / " +
-                 std::to_string(spec.heads) + " (dtsim derives the head width from them)",
-             std::to_string(head_dim));
+      spec.explicit_head_dim = head_dim;
     }
   }
   if (family == ModelFamily::kMoe) {
-    spec.experts = to_int(r.positive_int("num_local_experts"));
+    spec.experts = to_int(r.positive_int(experts_field));
     spec.top_k = to_int(r.positive_int("num_experts_per_tok"));
   }
   return spec;
@@ -159,8 +164,26 @@ ModelSpec model_spec_from_hf_config(const nlohmann::json& config, const std::str
   if (model_type == "llama" || model_type == "mistral" || model_type == "qwen2" ||
       model_type == "qwen3") {
     spec = llama_like(reader, ModelFamily::kLlama);
+    spec.qk_norm = model_type == "qwen3";
   } else if (model_type == "mixtral") {
     spec = llama_like(reader, ModelFamily::kMoe);
+  } else if (model_type == "qwen3_moe") {
+    if (reader.positive_int_or("decoder_sparse_step", 1) != 1) {
+      reader.fail("decoder_sparse_step", "1 (every layer a mixture of experts; dtsim has no mixed dense and MoE stacks)",
+                  shown(config.at("decoder_sparse_step")));
+    }
+    if (reader.has("mlp_only_layers") &&
+        !(config.at("mlp_only_layers").is_array() && config.at("mlp_only_layers").empty())) {
+      reader.fail("mlp_only_layers", "[] (dtsim has no mixed dense and MoE stacks)",
+                  shown(config.at("mlp_only_layers")));
+    }
+    spec = llama_like(reader, ModelFamily::kMoe, "num_experts");
+    spec.qk_norm = true;
+  } else if (model_type == "qwen2_moe") {
+    reader.fail("model_type",
+                "one of " + std::string(kSupportedTypes) +
+                    " (qwen2_moe's shared expert beside the routed ones is not modelled)",
+                shown(config.at("model_type")));
   } else if (model_type == "gpt2") {
     spec = gpt2(reader);
   } else {

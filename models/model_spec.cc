@@ -212,9 +212,11 @@ class Problems {
 
 void check_attention(const ModelSpec& spec, Problems& problems) {
   problems.require_positive("heads", spec.heads);
-  if (spec.hidden > 0 && spec.heads > 0 && spec.hidden % spec.heads != 0) {
+  problems.require_zero_or_positive("head_dim", spec.explicit_head_dim, "= hidden / heads");
+  if (spec.explicit_head_dim == 0 && spec.hidden > 0 && spec.heads > 0 &&
+      spec.hidden % spec.heads != 0) {
     problems.add("hidden: must be divisible by heads (hidden " + std::to_string(spec.hidden) +
-                 ", heads " + std::to_string(spec.heads) + ")");
+                 ", heads " + std::to_string(spec.heads) + "), or give head_dim");
   }
   problems.require_zero_or_positive("kv_heads", spec.kv_heads, "= heads");
   if (spec.kv_heads > 0 && spec.heads > 0 && spec.heads % spec.kv_heads != 0) {

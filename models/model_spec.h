@@ -40,6 +40,12 @@ struct ModelSpec {
   int top_k = 0;
   int64_t seq_len = 0;  // default sequence length (the training set-up may override it)
   bool tied_embeddings = false;
+  // Width of one attention head; 0 = hidden / heads. Qwen3 sets it apart from the hidden
+  // size (Qwen3-0.6B: 16 heads of 128 on a hidden size of 1024), so that Q and the
+  // attention output are heads * head_dim wide.
+  int64_t explicit_head_dim = 0;
+  // RMSNorm over each head of Q and K before rotary (Qwen3's q_norm and k_norm).
+  bool qk_norm = false;
   // Vision (resnet50, alexnet, vgg16): input resolution and classes.
   int image_size = 224;
   int64_t classes = 1000;
@@ -51,7 +57,12 @@ struct ModelSpec {
   std::string backbone;
 
   int64_t kv_heads_or_heads() const { return kv_heads > 0 ? kv_heads : heads; }
-  int64_t head_dim() const { return heads > 0 ? hidden / heads : 0; }
+  int64_t head_dim() const {
+    if (explicit_head_dim > 0) return explicit_head_dim;
+    return heads > 0 ? hidden / heads : 0;
+  }
+  // The query projection's output and the attention output projection's input.
+  int64_t q_width() const { return int64_t{heads} * head_dim(); }
 };
 
 struct ModelPreset {

@@ -91,6 +91,8 @@ std::optional<models::ModelSpec> read_model(const json& value, const std::string
   if (auto v = o->integer("top_k", Need::kOptional, 1)) spec.top_k = static_cast<int>(*v);
   if (auto v = o->integer("seq_len", Need::kOptional, 1, INT64_MAX)) spec.seq_len = *v;
   if (auto v = o->boolean("tied_embeddings", Need::kOptional)) spec.tied_embeddings = *v;
+  if (auto v = o->integer("head_dim", Need::kOptional, 1, INT64_MAX)) spec.explicit_head_dim = *v;
+  if (auto v = o->boolean("qk_norm", Need::kOptional)) spec.qk_norm = *v;
   if (auto v = o->integer("image_size", Need::kOptional, 1)) spec.image_size = static_cast<int>(*v);
   if (auto v = o->integer("classes", Need::kOptional, 1, INT64_MAX)) spec.classes = *v;
   if (auto v = o->integer("input_features", Need::kOptional, 1, INT64_MAX)) spec.input_features = *v;

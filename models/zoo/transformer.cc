@@ -13,8 +13,10 @@
 //     projection input 2sbh                                      [kRow]
 //     two residual dropout masks sbh each                        [kSequence]
 //     fc1 input 2sbh [kSequence], GeLU input 8sbh [kColumn], fc2 input 8sbh [kRow]
-//   llama (no dropout; ffn hidden f, key/value width g = kv_heads * head_dim):
-//     norm inputs 2 * 2sbh, QKV input 2sbh, Q, K, V 2sb(h + 2g), projection input 2sbh,
+//   llama (no dropout; ffn hidden f, query width q = heads * head_dim, h unless head_dim
+//   is given, key/value width g = kv_heads * head_dim):
+//     norm inputs 2 * 2sbh, QKV input 2sbh, Q, K, V 2sb(q + 2g) (and with Qwen3's q/k norm
+//     their inputs 2sb(q + g)), projection input 2sbq,
 //     gate/up input 2sbh, the gate and up outputs 2 * 2sbf, down input 2sbf,
 //     and the softmax output 2as^2b, which attention over V reads (attention core).
 //   moe: llama's norms and attention; router input 2sbh; with r = top_k routed copies of every
@@ -58,7 +60,9 @@ struct Dims {
   int64_t hidden = 0;
   int64_t heads = 0;
   int64_t head_dim = 0;
+  int64_t q_width = 0;   // heads * head_dim: Q's width and the attention output's
   int64_t kv_width = 0;  // kv_heads * head_dim: the K and V projections' outputs
+  bool qk_norm = false;
   int64_t ffn = 0;
   int64_t vocab = 0;
   int64_t positions = 0;  // rows of the learned position table (gpt, bert)
@@ -84,7 +88,9 @@ Dims dims_of(const ModelSpec& spec, const BuildShape& shape) {
   d.hidden = spec.hidden;
   d.heads = spec.heads;
   d.head_dim = spec.head_dim();
+  d.q_width = spec.q_width();
   d.kv_width = spec.kv_heads_or_heads() * spec.head_dim();
+  d.qk_norm = spec.qk_norm;
   d.gpt_style = spec.family == ModelFamily::kGpt || spec.family == ModelFamily::kBert;
   d.ffn = spec.ffn_hidden > 0 ? spec.ffn_hidden : 4 * spec.hidden;
   d.vocab = spec.vocab;
@@ -110,13 +116,23 @@ void add_norm(std::vector<Op>& ops, const Dims& d, std::string name) {
 // op keeps Q, K and V for the backward pass: they are the core attention's inputs, which
 // selective recomputation keeps too, since it reruns the core from them.
 Op qkv_preparation(const Dims& d) {
-  const double qkv_elements = static_cast<double>(d.tokens) * (d.hidden + 2 * d.kv_width);
+  const double qkv_elements = static_cast<double>(d.tokens) * (d.q_width + 2 * d.kv_width);
   Op op = d.gpt_style ? memory_bound_op("attn.qkv_bias", OpKind::kElementwise, TensorSplit::kHeads,
                                         qkv_elements, kAddFlops, 2 * d.act)
                       : memory_bound_op("attn.rope", OpKind::kElementwise, TensorSplit::kHeads,
-                                        static_cast<double>(d.tokens) * (d.hidden + d.kv_width),
+                                        static_cast<double>(d.tokens) * (d.q_width + d.kv_width),
                                         kRopeFlops, 2 * d.act);
   return saving(std::move(op), qkv_elements * d.act, TensorSplit::kHeads);
+}
+
+// Qwen3's RMSNorm over every head of Q and K (weights of head_dim each), before rotary.
+// It keeps its inputs for the backward pass, as the block's other norms do.
+Op qk_norm_op(const Dims& d) {
+  const double elements = static_cast<double>(d.tokens) * (d.q_width + d.kv_width);
+  Op op = memory_bound_op("attn.qk_norm", OpKind::kNorm, TensorSplit::kHeads, elements,
+                          kRmsNormFlops, 2 * d.act);
+  op.params = 2 * d.head_dim;
+  return saving(std::move(op), elements * d.act, TensorSplit::kHeads);
 }
 
 // A batched GEMM of the attention core: no weights, and a backward of two GEMMs of the
@@ -198,8 +214,9 @@ void add_unfused_attention_core(std::vector<Op>& ops, const Dims& d) {
 void add_attention(std::vector<Op>& ops, const Dims& d) {
   const double tokens = static_cast<double>(d.tokens);
   ops.push_back(saving(linear("attn.qkv", TensorSplit::kColumn, d.tokens, d.hidden,
-                              d.hidden + 2 * d.kv_width, d.gpt_style, d.act),
+                              d.q_width + 2 * d.kv_width, d.gpt_style, d.act),
                        d.token_elements() * d.act, TensorSplit::kSequence));
+  if (d.qk_norm) ops.push_back(qk_norm_op(d));
   ops.push_back(qkv_preparation(d));
 
   if (d.flash) {
@@ -208,8 +225,8 @@ void add_attention(std::vector<Op>& ops, const Dims& d) {
     add_unfused_attention_core(ops, d);
   }
   ops.push_back(saving(
-      linear("attn.proj", TensorSplit::kRow, d.tokens, d.hidden, d.hidden, d.gpt_style, d.act),
-      tokens * d.hidden * d.act, TensorSplit::kRow));
+      linear("attn.proj", TensorSplit::kRow, d.tokens, d.q_width, d.hidden, d.gpt_style, d.act),
+      tokens * d.q_width * d.act, TensorSplit::kRow));
 }
 
 // The residual connection after a sublayer: Megatron-LM's fused bias-dropout-add (gpt,

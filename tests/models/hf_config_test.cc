@@ -64,6 +64,12 @@ TEST(HfConfigTest, ImportsEveryFixture) {
       {"gpt2.json", "gpt2", ModelFamily::kGpt, 12, 768, 12, 0, 3072, 50257, 1024, true, 0, 0},
       {"Mixtral-8x7B-v0.1.json", "mixtral", ModelFamily::kMoe, 32, 4096, 32, 8, 14336, 32000, 8192,
        false, 8, 2},
+      // head_dim 128, not 1024 / 16: kept (see below).
+      {"Qwen3-0.6B.json", "qwen3", ModelFamily::kLlama, 28, 1024, 16, 8, 3072, 151936, 8192, true,
+       0, 0},
+      // Experts of moe_intermediate_size, not intermediate_size.
+      {"Qwen3-30B-A3B.json", "qwen3_moe", ModelFamily::kMoe, 48, 2048, 32, 4, 768, 151936, 8192,
+       false, 128, 8},
   };
   for (const Expected& e : expected) {
     const ModelSpec spec = model_spec_from_hf_config(load(e.file), e.file);
@@ -95,6 +101,50 @@ TEST(HfConfigTest, ImportedParameterCounts) {
   EXPECT_NEAR(params("gpt2.json") / 124.4e6, 1.0, 0.005);
   // Qwen2-7B: 7.6B; its QKV biases (under 1M) are left out.
   EXPECT_NEAR(params("Qwen2-7B.json") / 7.62e9, 1.0, 0.005);
+  // Qwen3 model cards: 0.6B (0.44B without embeddings, which are tied), 8.2B, and 30.5B
+  // of which 3.3B are activated per token.
+  EXPECT_NEAR(params("Qwen3-0.6B.json") / 0.596e9, 1.0, 0.01);
+  EXPECT_NEAR(params("Qwen3-8B.json") / 8.19e9, 1.0, 0.005);
+  EXPECT_NEAR(params("Qwen3-30B-A3B.json") / 30.5e9, 1.0, 0.01);
+}
+
+// Qwen3's heads are head_dim wide whatever the hidden size: Qwen3-0.6B's QKV projection
+// outputs 16 x 128 + 2 x 8 x 128 = 4096 (not 1024 + 2 x 8 x 64), its output projection reads
+// 2048, and its per-head q/k RMSNorm is an op of its own.
+TEST(HfConfigTest, ExplicitHeadDimShapesTheAttention) {
+  const ModelSpec spec = model_spec_from_hf_config(load("Qwen3-0.6B.json"), "config.json");
+  EXPECT_EQ(spec.head_dim(), 128);
+  EXPECT_EQ(spec.q_width(), 2048);
+  EXPECT_TRUE(spec.qk_norm);
+  const Workload w = build_workload(spec, WorkloadShape{1, 128, Precision::kBf16});
+  const Layer* block = nullptr;
+  for (const Layer& l : w.layers) {
+    if (l.kind == LayerKind::kTransformer) {
+      block = &l;
+      break;
+    }
+  }
+  ASSERT_NE(block, nullptr);
+  bool qk_norm = false;
+  for (const Op& op : block->ops) {
+    if (op.name == "attn.qkv") {
+      EXPECT_EQ(op.gemm.n, 2048 + 2 * 8 * 128);
+      EXPECT_EQ(op.gemm.k, 1024);
+    }
+    if (op.name == "attn.proj") {
+      EXPECT_EQ(op.gemm.k, 2048);
+      EXPECT_EQ(op.gemm.n, 1024);
+    }
+    qk_norm = qk_norm || op.name == "attn.qk_norm";
+  }
+  EXPECT_TRUE(qk_norm);
+  // Without head_dim the width follows hidden / heads, and LLaMA has no q/k norm.
+  json config = load("Qwen3-0.6B.json");
+  config.erase("head_dim");
+  config["model_type"] = "llama";
+  const ModelSpec derived = model_spec_from_hf_config(config, "config.json");
+  EXPECT_EQ(derived.head_dim(), 64);
+  EXPECT_FALSE(derived.qk_norm);
 }
 
 TEST(HfConfigTest, NameOrPathNamesTheSpec) {
@@ -117,12 +167,18 @@ TEST(HfConfigTest, OptionalFieldsTakeTheirDefaults) {
   EXPECT_EQ(model_spec_from_hf_config(gpt, "config.json").ffn_hidden, 3072);
 }
 
-// Qwen3-0.6B: 16 heads of 128 on a hidden size of 1024; dtsim derives head_dim = hidden /
-// heads, so the import refuses it rather than model the wrong attention.
-TEST(HfConfigTest, RejectsHeadDimOtherThanHiddenOverHeads) {
-  EXPECT_EQ(import_error(load("Qwen3-0.6B.json")),
-            "config.json: head_dim: expected hidden_size / num_attention_heads = 1024 / 16 "
-            "(dtsim derives the head width from them), got 128");
+// MoE configs dtsim cannot stack: dense layers among the MoE ones, and qwen2_moe's shared
+// expert.
+TEST(HfConfigTest, RejectsMoeLayoutsItDoesNotModel) {
+  json config = load("Qwen3-30B-A3B.json");
+  config["decoder_sparse_step"] = 2;
+  EXPECT_THAT(import_error(config), HasSubstr("config.json: decoder_sparse_step: expected 1"));
+  config = load("Qwen3-30B-A3B.json");
+  config["mlp_only_layers"] = {0, 1};
+  EXPECT_THAT(import_error(config), HasSubstr("config.json: mlp_only_layers: expected []"));
+  config = load("Qwen3-30B-A3B.json");
+  config["model_type"] = "qwen2_moe";
+  EXPECT_THAT(import_error(config), HasSubstr("shared expert"));
 }
 
 TEST(HfConfigTest, MissingField) {
@@ -161,8 +217,8 @@ TEST(HfConfigTest, UnknownModelTypeListsTheSupportedOnes) {
   json config = load("Meta-Llama-3-8B.json");
   config["model_type"] = "bert";
   EXPECT_EQ(import_error(config),
-            "config.json: model_type: expected one of llama, mistral, qwen2, qwen3, mixtral, "
-            "gpt2, got \"bert\"");
+            "config.json: model_type: expected one of llama, mistral, qwen2, qwen3, qwen3_moe, "
+            "mixtral, gpt2, got \"bert\"");
   config.erase("model_type");
   EXPECT_THAT(import_error(config), HasSubstr("model_type: expected one of llama"));
   EXPECT_THAT(import_error(config), HasSubstr("missing"));

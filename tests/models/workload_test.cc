@@ -244,7 +244,7 @@ TEST(ModelSpecTest, ValidateNamesTheFieldOfEachProblem) {
   gpt.hidden = 1000;
   gpt.heads = 3;
   EXPECT_THAT(validate_model_spec(gpt),
-              ::testing::ElementsAre("hidden: must be divisible by heads (hidden 1000, heads 3)"));
+              ::testing::ElementsAre("hidden: must be divisible by heads (hidden 1000, heads 3), or give head_dim"));
 
   ModelSpec llama = preset_spec("llama3-8b");
   llama.kv_heads = 5;
