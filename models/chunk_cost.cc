@@ -123,7 +123,12 @@ ChunkCost chunk_cost(const Workload& w, int begin, int end, const RankShard& sha
       (op.expert ? expert : dense) += local_params(op, shard);
     }
     const double input_bytes = i > 0 ? w.layers[i - 1].output_bytes : 0;
-    out.activation_bytes += layer_activation_bytes(layer, input_bytes, recompute, act_split);
+    const double kept = layer_activation_bytes(layer, input_bytes, recompute, act_split);
+    out.activation_bytes += kept;
+    if (recompute != Recompute::kNone) {
+      const double whole = layer_activation_bytes(layer, input_bytes, Recompute::kNone, act_split);
+      out.recompute_transient_bytes = std::max(out.recompute_transient_bytes, whole - kept);
+    }
     out.fwd += fwd;
     out.bwd += bwd;
     out.layer_fwd.push_back(fwd);

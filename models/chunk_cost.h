@@ -37,6 +37,11 @@ struct ChunkCost {
   double dense_params = 0;
   double expert_params = 0;
   double activation_bytes = 0;  // kept per micro-batch until the backward pass
+  // What recomputation rebuilds at once in the backward pass: the largest of the chunk's
+  // layers' activations beyond what the recompute mode keeps (a whole layer's under full
+  // recomputation, its attention core under selective), alive while that layer's backward
+  // runs. 0 without recomputation.
+  double recompute_transient_bytes = 0;
   double output_bytes = 0;      // the chunk's output activation, whole (before any split)
   double tp_bytes_fwd = 0;      // summed over the chunk's TP collectives
   double tp_bytes_bwd = 0;      // with the recomputed forward's under full recomputation

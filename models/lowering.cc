@@ -459,6 +459,9 @@ double StepEmitter::allocate_states(RankContext& rc) {
                                      : 2.0 * static_cast<double>(in_.plan.bucket.count());
   memory(rc, true, "model states", states);
   if (buffers > 0) memory(rc, true, "comm buffers", buffers);
+  const double workspace = static_cast<double>(
+      in_.cluster->devices[rc.rank].spec->efficiency.gemm_workspace.count());
+  if (workspace > 0) memory(rc, true, "workspace", workspace);
   return states;
 }
 
@@ -563,6 +566,13 @@ void StepEmitter::emit_backward(RankContext& rc, const PipeStep& st, int index, 
                        "recv grad " + id));
   }
   const std::vector<TaskId> tp_inputs = pass_inputs(rc, deps);
+  // Recomputation rebuilds activations in the pass: held from its start to its end (memory
+  // tasks run in the compute stream's order).
+  const double rebuilt = cc.recompute_transient_bytes;
+  if (rebuilt > 0) {
+    memory(rc, true, "recompute " + id, rebuilt);
+    rc.peak_activations = std::max(rc.peak_activations, rc.in_flight + rebuilt);
+  }
   TaskId last;
   if (rc.bucketed && last_of_chunk) {
     last = emit_bucketed_backward(rc, cc, st.chunk, id, deps);
@@ -576,6 +586,7 @@ void StepEmitter::emit_backward(RankContext& rc, const PipeStep& st, int index, 
   last = end.last;
   rc.last_pass = last;
   rc.overlapped_tp = end.overlapped_tp;
+  if (rebuilt > 0) memory(rc, false, "recompute " + id, rebuilt);
   memory(rc, false, "act " + id, kept_activations(rc, cc));
   rc.in_flight -= kept_activations(rc, cc);
   if (k > 0 && pp > 1) {
@@ -646,6 +657,8 @@ void StepEmitter::emit_rank(int rank) {
   RankRole role;
   price_chunks(rc, role);
   role.model_state_bytes = allocate_states(rc);
+  role.workspace_bytes = static_cast<double>(
+      in_.cluster->devices[rank].spec->efficiency.gemm_workspace.count());
   const std::vector<PipeStep> order =
       pipeline_order(in_.plan.schedule, rc.c.pp, rp_.pp, rp_.micro_batches, rp_.v);
   std::vector<int> last_bwd(rp_.v, -1);

@@ -51,7 +51,9 @@ struct RankRole {
   int layers = 0;            // layers it holds over all chunks
   int64_t params = 0;        // parameters it holds before ZeRO sharding
   double model_state_bytes = 0;   // weights, gradients, optimizer states after sharding
-  double activation_bytes_peak = 0;  // by the schedule's in-flight chunks
+  double activation_bytes_peak = 0;  // by the schedule's in-flight chunks, plus what
+                                     // recomputation rebuilds during a backward pass
+  double workspace_bytes = 0;        // the GEMM library's workspace (DeviceEfficiency)
 };
 
 struct LoweredStep {

@@ -68,6 +68,9 @@ struct DeviceEfficiency {
   // The collective library's protocols on this device (see ProtocolCosts): none unless the
   // catalog or the scenario says, and then collectives cost their transfers alone.
   ProtocolTable collective_protocols{};
+  // Device memory the GEMM library keeps as its workspace for the whole run (cuBLAS's
+  // recommended size; a training step counts it with the model states).
+  Bytes gemm_workspace = MiB(4);
 };
 
 struct DeviceSpec {

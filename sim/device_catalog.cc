@@ -50,6 +50,10 @@ struct Peaks {
 //          Large-Scale, Accelerator-Rich Systems", SC'22: GPUs of one SKU in five clusters
 //          (V100, RTX 5000, MI60) differ by 8% on average (22% at most) in performance,
 //          from manufacturing and power management. speed_variation 0.08 on every GPU.
+//  [CUBLASWS] NVIDIA cuBLAS API reference, cublasSetWorkspace(): the recommended workspace
+//          is 32 MiB on Hopper and 4 MiB on earlier architectures (what PyTorch allocates
+//          since pull request #120925). gemm_workspace; 0 on the CPU, whose BLAS packs in
+//          per-thread buffers of a few MB that we leave out.
 //  [NCCLT] NVIDIA/nccl, src/graph/tuning.cc (2.8-2.11, 2021-2022), NCCL's own cost model of
 //          its ring: per protocol a latency per call (baseLat), one per step by kind of
 //          hop (hwLat) and a factor on the bus bandwidth. LL: 3.6 us, 0.47 us per NVLink
@@ -175,7 +179,8 @@ constexpr DeviceEfficiency kHopper{.gemm_max = 0.8,
                                    .nvlink_efficiency = 0.8,
                                    .pcie_efficiency = 0.8,
                                    .speed_variation = 0.08,
-                                   .collective_protocols = kNcclNvlink};
+                                   .collective_protocols = kNcclNvlink,
+                                   .gemm_workspace = MiB(32)};
 
 // Generic AVX-512 server CPU; all estimates: MKL/oneDNN SGEMM reaches ~85% of the AVX-512
 // peak on large GEMMs, after ~10 us of threading and packing (half_flops = 0.85 x 4 TFLOPS
@@ -196,7 +201,8 @@ constexpr DeviceEfficiency kCpu{.gemm_max = 0.85,
                                 .comm_compute_slowdown = 0.1,
                                 .nvlink_efficiency = 1.0,
                                 .pcie_efficiency = 1.0,
-                                .collective_protocols = kMpi};
+                                .collective_protocols = kMpi,
+                                .gemm_workspace = Bytes(0)};
 
 // `units` SMs (datasheets: GP102 P40 30, GP100 56, GV100 80, GA100 in A100 108, GH100 in
 // H100/H200 SXM 132) run GEMM tiles of 256 x 128, cuBLAS's largest tensor-core tile, the

@@ -418,7 +418,9 @@ TEST(LoweringZero3, OneDataParallelRankNeedsNoGatherBuffers) {
   const Ran ran = run(c, step);
   for (int r = 0; r < 2; ++r) {
     EXPECT_NEAR(ran.result.ranks[r].peak_memory.as_double(),
-                step.roles[r].model_state_bytes + step.roles[r].activation_bytes_peak, 4)
+                step.roles[r].model_state_bytes + step.roles[r].workspace_bytes +
+                    step.roles[r].activation_bytes_peak,
+                5)
         << r;
   }
 }
@@ -872,12 +874,45 @@ TEST(LoweringPipelineMemory, GpipeKeepsEveryMicroBatch1F1BOnlyTheWarmUp) {
     EXPECT_NEAR(gpipe.roles[r].activation_bytes_peak / one_f_one_b.roles[r].activation_bytes_peak,
                 static_cast<double>(m) / in_flight, 1e-9)
         << r;
-    // The simulator sees the same peak: model states, then the in-flight activations (dp
-    // 1: no gradient buckets), each allocation rounded to a whole byte.
+    // The simulator sees the same peak: model states and the GEMM workspace, then the
+    // in-flight activations (dp 1: no gradient buckets), each allocation rounded to a whole
+    // byte.
     EXPECT_NEAR(ran.result.ranks[r].peak_memory.as_double(),
-                one_f_one_b.roles[r].model_state_bytes + one_f_one_b.roles[r].activation_bytes_peak,
-                1 + in_flight)
+                one_f_one_b.roles[r].model_state_bytes + one_f_one_b.roles[r].workspace_bytes +
+                    one_f_one_b.roles[r].activation_bytes_peak,
+                2 + in_flight)
         << r;
+  }
+}
+
+// Recomputation keeps less but rebuilds it in the backward pass: the peak is the kept
+// activations plus the largest layer's rebuilt ones (a whole layer's beyond its input under
+// full recomputation, the attention core under selective), on top of the model states and
+// the GEMM workspace (the H100's 32 MiB).
+TEST(LoweringMemory, RecomputationRebuildsOneLayerAtATime) {
+  const Cluster c = gpus(1, 1);
+  const Workload w = workload(gpt());
+  for (Recompute mode : {Recompute::kFull, Recompute::kSelective}) {
+    SCOPED_TRACE(recompute_name(mode));
+    TrainingSetup t = training(1);
+    t.recompute = mode;
+    const LoweredStep step = lower(c, gpt(), ParallelPlan{}, t);
+    double kept = 0, rebuilt = 0;
+    for (size_t i = 0; i < w.layers.size(); ++i) {
+      const double input = i > 0 ? w.layers[i - 1].output_bytes : 0;
+      const double layer_kept = layer_activation_bytes(w.layers[i], input, mode, {});
+      kept += layer_kept;
+      rebuilt = std::max(rebuilt, layer_activation_bytes(w.layers[i], input, Recompute::kNone, {}) -
+                                      layer_kept);
+    }
+    ASSERT_GT(rebuilt, 0);
+    EXPECT_NEAR(step.roles[0].activation_bytes_peak, kept + rebuilt, 2);
+    EXPECT_EQ(step.roles[0].workspace_bytes, MiB(32).as_double());
+    const Ran ran = run(c, step);
+    EXPECT_NEAR(ran.result.ranks[0].peak_memory.as_double(),
+                step.roles[0].model_state_bytes + step.roles[0].workspace_bytes +
+                    step.roles[0].activation_bytes_peak,
+                4);
   }
 }
 
