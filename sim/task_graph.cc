@@ -76,6 +76,12 @@ TaskId TaskGraph::add(const Task& task) {
   return static_cast<TaskId>(records_.size() - 1);
 }
 
+void TaskGraph::reserve_like_first(size_t times) {
+  records_.reserve(records_.size() * times);
+  deps_.reserve(deps_.size() * times);
+  names_.reserve(names_.size() * times);
+}
+
 uint32_t TaskGraph::add_collective(CollectiveCall call) {
   collectives_.push_back(std::move(call));
   return static_cast<uint32_t>(collectives_.size() - 1);

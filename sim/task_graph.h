@@ -91,6 +91,9 @@ class TaskGraph {
   uint32_t add_collective_with_tasks(CollectiveCall call, uint16_t stream);
 
   size_t num_tasks() const { return records_.size(); }
+  // Reserves room for `times` as many tasks, dependencies and name characters as the graph
+  // holds now (a builder that knows the first part of its graph is representative).
+  void reserve_like_first(size_t times);
   TaskView task(TaskId id) const;
 
   // The tasks in id order, as views: for (const TaskView t : graph.tasks()).

@@ -37,8 +37,17 @@ TaskRuntime::TaskRuntime(Simulation& sim, const TaskGraph& graph)
     st.kind = t.kind;
     st.activity = activity_of(t);
     for (TaskId d : t.deps) dependents_[fill[d]++] = id;
-    streams_[st.stream].queue.push_back(id);
+    ++streams_[st.stream].end;  // a count for now
   }
+  // One array for every stream's queue: counted above, laid out, then filled in id order.
+  uint32_t at = 0;
+  for (Stream& s : streams_) {
+    s.first = s.head = at;
+    at += s.end;
+    s.end = s.first;
+  }
+  stream_tasks_.resize(at);
+  for (TaskId id = 0; id < state_.size(); ++id) stream_tasks_[streams_[state_[id].stream].end++] = id;
   for (int r = 0; r < sim.cluster().num_ranks(); ++r) {
     ranks_[r].stats.memory_capacity = sim.cluster().devices[r].spec->memory_capacity;
   }
@@ -47,7 +56,7 @@ TaskRuntime::TaskRuntime(Simulation& sim, const TaskGraph& graph)
 RunResult TaskRuntime::run() {
   // Issue every stream's first task whose dependencies are already met.
   for (Stream& s : streams_) {
-    if (!s.queue.empty()) try_issue(s.queue.front());
+    if (!s.empty()) try_issue(stream_tasks_[s.first]);
   }
   Engine& engine = sim_.engine_;
   const Time end = engine.run();
@@ -111,7 +120,7 @@ void TaskRuntime::try_issue(TaskId id) {
   if (st.started || st.deps_left > 0) return;
   Stream& s = streams_[st.stream];
   if (s.busy) return;
-  if (s.head >= s.queue.size() || s.queue[s.head] != id) return;
+  if (s.done() || stream_tasks_[s.head] != id) return;
   s.busy = true;
   issue(id);
 }
@@ -226,7 +235,7 @@ void TaskRuntime::finish(TaskId id) {
     --state_[d].deps_left;
     try_issue(d);
   }
-  if (s.head < s.queue.size()) try_issue(s.queue[s.head]);
+  if (!s.done()) try_issue(stream_tasks_[s.head]);
 }
 
 const TaskRuntime::PlannedCall& TaskRuntime::plan_for(const CollectiveCall& call) {

@@ -31,10 +31,14 @@ class TaskRuntime {
     bool started = false;
     bool done = false;
   };
+  // A stream's tasks in order are stream_tasks_[first, end); `head` is the next to run.
   struct Stream {
-    std::vector<TaskId> queue;
-    size_t head = 0;
+    uint32_t first = 0;
+    uint32_t end = 0;
+    uint32_t head = 0;
     bool busy = false;
+    bool empty() const { return first == end; }
+    bool done() const { return head >= end; }
   };
   struct RankClock {
     int compute_running = 0;
@@ -80,6 +84,7 @@ class TaskRuntime {
   std::vector<uint32_t> dependents_first_;
   std::vector<TaskId> dependents_;
   std::vector<Stream> streams_;
+  std::vector<TaskId> stream_tasks_;  // every stream's tasks, stream after stream
   std::vector<RankClock> ranks_;
   std::vector<int> collective_arrived_;
   std::vector<std::vector<TaskId>> collective_tasks_;

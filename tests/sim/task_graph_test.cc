@@ -91,5 +91,34 @@ TEST(TaskGraphStorage, RefusesNegativeFlops) {
   EXPECT_EQ(g.num_tasks(), 0u);
 }
 
+// Reserving for the rest of the graph keeps what is there and where it is: views taken
+// before more tasks are added stay valid as long as the reservation holds.
+TEST(TaskGraphStorage, ReserveLikeFirstKeepsTasksInPlace) {
+  TaskGraph g;
+  Task t;
+  t.name = "first";
+  t.deps = {};
+  g.add(t);
+  t.name = "second";
+  t.deps = {0};
+  g.add(t);
+  g.reserve_like_first(100);
+  const char* first_name = g.task(0).name.data();
+  const TaskId* second_deps = g.task(1).deps.data();
+  for (int i = 0; i < 98; ++i) {
+    t.name = "more";
+    t.deps = {1};
+    g.add(t);
+  }
+  EXPECT_EQ(g.num_tasks(), 100u);
+  EXPECT_EQ(g.task(0).name, "first");
+  EXPECT_EQ(g.task(1).deps.size(), 1u);
+  EXPECT_EQ(g.task(99).deps[0], 1u);
+  // 98 more tasks (4 characters and one dependency each) fit in 100 times the first two's
+  // 2 tasks, 11 characters and 1 dependency.
+  EXPECT_EQ(g.task(0).name.data(), first_name);
+  EXPECT_EQ(g.task(1).deps.data(), second_deps);
+}
+
 }  // namespace
 }  // namespace dtsim
