@@ -459,9 +459,6 @@ double StepEmitter::allocate_states(RankContext& rc) {
                                      : 2.0 * static_cast<double>(in_.plan.bucket.count());
   memory(rc, true, "model states", states);
   if (buffers > 0) memory(rc, true, "comm buffers", buffers);
-  const double workspace = static_cast<double>(
-      in_.cluster->devices[rc.rank].spec->efficiency.gemm_workspace.count());
-  if (workspace > 0) memory(rc, true, "workspace", workspace);
   return states;
 }
 
@@ -659,6 +656,7 @@ void StepEmitter::emit_rank(int rank) {
   role.model_state_bytes = allocate_states(rc);
   role.workspace_bytes = static_cast<double>(
       in_.cluster->devices[rank].spec->efficiency.gemm_workspace.count());
+  if (role.workspace_bytes > 0) memory(rc, true, "workspace", role.workspace_bytes);
   const std::vector<PipeStep> order =
       pipeline_order(in_.plan.schedule, rc.c.pp, rp_.pp, rp_.micro_batches, rp_.v);
   std::vector<int> last_bwd(rp_.v, -1);

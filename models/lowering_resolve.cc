@@ -83,7 +83,8 @@ class RankPace {
   // One call, as the lowering makes one per pass.
   double call(const std::vector<int>& group, CollectiveOp op, double bytes) {
     const Bytes b(std::llround(bytes));
-    return estimate_group_call(*in_.cluster, router_, op, group, b).seconds();
+    return estimate_group_call(*in_.cluster, router_, op, CollectiveAlgorithm::kAuto, group, b)
+        .time.seconds();
   }
 
   const LoweringInput& in_;

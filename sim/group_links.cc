@@ -78,13 +78,18 @@ AlphaBeta group_alpha_beta(const Cluster& cluster, Router& router, const GroupLa
   return ab;
 }
 
-Duration estimate_group_call(const Cluster& cluster, Router& router, CollectiveOp op,
-                             const std::vector<int>& members, Bytes bytes) {
-  if (members.size() <= 1 || bytes.count() <= 0) return Duration::zero();
+GroupCallEstimate estimate_group_call(const Cluster& cluster, Router& router, CollectiveOp op,
+                                      CollectiveAlgorithm algorithm,
+                                      const std::vector<int>& members, Bytes bytes,
+                                      const CollectiveOptions& options) {
+  const bool chosen = algorithm == CollectiveAlgorithm::kAuto;
+  if (members.size() <= 1) {
+    return {chosen ? algorithms_for(op).front() : algorithm, Duration::zero()};
+  }
   const GroupLayout layout = group_layout(cluster, members);
   const AlphaBeta ab = group_alpha_beta(cluster, router, layout);
-  const CollectiveAlgorithm algorithm = choose_algorithm(op, layout, bytes, {}, ab);
-  return estimate_time(op, algorithm, layout, bytes, {}, ab);
+  if (chosen) algorithm = choose_algorithm(op, layout, bytes, options, ab);
+  return {algorithm, estimate_time(op, algorithm, layout, bytes, options, ab)};
 }
 
 }  // namespace dtsim

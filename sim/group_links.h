@@ -21,10 +21,16 @@ ProtocolTable group_protocols(const Cluster& cluster, const std::vector<int>& me
 // Alpha-beta figures of the links a group spans, measured on its routes.
 AlphaBeta group_alpha_beta(const Cluster& cluster, Router& router, const GroupLayout& layout);
 
-// One call of `op` over `members`, as `auto` runs it (choose_algorithm's pick), by the
-// alpha-beta estimate with the library's protocol cost. Zero for a group of one or a call
-// that moves nothing.
-Duration estimate_group_call(const Cluster& cluster, Router& router, CollectiveOp op,
-                             const std::vector<int>& members, Bytes bytes);
+// One call of `op` over `members` by the alpha-beta estimate with the library's protocol
+// cost (estimate_time), with `algorithm`, or choose_algorithm's pick for kAuto. A group of
+// one takes no time (and the op's first algorithm, for kAuto).
+struct GroupCallEstimate {
+  CollectiveAlgorithm algorithm;
+  Duration time;
+};
+GroupCallEstimate estimate_group_call(const Cluster& cluster, Router& router, CollectiveOp op,
+                                      CollectiveAlgorithm algorithm,
+                                      const std::vector<int>& members, Bytes bytes,
+                                      const CollectiveOptions& options = {});
 
 }  // namespace dtsim

@@ -41,13 +41,8 @@ ProtocolTable Simulation::protocols_of(const std::vector<int>& members) const {
 Duration Simulation::p2p_protocol_cost(int src, int dst, Bytes bytes) {
   const std::vector<int> pair{src, dst};
   const GroupLayout layout = layout_of(pair);
-  const AlphaBeta ab = alpha_beta(layout);
-  const Duration bandwidth = estimate_bandwidth_time(CollectiveOp::kSendRecv,
-                                                    CollectiveAlgorithm::kDirect, layout, bytes,
-                                                    {}, ab);
-  return choose_protocol(CollectiveOp::kSendRecv, CollectiveAlgorithm::kDirect, layout, bytes, {},
-                         ab.protocols, bandwidth)
-      .cost;
+  return protocol_cost(CollectiveOp::kSendRecv, CollectiveAlgorithm::kDirect, layout, bytes, {},
+                       alpha_beta(layout));
 }
 
 AlphaBeta Simulation::alpha_beta(const GroupLayout& layout) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "sim/check.h"
+#include "sim/group_links.h"
 
 namespace dtsim {
 
@@ -257,10 +258,7 @@ const TaskRuntime::PlannedCall& TaskRuntime::plan_for(const CollectiveCall& call
                       Duration::zero()};
   if (moves) {
     // The protocol is chosen on the alpha-beta estimate, as NCCL chooses on its model.
-    const Duration bandwidth =
-        estimate_bandwidth_time(call.op, algorithm, layout, call.bytes, o, ab);
-    planned.latency =
-        choose_protocol(call.op, algorithm, layout, call.bytes, o, ab.protocols, bandwidth).cost;
+    planned.latency = protocol_cost(call.op, algorithm, layout, call.bytes, o, ab);
   }
   return plans_.emplace(std::move(key), std::move(planned)).first->second;
 }
@@ -335,18 +333,10 @@ void TaskRuntime::finish_analytical(uint32_t c) {
                         call.bytes.count(), call.members};
   auto it = estimates_.find(key);
   if (it == estimates_.end()) {
-    const GroupLayout layout = sim_.layout_of(call.members);
-    const AlphaBeta ab = sim_.alpha_beta(layout);
-    CollectiveAlgorithm algorithm = call.algorithm;
-    if (algorithm == CollectiveAlgorithm::kAuto) {
-      algorithm = call.members.size() <= 1 ? algorithms_for(call.op).front()
-                                           : choose_algorithm(call.op, layout, call.bytes,
-                                                              call.options, ab);
-    }
-    const Duration d = call.members.size() <= 1
-                           ? Duration::zero()
-                           : estimate_time(call.op, algorithm, layout, call.bytes, call.options, ab);
-    it = estimates_.emplace(std::move(key), std::pair{algorithm, d}).first;
+    const GroupCallEstimate e = estimate_group_call(sim_.cluster(), sim_.router_, call.op,
+                                                    call.algorithm, call.members, call.bytes,
+                                                    call.options);
+    it = estimates_.emplace(std::move(key), std::pair{e.algorithm, e.time}).first;
   }
   const auto [algorithm, duration] = it->second;
   sim_.engine_.schedule_after(duration, [this, c, algorithm] {

@@ -261,12 +261,16 @@ Duration estimate_bandwidth_time(CollectiveOp op, CollectiveAlgorithm algorithm,
   return estimate_transfer_time(op, algorithm, layout, bytes, options, rates);
 }
 
+Duration protocol_cost(CollectiveOp op, CollectiveAlgorithm algorithm, const GroupLayout& layout,
+                       Bytes bytes, const CollectiveOptions& options, const AlphaBeta& ab) {
+  const Duration bandwidth = estimate_bandwidth_time(op, algorithm, layout, bytes, options, ab);
+  return choose_protocol(op, algorithm, layout, bytes, options, ab.protocols, bandwidth).cost;
+}
+
 Duration estimate_time(CollectiveOp op, CollectiveAlgorithm algorithm, const GroupLayout& layout,
                        Bytes bytes, const CollectiveOptions& options, const AlphaBeta& ab) {
-  const Duration transfer = estimate_transfer_time(op, algorithm, layout, bytes, options, ab);
-  const Duration bandwidth = estimate_bandwidth_time(op, algorithm, layout, bytes, options, ab);
-  return transfer +
-         choose_protocol(op, algorithm, layout, bytes, options, ab.protocols, bandwidth).cost;
+  return estimate_transfer_time(op, algorithm, layout, bytes, options, ab) +
+         protocol_cost(op, algorithm, layout, bytes, options, ab);
 }
 
 CollectiveAlgorithm choose_algorithm(CollectiveOp op, const GroupLayout& layout, Bytes bytes,

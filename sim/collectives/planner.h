@@ -91,6 +91,11 @@ Duration estimate_bandwidth_time(CollectiveOp op, CollectiveAlgorithm algorithm,
                                  const GroupLayout& layout, Bytes bytes,
                                  const CollectiveOptions& options, const AlphaBeta& ab);
 
+// What the collective library's protocol adds to one call of this shape on these links:
+// choose_protocol's cost, judged on the call's bandwidth time (estimate_bandwidth_time).
+Duration protocol_cost(CollectiveOp op, CollectiveAlgorithm algorithm, const GroupLayout& layout,
+                       Bytes bytes, const CollectiveOptions& options, const AlphaBeta& ab);
+
 // kAuto resolves to the applicable algorithm with the smallest estimate_time (ties: the
 // order of algorithms_for). Throws std::invalid_argument when none applies.
 CollectiveAlgorithm choose_algorithm(CollectiveOp op, const GroupLayout& layout, Bytes bytes,
