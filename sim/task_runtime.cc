@@ -23,24 +23,64 @@ TaskRuntime::TaskRuntime(Simulation& sim, const TaskGraph& graph)
   // invariants here (a lowering bug) stops the run with the first problem.
   DTSIM_CHECK(errors.empty(),
               ("invalid TaskGraph: " + (errors.empty() ? std::string() : errors.front())).c_str());
-  for (const TaskView t : graph.tasks()) {
-    for (TaskId d : t.deps) ++dependents_first_[d + 1];
+  // Slots: the k-th task of every rank, rank by rank, for k = 0, 1, ... (see Slot).
+  const size_t n = graph.tasks().size();
+  const int num_ranks = sim.cluster().num_ranks();
+  std::vector<uint32_t> rank_first(num_ranks + 1, 0);
+  for (TaskId id = 0; id < n; ++id) ++rank_first[graph.task(id).rank + 1];
+  uint32_t longest = 0;
+  for (int r = 0; r < num_ranks; ++r) {
+    longest = std::max(longest, rank_first[r + 1]);
+    rank_first[r + 1] += rank_first[r];
   }
-  for (size_t i = 1; i < dependents_first_.size(); ++i) dependents_first_[i] += dependents_first_[i - 1];
-  dependents_.resize(dependents_first_.back());
-  std::vector<uint32_t> fill(dependents_first_.begin(), dependents_first_.end() - 1);
-  for (TaskId id = 0; id < graph.tasks().size(); ++id) {
+  std::vector<TaskId> by_rank(n);
+  {
+    std::vector<uint32_t> fill(rank_first.begin(), rank_first.end() - 1);
+    for (TaskId id = 0; id < n; ++id) by_rank[fill[graph.task(id).rank]++] = id;
+  }
+  std::vector<Slot> slot_of(n);
+  Slot next = 0;
+  for (uint32_t k = 0; k < longest; ++k) {
+    for (int r = 0; r < num_ranks; ++r) {
+      if (rank_first[r] + k < rank_first[r + 1]) {
+        const TaskId id = by_rank[rank_first[r] + k];
+        slot_of[id] = next;
+        state_[next++].graph_id = id;
+      }
+    }
+  }
+  by_rank = {};
+  // In the graph's order: the graph is read in sequence, and the slots written to,
+  // scattered in that order, are fetched ahead.
+  constexpr TaskId kAhead = 16;
+  for (TaskId id = 0; id < n; ++id) {
+    if (id + kAhead < n) __builtin_prefetch(&state_[slot_of[id + kAhead]], 1);
     const TaskView t = graph.task(id);
-    TaskState& st = state_[id];
+    const Slot slot = slot_of[id];
+    TaskState& st = state_[slot];
     st.deps_left = static_cast<uint32_t>(t.deps.size());
     st.stream = stream_index(t);
     st.rank = t.rank;
     st.kind = t.kind;
     st.activity = activity_of(t);
-    for (TaskId d : t.deps) dependents_[fill[d]++] = id;
+    st.peer = t.peer;
+    st.link = t.kind == TaskKind::kCollective ? t.collective : t.tag;
+    if (t.kind == TaskKind::kCompute) {
+      const ClusterDevice& dev = sim.cluster().devices[t.rank];
+      const Duration nominal = t.flops ? *t.flops / dev.spec->peak_for(t.dtype) : t.duration;
+      st.amount = (dev.speed == 1 ? nominal
+                                  : ceil_ns(static_cast<double>(nominal.count_ns()) / dev.speed))
+                      .count_ns();
+    } else {
+      st.amount = t.bytes.count();
+    }
+    for (TaskId d : t.deps) ++dependents_first_[slot_of[d] + 1];
     ++streams_[st.stream].end;  // a count for now
   }
-  // One array for every stream's queue: counted above, laid out, then filled in id order.
+  for (size_t i = 1; i < dependents_first_.size(); ++i) dependents_first_[i] += dependents_first_[i - 1];
+  dependents_.resize(dependents_first_.back());
+  // One array for every stream's queue: counted above, laid out, then filled in the
+  // graph's order, as are the dependents.
   uint32_t at = 0;
   for (Stream& s : streams_) {
     s.first = s.head = at;
@@ -48,7 +88,14 @@ TaskRuntime::TaskRuntime(Simulation& sim, const TaskGraph& graph)
     s.end = s.first;
   }
   stream_tasks_.resize(at);
-  for (TaskId id = 0; id < state_.size(); ++id) stream_tasks_[streams_[state_[id].stream].end++] = id;
+  std::vector<uint32_t> fill(dependents_first_.begin(), dependents_first_.end() - 1);
+  for (TaskId id = 0; id < n; ++id) {
+    const TaskView t = graph.task(id);
+    const Slot slot = slot_of[id];
+    for (TaskId d : t.deps) dependents_[fill[slot_of[d]]++] = slot;
+    stream_tasks_[streams_[stream_index(t)].end++] = slot;
+  }
+  if (!sim.observers_.empty()) start_.resize(n);
   for (int r = 0; r < sim.cluster().num_ranks(); ++r) {
     ranks_[r].stats.memory_capacity = sim.cluster().devices[r].spec->memory_capacity;
   }
@@ -116,52 +163,51 @@ void TaskRuntime::account(int rank, Activity activity, int delta) {
   }
 }
 
-void TaskRuntime::try_issue(TaskId id) {
+void TaskRuntime::try_issue(Slot id) {
   const TaskState& st = state_[id];
   if (st.started || st.deps_left > 0) return;
   Stream& s = streams_[st.stream];
   if (s.busy) return;
   if (s.done() || stream_tasks_[s.head] != id) return;
   s.busy = true;
+  // Its finish will read the stream's next task and its own dependents: fetch them while
+  // it runs (in memory the tasks of one rank lie far apart, see Slot).
+  if (s.head + 1 < s.end) __builtin_prefetch(&state_[stream_tasks_[s.head + 1]], 1);
+  __builtin_prefetch(dependents_.data() + dependents_first_[id]);
   issue(id);
 }
 
-void TaskRuntime::issue(TaskId id) {
-  const TaskView t = graph_.task(id);
-  state_[id].started = true;
-  state_[id].start = sim_.engine_.now();
+void TaskRuntime::issue(Slot id) {
+  TaskState& t = state_[id];
+  t.started = true;
+  if (!start_.empty()) start_[id] = sim_.engine_.now();
   const bool p2p = t.kind == TaskKind::kSend || t.kind == TaskKind::kRecv;
   account(t.rank,
           p2p ? Activity::kWaitingP2p
-              : t.kind == TaskKind::kCollective ? Activity::kWaiting : state_[id].activity,
+              : t.kind == TaskKind::kCollective ? Activity::kWaiting : t.activity,
           +1);
-  const ClusterDevice& dev = sim_.cluster().devices[t.rank];
   switch (t.kind) {
-    case TaskKind::kCompute: {
-      const Duration nominal = t.flops ? *t.flops / dev.spec->peak_for(t.dtype) : t.duration;
-      const Duration d =
-          dev.speed == 1 ? nominal : ceil_ns(static_cast<double>(nominal.count_ns()) / dev.speed);
-      sim_.compute_.start(t.rank, d, [this, id] { finish(id); });
+    case TaskKind::kCompute:
+      sim_.compute_.start(t.rank, Duration::ns(t.amount), [this, id] { finish(id); });
       break;
-    }
     case TaskKind::kCollective: {
-      collective_tasks_[t.collective].push_back(id);
-      const auto& call = graph_.collectives()[t.collective];
-      if (++collective_arrived_[t.collective] == static_cast<int>(call.members.size())) {
-        start_collective(t.collective);
+      collective_tasks_[t.link].push_back(id);
+      const auto& call = graph_.collectives()[t.link];
+      if (++collective_arrived_[t.link] == static_cast<int>(call.members.size())) {
+        start_collective(t.link);
       }
       break;
     }
     case TaskKind::kSend:
     case TaskKind::kRecv: {
       const bool send = t.kind == TaskKind::kSend;
-      const P2pKey key = send ? P2pKey{t.rank, t.peer, t.tag} : P2pKey{t.peer, t.rank, t.tag};
+      const P2pKey key = send ? P2pKey{t.rank, t.peer, t.link} : P2pKey{t.peer, t.rank, t.link};
       auto& theirs = send ? ready_recvs_ : ready_sends_;
       auto it = theirs.find(key);
       if (it == theirs.end()) {
         (send ? ready_sends_ : ready_recvs_)[key].push_back(id);
       } else {
-        const TaskId other = it->second.front();
+        const Slot other = it->second.front();
         it->second.erase(it->second.begin());
         if (it->second.empty()) theirs.erase(it);
         start_p2p(send ? id : other, send ? other : id);
@@ -169,15 +215,17 @@ void TaskRuntime::issue(TaskId id) {
       break;
     }
     case TaskKind::kMemcpy: {
+      const TaskView m = view(id);
+      const ClusterDevice& dev = sim_.cluster().devices[m.rank];
       const ClusterNode& node = sim_.cluster().nodes[dev.node];
-      FlowSpec flow{dev.vertex, dev.vertex, t.bytes};
-      switch (t.memcpy_kind) {
+      FlowSpec flow{dev.vertex, dev.vertex, m.bytes};
+      switch (m.memcpy_kind) {
         case MemcpyKind::kHostToDevice: flow.src = node.host; break;
         case MemcpyKind::kDeviceToHost: flow.dst = node.host; break;
-        case MemcpyKind::kPeer: flow.dst = sim_.cluster().devices[t.peer].vertex; break;
+        case MemcpyKind::kPeer: flow.dst = sim_.cluster().devices[m.peer].vertex; break;
         case MemcpyKind::kDeviceToDevice: {
           // Reads and writes device memory: twice the bytes through HBM.
-          const Duration d = Bytes(2 * t.bytes.count()) / dev.spec->memory_bandwidth;
+          const Duration d = Bytes(2 * m.bytes.count()) / dev.spec->memory_bandwidth;
           sim_.engine_.schedule_after(d, [this, id] { finish(id); });
           return;
         }
@@ -193,14 +241,14 @@ void TaskRuntime::issue(TaskId id) {
   }
 }
 
-void TaskRuntime::memory_change(TaskId id, int64_t sign) {
-  const TaskView t = graph_.task(id);
+void TaskRuntime::memory_change(Slot id, int64_t sign) {
+  const TaskState& t = state_[id];
   RankClock& rc = ranks_[t.rank];
-  rc.memory_in_use += Bytes(sign * t.bytes.count());
+  rc.memory_in_use += Bytes(sign * t.amount);
   rc.stats.peak_memory = std::max(rc.stats.peak_memory, rc.memory_in_use);
   if (rc.memory_in_use > rc.stats.memory_capacity && !rc.stats.out_of_memory) {
     rc.stats.out_of_memory = true;
-    const MemoryOverflowRecord rec{t.rank, id, rc.memory_in_use, rc.stats.memory_capacity,
+    const MemoryOverflowRecord rec{t.rank, t.graph_id, rc.memory_in_use, rc.stats.memory_capacity,
                                    sim_.engine_.now()};
     result_.memory_overflows.push_back(rec);
     sim_.observers_.memory_overflow(rec);
@@ -209,11 +257,11 @@ void TaskRuntime::memory_change(TaskId id, int64_t sign) {
 
 // Instant tasks finish through an event at the same instant, so that long chains of them
 // do not recurse.
-void TaskRuntime::finish_later(TaskId id) {
+void TaskRuntime::finish_later(Slot id) {
   sim_.engine_.schedule_after(Duration::zero(), [this, id] { finish(id); });
 }
 
-void TaskRuntime::finish(TaskId id) {
+void TaskRuntime::finish(Slot id) {
   TaskState& st = state_[id];
   st.done = true;
   ++finished_;
@@ -224,15 +272,15 @@ void TaskRuntime::finish(TaskId id) {
   }
   ++ranks_[st.rank].stats.tasks;
   if (!sim_.observers_.empty()) {
-    const TaskView t = graph_.task(id);
-    sim_.observers_.task(TaskRecord{id, t.rank, graph_.streams()[t.stream], t.name, t.kind,
-                                    st.start, sim_.engine_.now()});
+    const TaskView t = view(id);
+    sim_.observers_.task(TaskRecord{st.graph_id, t.rank, graph_.streams()[t.stream], t.name, t.kind,
+                                    start_[id], sim_.engine_.now()});
   }
   Stream& s = streams_[st.stream];
   s.busy = false;
   ++s.head;
   for (uint32_t i = dependents_first_[id]; i < dependents_first_[id + 1]; ++i) {
-    const TaskId d = dependents_[i];
+    const Slot d = dependents_[i];
     --state_[d].deps_left;
     try_issue(d);
   }
@@ -264,8 +312,8 @@ const TaskRuntime::PlannedCall& TaskRuntime::plan_for(const CollectiveCall& call
 }
 
 // A rendezvous is complete: the task stops waiting and starts communicating.
-void TaskRuntime::begin_transfer(TaskId id) {
-  const TaskView t = graph_.task(id);
+void TaskRuntime::begin_transfer(Slot id) {
+  const TaskState& t = state_[id];
   account(t.rank, t.kind == TaskKind::kCollective ? Activity::kWaiting : Activity::kWaitingP2p,
           -1);
   account(t.rank, Activity::kCommunication, +1);
@@ -286,7 +334,7 @@ void TaskRuntime::nccl_change(int rank, int delta) {
 
 void TaskRuntime::start_collective(uint32_t c) {
   collective_start_[c] = sim_.engine_.now();
-  for (TaskId id : collective_tasks_[c]) begin_transfer(id);
+  for (Slot id : collective_tasks_[c]) begin_transfer(id);
   if (graph_.collectives()[c].analytical) {
     finish_analytical(c);
     return;
@@ -312,7 +360,7 @@ void TaskRuntime::run_phase(uint32_t c, std::shared_ptr<const CollectivePlan> pl
                          sim_.engine_.now()};
     result_.collectives.push_back(rec);
     sim_.observers_.collective(rec);
-    for (TaskId id : collective_tasks_[c]) finish(id);
+    for (Slot id : collective_tasks_[c]) finish(id);
     return;
   }
   const Phase& p = plan->phases[phase];
@@ -346,25 +394,26 @@ void TaskRuntime::finish_analytical(uint32_t c) {
                          sim_.engine_.now()};
     result_.collectives.push_back(rec);
     sim_.observers_.collective(rec);
-    for (TaskId id : collective_tasks_[c]) finish(id);
+    for (Slot id : collective_tasks_[c]) finish(id);
   });
 }
 
-void TaskRuntime::start_p2p(TaskId send, TaskId recv) {
+void TaskRuntime::start_p2p(Slot send, Slot recv) {
   begin_transfer(send);
   begin_transfer(recv);
-  const TaskView s = graph_.task(send);
+  const TaskState& s = state_[send];
+  const Bytes bytes(s.amount);
   const auto& devices = sim_.cluster().devices;
   const ClusterDevice& from = devices[s.rank];
   const ClusterDevice& to = devices[s.peer];
   // Pipelines send the same message between the same ranks hundreds of times.
-  const P2pCostKey cost_key{s.rank, s.peer, s.bytes.count()};
+  const P2pCostKey cost_key{s.rank, s.peer, s.amount};
   auto cost = p2p_costs_.find(cost_key);
   if (cost == p2p_costs_.end()) {
-    cost = p2p_costs_.emplace(cost_key, sim_.p2p_protocol_cost(s.rank, s.peer, s.bytes)).first;
+    cost = p2p_costs_.emplace(cost_key, sim_.p2p_protocol_cost(s.rank, s.peer, bytes)).first;
   }
   const Duration latency = cost->second;
-  auto transfer = [this, send, recv, src = from.vertex, dst = to.vertex, bytes = s.bytes] {
+  auto transfer = [this, send, recv, src = from.vertex, dst = to.vertex, bytes] {
     sim_.network_->start_group({FlowSpec{src, dst, bytes}}, 1, [this, send, recv] {
       finish(send);
       finish(recv);
@@ -380,9 +429,13 @@ void TaskRuntime::start_p2p(TaskId send, TaskId recv) {
 std::vector<std::string> TaskRuntime::describe_stalled() const {
   std::vector<std::string> out;
   if (finished_ == graph_.tasks().size()) return out;
-  for (TaskId id = 0; id < graph_.tasks().size() && out.size() < 20; ++id) {
+  // In the graph's order, so that the first stalled tasks are reported.
+  std::vector<Slot> slot_of(state_.size());
+  for (Slot s = 0; s < state_.size(); ++s) slot_of[state_[s].graph_id] = s;
+  for (TaskId gid = 0; gid < graph_.tasks().size() && out.size() < 20; ++gid) {
+    const Slot id = slot_of[gid];
     if (state_[id].done) continue;
-    const TaskView t = graph_.task(id);
+    const TaskView t = graph_.task(gid);
     std::string why;
     if (!state_[id].started) {
       why = state_[id].deps_left > 0 ? "waits for " + std::to_string(state_[id].deps_left) +
@@ -398,7 +451,7 @@ std::vector<std::string> TaskRuntime::describe_stalled() const {
     } else {
       why = "started but never finished";
     }
-    out.push_back("task " + std::to_string(id) + " (\"" + std::string(t.name) + "\", rank " +
+    out.push_back("task " + std::to_string(gid) + " (\"" + std::string(t.name) + "\", rank " +
                   std::to_string(t.rank) + ") " + why);
   }
   const size_t left = graph_.tasks().size() - finished_;

@@ -19,13 +19,18 @@ class TaskRuntime {
  private:
   // Time accounting per rank: counters of tasks per state, integrated at every change.
   enum class Activity : uint8_t { kCompute, kCommunication, kWaiting, kWaitingP2p, kNone };
-  // What the runtime reads of a task at every readiness check and finish, next to its
-  // state: the graph's records are read only to issue it (a cache miss saved per task).
+  // What the runtime reads of a task to issue and finish it, in slot order next to its
+  // state: the graph's records (in the graph's order, 64 bytes each) are read only for the
+  // rare memcpy and for observers.
   struct TaskState {
-    Time start;
+    // compute: its duration on its device; send, recv, alloc, free, memcpy: its bytes
+    int64_t amount = 0;
+    TaskId graph_id = 0;  // the task's id in the graph (slots are numbered differently)
     uint32_t deps_left = 0;
     uint32_t stream = 0;  // index into streams_
     int rank = 0;
+    int peer = -1;       // send, recv
+    uint32_t link = 0;   // collective: index into the graph's calls; send, recv: tag
     TaskKind kind = TaskKind::kCompute;
     Activity activity = Activity::kNone;  // what it keeps its rank doing while it runs
     bool started = false;
@@ -51,23 +56,29 @@ class TaskRuntime {
     Bytes memory_in_use;
   };
 
+  // The runtime numbers its tasks by slot: the first task of every rank, then the second
+  // of every rank, and so on. Ranks advance together, so the tasks that run near one
+  // another in time sit near one another in memory; in the graph's order (rank after rank)
+  // each task issued or finished was a cache miss of its own.
+  using Slot = uint32_t;
+  TaskView view(Slot s) const { return graph_.task(state_[s].graph_id); }
   uint32_t stream_index(const TaskView& t) const {
     return static_cast<uint32_t>(t.rank * graph_.streams().size() + t.stream);
   }
-  void try_issue(TaskId id);
-  void issue(TaskId id);
-  void finish(TaskId id);
-  void finish_later(TaskId id);
+  void try_issue(Slot s);
+  void issue(Slot s);
+  void finish(Slot s);
+  void finish_later(Slot s);
   Activity activity_of(const TaskView& t) const;
   // Integrates the rank's clock up to now, then moves `delta` tasks into `activity`.
   void account(int rank, Activity activity, int delta);
-  void begin_transfer(TaskId id);
+  void begin_transfer(Slot s);
   void nccl_change(int rank, int delta);
   void finish_analytical(uint32_t c);
   void start_collective(uint32_t c);
   void run_phase(uint32_t c, std::shared_ptr<const CollectivePlan> plan, size_t phase);
-  void start_p2p(TaskId send, TaskId recv);
-  void memory_change(TaskId id, int64_t sign);
+  void start_p2p(Slot send, Slot recv);
+  void memory_change(Slot s, int64_t sign);
   // A call's plan, and the collective library's latency that precedes its transfers.
   struct PlannedCall {
     std::shared_ptr<const CollectivePlan> plan;
@@ -79,15 +90,16 @@ class TaskRuntime {
   Simulation& sim_;
   const TaskGraph& graph_;
   std::vector<TaskState> state_;
-  // Dependents of each task in one flat array (task id -> [first_, first_ + 1) range):
+  std::vector<Time> start_;  // by slot; kept only for observers (task records)
+  // Dependents of each task in one flat array (slot -> [first_, first_ + 1) range):
   // millions of small vectors would cost an allocation each.
   std::vector<uint32_t> dependents_first_;
-  std::vector<TaskId> dependents_;
+  std::vector<Slot> dependents_;
   std::vector<Stream> streams_;
-  std::vector<TaskId> stream_tasks_;  // every stream's tasks, stream after stream
+  std::vector<Slot> stream_tasks_;  // every stream's tasks, stream after stream
   std::vector<RankClock> ranks_;
   std::vector<int> collective_arrived_;
-  std::vector<std::vector<TaskId>> collective_tasks_;
+  std::vector<std::vector<Slot>> collective_tasks_;
   std::vector<Time> collective_start_;
   // Sends and recvs issued before their peer, by (sender, receiver, tag), oldest first.
   // Entries are erased once matched: a training step issues millions of distinct keys.
@@ -106,7 +118,7 @@ class TaskRuntime {
       return static_cast<size_t>(h * 0xbf58476d1ce4e5b9ULL);
     }
   };
-  std::unordered_map<P2pKey, std::vector<TaskId>, P2pKeyHash> ready_sends_, ready_recvs_;
+  std::unordered_map<P2pKey, std::vector<Slot>, P2pKeyHash> ready_sends_, ready_recvs_;
   std::map<std::tuple<int, int, int64_t, int64_t, int, int, int, std::vector<int>>,
            PlannedCall>
       plans_;

@@ -241,6 +241,49 @@ TEST(TaskRuntime, ADeadlockIsReportedNotHung) {
   EXPECT_NE(r.stalled[0].find("1 of 2 members arrived"), std::string::npos) << r.stalled[0];
 }
 
+// The runtime numbers tasks its own way (the k-th task of every rank together); what it
+// reports must still name the graph's ids.
+TEST(TaskRuntime, ReportsNameTheGraphsTaskIds) {
+  const Cluster c = two_h100();  // 80 GiB each
+  TaskGraph g;
+  const uint16_t s = g.stream("main");
+  g.add(compute(1, s, Duration::ms(1)));
+  g.add(compute(1, s, Duration::ms(1)));
+  g.add(compute(0, s, Duration::ms(1)));
+  Task big;
+  big.kind = TaskKind::kAlloc;
+  big.rank = 0;
+  big.stream = s;
+  big.bytes = GiB(100);
+  big.name = "too big";
+  const TaskId alloc = g.add(big);
+  // A deadlock (as in ADeadlockIsReportedNotHung) leaves rank 0's collective waiting.
+  const uint32_t call = g.add_collective(CollectiveCall{CollectiveOp::kAllReduce,
+                                                        CollectiveAlgorithm::kRing, {0, 1}, MiB(1), {}, "ar"});
+  Task coll;
+  coll.kind = TaskKind::kCollective;
+  coll.collective = call;
+  coll.stream = s;
+  coll.rank = 0;
+  coll.name = "ar";
+  const TaskId waits = g.add(coll);
+  const TaskId x = g.add(compute(0, s, Duration::ms(1)));
+  coll.rank = 1;
+  coll.deps = {x};
+  g.add(coll);
+  Simulation sim(c, {});
+  Recorder rec;
+  sim.add_observer(&rec);
+  const RunResult r = sim.run(g);
+  ASSERT_EQ(r.memory_overflows.size(), 1u);
+  EXPECT_EQ(r.memory_overflows[0].task, alloc);
+  EXPECT_EQ(rec.end_of(2), Time::ms(1));  // rank 0's compute
+  EXPECT_EQ(rec.end_of(1), Time::ms(2));  // rank 1's second
+  ASSERT_FALSE(r.stalled.empty());
+  EXPECT_EQ(r.stalled[0].rfind("task " + std::to_string(waits) + " (\"ar\", rank 0)", 0), 0u)
+      << r.stalled[0];
+}
+
 TEST(TaskGraph, ValidateNamesEachStructuralProblem) {
   TaskGraph g;
   Task t = compute(5, g.stream("s"), Duration::ms(1), {3});
