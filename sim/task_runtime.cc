@@ -28,26 +28,29 @@ TaskRuntime::TaskRuntime(Simulation& sim, const TaskGraph& graph)
   const int num_ranks = sim.cluster().num_ranks();
   std::vector<uint32_t> rank_first(num_ranks + 1, 0);
   for (TaskId id = 0; id < n; ++id) ++rank_first[graph.task(id).rank + 1];
-  uint32_t longest = 0;
-  for (int r = 0; r < num_ranks; ++r) {
-    longest = std::max(longest, rank_first[r + 1]);
-    rank_first[r + 1] += rank_first[r];
-  }
+  for (int r = 0; r < num_ranks; ++r) rank_first[r + 1] += rank_first[r];
   std::vector<TaskId> by_rank(n);
   {
     std::vector<uint32_t> fill(rank_first.begin(), rank_first.end() - 1);
     for (TaskId id = 0; id < n; ++id) by_rank[fill[graph.task(id).rank]++] = id;
   }
   std::vector<Slot> slot_of(n);
+  // The ranks that still have a k-th task: one rank with many more tasks than the others
+  // (a parameter server) must not cost a pass over every rank for each of them.
+  std::vector<int> active;
+  for (int r = 0; r < num_ranks; ++r) {
+    if (rank_first[r + 1] > rank_first[r]) active.push_back(r);
+  }
   Slot next = 0;
-  for (uint32_t k = 0; k < longest; ++k) {
-    for (int r = 0; r < num_ranks; ++r) {
-      if (rank_first[r] + k < rank_first[r + 1]) {
-        const TaskId id = by_rank[rank_first[r] + k];
-        slot_of[id] = next;
-        state_[next++].graph_id = id;
-      }
+  for (uint32_t k = 0; !active.empty(); ++k) {
+    size_t kept = 0;
+    for (const int r : active) {
+      const TaskId id = by_rank[rank_first[r] + k];
+      slot_of[id] = next;
+      state_[next++].graph_id = id;
+      if (rank_first[r] + k + 1 < rank_first[r + 1]) active[kept++] = r;
     }
+    active.resize(kept);
   }
   by_rank = {};
   // In the graph's order: the graph is read in sequence, and the slots written to,
