@@ -95,8 +95,6 @@ class TaskGraph {
   // holds now (a builder that knows the first part of its graph is representative).
   void reserve_like_first(size_t times);
   TaskView task(TaskId id) const;
-  // Asks the CPU to fetch the task's record ahead of a task(id) that will miss the cache.
-  void prefetch(TaskId id) const { __builtin_prefetch(&records_[id]); }
 
   // The tasks in id order, as views: for (const TaskView t : graph.tasks()).
   class TaskList {
