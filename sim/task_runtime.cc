@@ -290,11 +290,15 @@ void TaskRuntime::finish(Slot id) {
   if (!s.done()) try_issue(stream_tasks_[s.head]);
 }
 
+TaskRuntime::CallKey TaskRuntime::key_of(const CollectiveCall& call) {
+  const CollectiveOptions& o = call.options;
+  return {static_cast<int>(call.op), static_cast<int>(call.algorithm), call.bytes.count(),
+          o.chunk_bytes.count(), o.torus_x, o.torus_y, o.root, call.members};
+}
+
 const TaskRuntime::PlannedCall& TaskRuntime::plan_for(const CollectiveCall& call) {
   const auto& o = call.options;
-  auto key = std::tuple{static_cast<int>(call.op), static_cast<int>(call.algorithm),
-                        call.bytes.count(), o.chunk_bytes.count(), o.torus_x,
-                        o.torus_y, o.root, call.members};
+  CallKey key = key_of(call);
   if (auto it = plans_.find(key); it != plans_.end()) return it->second;
   const GroupLayout layout = sim_.layout_of(call.members);
   const bool moves = call.members.size() > 1 && call.bytes.count() > 0;
@@ -380,8 +384,7 @@ void TaskRuntime::run_phase(uint32_t c, std::shared_ptr<const CollectivePlan> pl
 
 void TaskRuntime::finish_analytical(uint32_t c) {
   const CollectiveCall& call = graph_.collectives()[c];
-  auto key = std::tuple{static_cast<int>(call.op), static_cast<int>(call.algorithm),
-                        call.bytes.count(), call.members};
+  CallKey key = key_of(call);
   auto it = estimates_.find(key);
   if (it == estimates_.end()) {
     const GroupCallEstimate e = estimate_group_call(sim_.cluster(), sim_.router_, call.op,

@@ -119,11 +119,11 @@ class TaskRuntime {
     }
   };
   std::unordered_map<P2pKey, std::vector<Slot>, P2pKeyHash> ready_sends_, ready_recvs_;
-  std::map<std::tuple<int, int, int64_t, int64_t, int, int, int, std::vector<int>>,
-           PlannedCall>
-      plans_;
-  std::map<std::tuple<int, int, int64_t, std::vector<int>>, std::pair<CollectiveAlgorithm, Duration>>
-      estimates_;
+  // Calls alike in everything that prices them: op, algorithm, bytes, options, members.
+  using CallKey = std::tuple<int, int, int64_t, int64_t, int, int, int, std::vector<int>>;
+  static CallKey key_of(const CollectiveCall& call);
+  std::map<CallKey, PlannedCall> plans_;
+  std::map<CallKey, std::pair<CollectiveAlgorithm, Duration>> estimates_;
   using P2pCostKey = std::tuple<int, int, int64_t>;  // sender, receiver, bytes
   std::map<P2pCostKey, Duration> p2p_costs_;
   RunResult result_;

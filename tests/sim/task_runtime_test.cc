@@ -284,6 +284,35 @@ TEST(TaskRuntime, ReportsNameTheGraphsTaskIds) {
       << r.stalled[0];
 }
 
+// Analytical calls are priced once per kind of call; the options are part of the kind: a
+// broadcast cut in 1,024 chunks pays the per-step latency 1,024 times, one in a single
+// chunk once.
+TEST(TaskRuntime, AnalyticalCallsDifferingOnlyInOptionsArePricedApart) {
+  const Cluster c = two_h100();
+  TaskGraph g;
+  const uint16_t s = g.stream("comm");
+  auto broadcast = [&](Bytes chunk) {
+    CollectiveCall call{CollectiveOp::kBroadcast, CollectiveAlgorithm::kRing, {0, 1}, MiB(64), {},
+                        "bcast"};
+    call.options.chunk_bytes = chunk;
+    call.analytical = true;
+    return g.add_collective_with_tasks(call, s);
+  };
+  const uint32_t whole = broadcast(MiB(64));
+  const uint32_t chunked = broadcast(KiB(64));
+  Simulation sim(c, {});
+  const RunResult r = sim.run(g);
+  ASSERT_EQ(r.collectives.size(), 2u);
+  auto duration = [&](uint32_t call) {
+    for (const auto& rec : r.collectives) {
+      if (rec.collective == call) return rec.end - rec.start;
+    }
+    return Duration::zero();
+  };
+  EXPECT_GT(duration(chunked), duration(whole) + Duration::us(100))
+      << duration(chunked).count_ns() << " ns vs " << duration(whole).count_ns() << " ns";
+}
+
 TEST(TaskGraph, ValidateNamesEachStructuralProblem) {
   TaskGraph g;
   Task t = compute(5, g.stream("s"), Duration::ms(1), {3});
