@@ -149,10 +149,25 @@ ResolvedPlan resolve_plan(const LoweringInput& in) {
   }
   if (p.cp > 1 && !is_transformer(in.model.family)) {
     errors.push_back("parallelism.cp: context parallelism needs a transformer model");
+  } else if (p.cp > 1) {
+    // Megatron-LM's get_batch_on_this_cp_rank views each sequence as 2 x cp chunks and gives
+    // rank i chunks i and 2cp-1-i, an early and a late one, to even out causal attention.
+    const int64_t seq = t.seq_len > 0 ? t.seq_len : in.model.seq_len;
+    if (seq > 0 && seq % (2 * int64_t{p.cp}) != 0) {
+      errors.push_back("parallelism.cp: " + str(p.cp) + " splits each sequence into 2 x cp = " +
+                       str(2 * int64_t{p.cp}) + " chunks (two per rank, an early and a late one), " +
+                       "but training.seq_len " + str(seq) + " is not a multiple of " +
+                       str(2 * int64_t{p.cp}));
+    }
   }
   if (p.tp > 1 && is_transformer(in.model.family) && in.model.heads % p.tp != 0) {
     errors.push_back("parallelism.tp: " + str(p.tp) + " must divide the model's " +
                      str(in.model.heads) + " attention heads");
+  } else if (p.tp > 1 && is_transformer(in.model.family) && in.model.kv_heads > 0 &&
+             in.model.kv_heads % p.tp != 0) {
+    // Megatron-LM divides the key-value groups among the tensor-parallel ranks.
+    errors.push_back("parallelism.tp: " + str(p.tp) + " must divide the model's " +
+                     str(in.model.kv_heads) + " key-value heads");
   }
   if (p.virtual_stages > 1 && p.schedule != PipelineSchedule::kInterleaved1F1B) {
     errors.push_back("parallelism.virtual_stages: " + str(p.virtual_stages) +
@@ -292,6 +307,20 @@ ResolvedPlan resolve_plan(const LoweringInput& in) {
   }
   for (int64_t b : std::set<int64_t>(out.replica_micro_batch.begin(), out.replica_micro_batch.end())) {
     out.workloads.emplace(b, build_workload(in.model, WorkloadShape{b, t.seq_len, t.precision, t.flash_attention}));
+  }
+  // A precision the device has no math for runs on math that can carry it (fp8 on an
+  // A100 in 16-bit, bf16 on a V100 in fp32): say so, or the plan reads as if it did not.
+  const DType wanted = math_dtype(t.precision);
+  std::set<std::string> told;
+  for (const ClusterDevice& d : cluster.devices) {
+    if (!told.insert(d.spec->name).second) continue;
+    const DType used = gemm_math_dtype(wanted, *d.spec);
+    if (used != wanted) {
+      out.notes.push_back(d.spec->name + ": " + std::string(dtype_name(wanted)) +
+                          " GEMMs run at its " + std::string(dtype_name(used)) +
+                          " rate (it has no faster math that carries " +
+                          std::string(dtype_name(wanted)) + ")");
+    }
   }
   return out;
 }

@@ -33,6 +33,7 @@ using ::testing::AllOf;
 using ::testing::Contains;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 // ---------------------------------------------------------------------------------------
@@ -1009,6 +1010,21 @@ TEST(LoweringMemory, ModelStatesOverCapacityAreReportedPerRank) {
 
 // ---------------------------------------------------------------------------------------
 // Mixed devices.
+
+// A precision a device has no math for runs on math that carries it, and the plan says so:
+// fp8 on the H100 runs as asked, on the A100 at its fp16 rate.
+TEST(LoweringHeterogeneous, APrecisionWithoutItsMathIsNoted) {
+  const Cluster c = h100_and_a100();
+  ParallelPlan plan;
+  plan.pp = 2;
+  TrainingSetup t = training(8, 2);
+  t.precision = Precision::kFp8;
+  const LoweredStep step = lower(c, compute_heavy_gpt(), plan, t);
+  EXPECT_THAT(step.notes, Contains(HasSubstr("A100-80GB: fp8 GEMMs run at its fp16 rate")));
+  EXPECT_THAT(step.notes, Not(Contains(HasSubstr("H100"))));
+  t.precision = Precision::kBf16;
+  EXPECT_THAT(lower(c, compute_heavy_gpt(), plan, t).notes, Not(Contains(HasSubstr("GEMMs run at"))));
+}
 
 TEST(LoweringHeterogeneous, BalancedStagesGiveTheFastDeviceMoreLayers) {
   const Cluster c = h100_and_a100();
