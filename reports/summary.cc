@@ -125,9 +125,14 @@ std::string format_training_text(const nlohmann::ordered_json& s) {
                      p["dp"].get<int>(), p["tp"].get<int>(), p["pp"].get<int>(), p["cp"].get<int>(),
                      p["ep"].get<int>(), p["schedule"].get<std::string>(),
                      p["virtual_stages"].get<int>(), p["zero_stage"].get<int>(),
-                     p["sequence_parallel"].get<bool>() ? ", sequence parallel" : "");
-  out += fmt::format("batch           {} samples, {} micro-batches per replica\n",
-                     t["samples_per_iteration"].get<int64_t>(), t["micro_batches"].get<int>());
+                     // Sequence parallelism shards along the tensor-parallel group: none at tp 1.
+                     p["sequence_parallel"].get<bool>() && p["tp"].get<int>() > 1
+                         ? ", sequence parallel"
+                         : "");
+  const int micro_batches = t["micro_batches"].get<int>();
+  out += fmt::format("batch           {} samples, {} micro-batch{} per replica\n",
+                     t["samples_per_iteration"].get<int64_t>(), micro_batches,
+                     micro_batches == 1 ? "" : "es");
   out += fmt::format("iteration       {}",
                      format_duration(Duration::from_seconds(t["iteration_time_s"].get<double>())));
   if (t.contains("local_iteration_time_s")) {
