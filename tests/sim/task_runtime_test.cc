@@ -216,12 +216,9 @@ TEST(TaskRuntime, MemoryOverflowIsReportedAndTheRunCompletes) {
   EXPECT_EQ(r.ranks[1].peak_memory, GiB(90));
 }
 
-TEST(TaskRuntime, ADeadlockIsReportedNotHung) {
-  // Rank 0 runs the collective before X on one stream; rank 1 needs X before it can join
-  // the collective: neither can proceed.
-  const Cluster c = two_h100();
-  TaskGraph g;
-  const uint16_t s = g.stream("main");
+// Rank 0 runs a collective before X on stream `s`; rank 1 needs X before it can join the
+// collective: neither can proceed. Returns rank 0's task, which waits for ever.
+TaskId add_deadlock(TaskGraph& g, uint16_t s) {
   const uint32_t call = g.add_collective(CollectiveCall{CollectiveOp::kAllReduce,
                                                         CollectiveAlgorithm::kRing, {0, 1}, MiB(1), {}, "ar"});
   Task coll;
@@ -230,11 +227,18 @@ TEST(TaskRuntime, ADeadlockIsReportedNotHung) {
   coll.stream = s;
   coll.rank = 0;
   coll.name = "ar";
-  g.add(coll);
+  const TaskId waits = g.add(coll);
   const TaskId x = g.add(compute(0, s, Duration::ms(1)));
   coll.rank = 1;
   coll.deps = {x};
   g.add(coll);
+  return waits;
+}
+
+TEST(TaskRuntime, ADeadlockIsReportedNotHung) {
+  const Cluster c = two_h100();
+  TaskGraph g;
+  add_deadlock(g, g.stream("main"));
   Simulation sim(c, {});
   const RunResult r = sim.run(g);
   ASSERT_FALSE(r.stalled.empty());
@@ -257,20 +261,7 @@ TEST(TaskRuntime, ReportsNameTheGraphsTaskIds) {
   big.bytes = GiB(100);
   big.name = "too big";
   const TaskId alloc = g.add(big);
-  // A deadlock (as in ADeadlockIsReportedNotHung) leaves rank 0's collective waiting.
-  const uint32_t call = g.add_collective(CollectiveCall{CollectiveOp::kAllReduce,
-                                                        CollectiveAlgorithm::kRing, {0, 1}, MiB(1), {}, "ar"});
-  Task coll;
-  coll.kind = TaskKind::kCollective;
-  coll.collective = call;
-  coll.stream = s;
-  coll.rank = 0;
-  coll.name = "ar";
-  const TaskId waits = g.add(coll);
-  const TaskId x = g.add(compute(0, s, Duration::ms(1)));
-  coll.rank = 1;
-  coll.deps = {x};
-  g.add(coll);
+  const TaskId waits = add_deadlock(g, s);
   Simulation sim(c, {});
   Recorder rec;
   sim.add_observer(&rec);
