@@ -154,8 +154,9 @@ ResolvedPlan resolve_plan(const LoweringInput& in) {
     // rank i chunks i and 2cp-1-i, an early and a late one, to even out causal attention.
     const int64_t seq = t.seq_len > 0 ? t.seq_len : in.model.seq_len;
     if (seq > 0 && seq % (2 * int64_t{p.cp}) != 0) {
-      errors.push_back("parallelism.cp: " + str(p.cp) + " splits each sequence into 2 x cp = " +
-                       str(2 * int64_t{p.cp}) + " chunks (two per rank, an early and a late one), " +
+      errors.push_back("parallelism.cp: " + str(p.cp) +
+                       " splits each sequence into 2 x cp = " + str(2 * int64_t{p.cp}) +
+                       " chunks (two per rank, an early and a late one), " +
                        "but training.seq_len " + str(seq) + " is not a multiple of " +
                        str(2 * int64_t{p.cp}));
     }

@@ -71,16 +71,17 @@ TaskRuntime::TaskRuntime(Simulation& sim, const TaskGraph& graph)
     if (t.kind == TaskKind::kCompute) {
       const ClusterDevice& dev = sim.cluster().devices[t.rank];
       const Duration nominal = t.flops ? *t.flops / dev.spec->peak_for(t.dtype) : t.duration;
-      st.amount = (dev.speed == 1 ? nominal
-                                  : ceil_ns(static_cast<double>(nominal.count_ns()) / dev.speed))
-                      .count_ns();
+      st.amount =
+          (dev.speed == 1 ? nominal : ceil_ns(static_cast<double>(nominal.count_ns()) / dev.speed))
+              .count_ns();
     } else {
       st.amount = t.bytes.count();
     }
     for (TaskId d : t.deps) ++dependents_first_[slot_of[d] + 1];
     ++streams_[st.stream].end;  // a count for now
   }
-  for (size_t i = 1; i < dependents_first_.size(); ++i) dependents_first_[i] += dependents_first_[i - 1];
+  for (size_t i = 1; i < dependents_first_.size(); ++i)
+    dependents_first_[i] += dependents_first_[i - 1];
   dependents_.resize(dependents_first_.back());
   // One array for every stream's queue: counted above, laid out, then filled in the
   // graph's order, as are the dependents.
@@ -186,8 +187,9 @@ void TaskRuntime::issue(Slot id) {
   if (!start_.empty()) start_[id] = sim_.engine_.now();
   const bool p2p = t.kind == TaskKind::kSend || t.kind == TaskKind::kRecv;
   account(t.rank,
-          p2p ? Activity::kWaitingP2p
-              : t.kind == TaskKind::kCollective ? Activity::kWaiting : t.activity,
+          p2p                               ? Activity::kWaitingP2p
+          : t.kind == TaskKind::kCollective ? Activity::kWaiting
+                                            : t.activity,
           +1);
   switch (t.kind) {
     case TaskKind::kCompute:
@@ -225,7 +227,9 @@ void TaskRuntime::issue(Slot id) {
       switch (m.memcpy_kind) {
         case MemcpyKind::kHostToDevice: flow.src = node.host; break;
         case MemcpyKind::kDeviceToHost: flow.dst = node.host; break;
-        case MemcpyKind::kPeer: flow.dst = sim_.cluster().devices[m.peer].vertex; break;
+        case MemcpyKind::kPeer:
+          flow.dst = sim_.cluster().devices[m.peer].vertex;
+          break;
         case MemcpyKind::kDeviceToDevice: {
           // Reads and writes device memory: twice the bytes through HBM.
           const Duration d = Bytes(2 * m.bytes.count()) / dev.spec->memory_bandwidth;
@@ -274,7 +278,8 @@ void TaskRuntime::finish(Slot id) {
     nccl_change(st.rank, -1);
   }
   ++ranks_[st.rank].stats.tasks;
-  if (!sim_.observers_.empty()) {
+  // start_ exists when observers did as the run began (see the constructor).
+  if (!start_.empty() && !sim_.observers_.empty()) {
     const TaskView t = view(id);
     sim_.observers_.task(TaskRecord{st.graph_id, t.rank, graph_.streams()[t.stream], t.name, t.kind,
                                     start_[id], sim_.engine_.now()});
@@ -292,8 +297,14 @@ void TaskRuntime::finish(Slot id) {
 
 TaskRuntime::CallKey TaskRuntime::key_of(const CollectiveCall& call) {
   const CollectiveOptions& o = call.options;
-  return {static_cast<int>(call.op), static_cast<int>(call.algorithm), call.bytes.count(),
-          o.chunk_bytes.count(), o.torus_x, o.torus_y, o.root, call.members};
+  return {static_cast<int>(call.op),
+          static_cast<int>(call.algorithm),
+          call.bytes.count(),
+          o.chunk_bytes.count(),
+          o.torus_x,
+          o.torus_y,
+          o.root,
+          call.members};
 }
 
 const TaskRuntime::PlannedCall& TaskRuntime::plan_for(const CollectiveCall& call) {

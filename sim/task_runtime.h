@@ -29,8 +29,8 @@ class TaskRuntime {
     uint32_t deps_left = 0;
     uint32_t stream = 0;  // index into streams_
     int rank = 0;
-    int peer = -1;       // send, recv
-    uint32_t link = 0;   // collective: index into the graph's calls; send, recv: tag
+    int peer = -1;      // send, recv
+    uint32_t link = 0;  // collective: index into the graph's calls; send, recv: tag
     TaskKind kind = TaskKind::kCompute;
     Activity activity = Activity::kNone;  // what it keeps its rank doing while it runs
     bool started = false;

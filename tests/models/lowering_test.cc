@@ -1023,7 +1023,8 @@ TEST(LoweringHeterogeneous, APrecisionWithoutItsMathIsNoted) {
   EXPECT_THAT(step.notes, Contains(HasSubstr("A100-80GB: fp8 GEMMs run at its fp16 rate")));
   EXPECT_THAT(step.notes, Not(Contains(HasSubstr("H100"))));
   t.precision = Precision::kBf16;
-  EXPECT_THAT(lower(c, compute_heavy_gpt(), plan, t).notes, Not(Contains(HasSubstr("GEMMs run at"))));
+  EXPECT_THAT(lower(c, compute_heavy_gpt(), plan, t).notes,
+              Not(Contains(HasSubstr("GEMMs run at"))));
 }
 
 TEST(LoweringHeterogeneous, BalancedStagesGiveTheFastDeviceMoreLayers) {

@@ -165,10 +165,11 @@ TEST(TrainingLoader, PlanErrorsNameTheirKey) {
   EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, R"({"seq_len": 66})", R"({"cp": 2})")),
                         "/parallelism/cp", "training.seq_len 66 is not a multiple of 4"));
   EXPECT_TRUE(errors_of(training_doc(kSmallGpt, R"({"seq_len": 68})", R"({"cp": 2})")).empty());
-  EXPECT_TRUE(has_error(errors_of(training_doc(
-                            R"({"family": "gpt", "layers": 4, "hidden": 256, "heads": 8, "kv_heads": 2, "vocab": 1000, "seq_len": 64})",
-                            "{}", R"({"tp": 4})")),
-                        "/parallelism/tp", "must divide the model's 2 key-value heads"));
+  EXPECT_TRUE(has_error(
+      errors_of(training_doc(
+          R"({"family": "gpt", "layers": 4, "hidden": 256, "heads": 8, "kv_heads": 2, "vocab": 1000, "seq_len": 64})",
+          "{}", R"({"tp": 4})")),
+      "/parallelism/tp", "must divide the model's 2 key-value heads"));
   EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, "{}", R"({"bucket": "0B"})")),
                         "/parallelism/bucket", "more than 0 bytes"));
   // A family without its dimensions: each missing key named, once; a preset of the wrong

@@ -283,8 +283,8 @@ TEST(TaskRuntime, AnalyticalCallsDifferingOnlyInOptionsArePricedApart) {
   TaskGraph g;
   const uint16_t s = g.stream("comm");
   auto broadcast = [&](Bytes chunk) {
-    CollectiveCall call{CollectiveOp::kBroadcast, CollectiveAlgorithm::kRing, {0, 1}, MiB(64), {},
-                        "bcast"};
+    CollectiveCall call{
+        CollectiveOp::kBroadcast, CollectiveAlgorithm::kRing, {0, 1}, MiB(64), {}, "bcast"};
     call.options.chunk_bytes = chunk;
     call.analytical = true;
     return g.add_collective_with_tasks(call, s);
