@@ -157,8 +157,9 @@ ResolvedPlan resolve_plan(const LoweringInput& in) {
       errors.push_back("parallelism.cp: " + str(p.cp) +
                        " splits each sequence into 2 x cp = " + str(2 * int64_t{p.cp}) +
                        " chunks (two per rank, an early and a late one), " +
-                       "but training.seq_len " + str(seq) + " is not a multiple of " +
-                       str(2 * int64_t{p.cp}));
+                       "but the sequence length " + str(seq) +
+                       (t.seq_len > 0 ? " (training.seq_len)" : " (the model's)") +
+                       " is not a multiple of " + str(2 * int64_t{p.cp}));
     }
   }
   if (p.tp > 1 && is_transformer(in.model.family) && in.model.heads % p.tp != 0) {

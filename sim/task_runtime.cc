@@ -57,7 +57,7 @@ TaskRuntime::TaskRuntime(Simulation& sim, const TaskGraph& graph)
   // scattered in that order, are fetched ahead.
   constexpr TaskId kAhead = 16;
   for (TaskId id = 0; id < n; ++id) {
-    if (id + kAhead < n) __builtin_prefetch(&state_[slot_of[id + kAhead]], 1);
+    if (size_t{id} + kAhead < n) __builtin_prefetch(&state_[slot_of[id + kAhead]], 1);
     const TaskView t = graph.task(id);
     const Slot slot = slot_of[id];
     TaskState& st = state_[slot];

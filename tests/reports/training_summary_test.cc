@@ -1,11 +1,13 @@
 // Training summary figures: MFU counts each device's peak for the math its GEMMs actually
 // run in, and the plan as resolved (balanced micro-batches, TP shares) is reported.
-#include <string>
+#include "reports/training_summary.h"
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
-#include "reports/training_summary.h"
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "reports/summary.h"
 #include "scenarios/loader.h"
 #include "scenarios/scenario_runner.h"
 #include "sim/device_catalog.h"
@@ -59,6 +61,24 @@ TEST(TrainingSummary, ReportsTheResolvedHeterogeneousPlan) {
   EXPECT_FALSE(plan["shard_classifier"].get<bool>());
   ASSERT_EQ(t["notes"].size(), 1u);
   EXPECT_EQ(t["notes"][0], "replica micro-batches balanced by device speed");
+}
+
+// The printed plan line names sequence parallelism only where it shards something (tp > 1),
+// and the batch line counts micro-batches in the singular when there is one.
+TEST(TrainingSummary, PrintedPlanAndBatchLines) {
+  auto text_of = [](std::vector<std::string> overrides) {
+    overrides.push_back("simulation.trace=false");
+    const Scenario s = load_scenario_file(
+        std::string(DTSIM_SOURCE_DIR) + "/scenarios/examples/llama3-70b-64xH100.json", overrides);
+    return format_summary_text(make_summary(s, run_scenario(s)));
+  };
+  const std::string tp8 = text_of({"model.layers=8", "training.global_batch=8"});
+  EXPECT_NE(tp8.find(", sequence parallel\n"), std::string::npos) << tp8;
+  EXPECT_NE(tp8.find("8 samples, 4 micro-batches per replica"), std::string::npos) << tp8;
+  const std::string tp1 = text_of({"model.layers=8", "parallelism.tp=1", "parallelism.pp=1",
+                                   "training.global_batch=64", "training.seq_len=1024"});
+  EXPECT_EQ(tp1.find("sequence parallel"), std::string::npos) << tp1;
+  EXPECT_NE(tp1.find("64 samples, 1 micro-batch per replica"), std::string::npos) << tp1;
 }
 
 }  // namespace

@@ -163,7 +163,13 @@ TEST(TrainingLoader, PlanErrorsNameTheirKey) {
   // Megatron-LM's context parallelism cuts a sequence into 2 x cp chunks; its tensor
   // parallelism divides the key-value heads.
   EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, R"({"seq_len": 66})", R"({"cp": 2})")),
-                        "/parallelism/cp", "training.seq_len 66 is not a multiple of 4"));
+                        "/parallelism/cp",
+                        "sequence length 66 (training.seq_len) is not a multiple of 4"));
+  EXPECT_TRUE(has_error(
+      errors_of(training_doc(
+          R"({"family": "gpt", "layers": 4, "hidden": 256, "heads": 8, "vocab": 1000, "seq_len": 66})",
+          "{}", R"({"cp": 2})")),
+      "/parallelism/cp", "sequence length 66 (the model's) is not a multiple of 4"));
   EXPECT_TRUE(errors_of(training_doc(kSmallGpt, R"({"seq_len": 68})", R"({"cp": 2})")).empty());
   EXPECT_TRUE(has_error(
       errors_of(training_doc(

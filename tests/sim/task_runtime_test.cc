@@ -251,9 +251,12 @@ TEST(TaskRuntime, ReportsNameTheGraphsTaskIds) {
   const Cluster c = two_h100();  // 80 GiB each
   TaskGraph g;
   const uint16_t s = g.stream("main");
+  // Rank 1's three tasks come first: slots (0: rank 0's first, 1: rank 1's first, ...)
+  // then differ from graph ids for every task below.
   g.add(compute(1, s, Duration::ms(1)));
   g.add(compute(1, s, Duration::ms(1)));
-  g.add(compute(0, s, Duration::ms(1)));
+  g.add(compute(1, s, Duration::ms(1)));
+  const TaskId first = g.add(compute(0, s, Duration::ms(1)));
   Task big;
   big.kind = TaskKind::kAlloc;
   big.rank = 0;
@@ -268,8 +271,9 @@ TEST(TaskRuntime, ReportsNameTheGraphsTaskIds) {
   const RunResult r = sim.run(g);
   ASSERT_EQ(r.memory_overflows.size(), 1u);
   EXPECT_EQ(r.memory_overflows[0].task, alloc);
-  EXPECT_EQ(rec.end_of(2), Time::ms(1));  // rank 0's compute
-  EXPECT_EQ(rec.end_of(1), Time::ms(2));  // rank 1's second
+  EXPECT_EQ(rec.end_of(first), Time::ms(1));  // rank 0's compute
+  EXPECT_EQ(rec.end_of(1), Time::ms(2));      // rank 1's second
+  EXPECT_EQ(rec.end_of(2), Time::ms(3));      // and third
   ASSERT_FALSE(r.stalled.empty());
   EXPECT_EQ(r.stalled[0].rfind("task " + std::to_string(waits) + " (\"ar\", rank 0)", 0), 0u)
       << r.stalled[0];
