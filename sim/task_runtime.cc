@@ -63,7 +63,6 @@ TaskRuntime::TaskRuntime(Simulation& sim, const TaskGraph& graph)
     TaskState& st = state_[slot];
     st.deps_left = static_cast<uint32_t>(t.deps.size());
     st.stream = stream_index(t);
-    st.rank = t.rank;
     st.kind = t.kind;
     st.activity = activity_of(t);
     st.peer = t.peer;
@@ -85,6 +84,8 @@ TaskRuntime::TaskRuntime(Simulation& sim, const TaskGraph& graph)
   dependents_.resize(dependents_first_.back());
   // One array for every stream's queue: counted above, laid out, then filled in the
   // graph's order, as are the dependents.
+  const size_t per_rank = std::max<size_t>(1, graph.streams().size());
+  for (size_t i = 0; i < streams_.size(); ++i) streams_[i].rank = static_cast<int>(i / per_rank);
   uint32_t at = 0;
   for (Stream& s : streams_) {
     s.first = s.head = at;
@@ -183,17 +184,18 @@ void TaskRuntime::try_issue(Slot id) {
 
 void TaskRuntime::issue(Slot id) {
   TaskState& t = state_[id];
+  const int rank = rank_of(id);
   t.started = true;
   if (!start_.empty()) start_[id] = sim_.engine_.now();
   const bool p2p = t.kind == TaskKind::kSend || t.kind == TaskKind::kRecv;
-  account(t.rank,
+  account(rank,
           p2p                               ? Activity::kWaitingP2p
           : t.kind == TaskKind::kCollective ? Activity::kWaiting
                                             : t.activity,
           +1);
   switch (t.kind) {
     case TaskKind::kCompute:
-      sim_.compute_.start(t.rank, Duration::ns(t.amount), [this, id] { finish(id); });
+      sim_.compute_.start(rank, Duration::ns(t.amount), [this, id] { finish(id); });
       break;
     case TaskKind::kCollective: {
       collective_tasks_[t.link].push_back(id);
@@ -206,7 +208,7 @@ void TaskRuntime::issue(Slot id) {
     case TaskKind::kSend:
     case TaskKind::kRecv: {
       const bool send = t.kind == TaskKind::kSend;
-      const P2pKey key = send ? P2pKey{t.rank, t.peer, t.link} : P2pKey{t.peer, t.rank, t.link};
+      const P2pKey key = send ? P2pKey{rank, t.peer, t.link} : P2pKey{t.peer, rank, t.link};
       auto& theirs = send ? ready_recvs_ : ready_sends_;
       auto it = theirs.find(key);
       if (it == theirs.end()) {
@@ -250,12 +252,13 @@ void TaskRuntime::issue(Slot id) {
 
 void TaskRuntime::memory_change(Slot id, int64_t sign) {
   const TaskState& t = state_[id];
-  RankClock& rc = ranks_[t.rank];
+  const int rank = rank_of(id);
+  RankClock& rc = ranks_[rank];
   rc.memory_in_use += Bytes(sign * t.amount);
   rc.stats.peak_memory = std::max(rc.stats.peak_memory, rc.memory_in_use);
   if (rc.memory_in_use > rc.stats.memory_capacity && !rc.stats.out_of_memory) {
     rc.stats.out_of_memory = true;
-    const MemoryOverflowRecord rec{t.rank, t.graph_id, rc.memory_in_use, rc.stats.memory_capacity,
+    const MemoryOverflowRecord rec{rank, t.graph_id, rc.memory_in_use, rc.stats.memory_capacity,
                                    sim_.engine_.now()};
     result_.memory_overflows.push_back(rec);
     sim_.observers_.memory_overflow(rec);
@@ -272,12 +275,13 @@ void TaskRuntime::finish(Slot id) {
   TaskState& st = state_[id];
   st.done = true;
   ++finished_;
-  account(st.rank, st.activity, -1);
+  const int rank = rank_of(id);
+  account(rank, st.activity, -1);
   if (st.kind == TaskKind::kCollective || st.kind == TaskKind::kSend ||
       st.kind == TaskKind::kRecv) {
-    nccl_change(st.rank, -1);
+    nccl_change(rank, -1);
   }
-  ++ranks_[st.rank].stats.tasks;
+  ++ranks_[rank].stats.tasks;
   // start_ exists when observers did as the run began (see the constructor).
   if (!start_.empty() && !sim_.observers_.empty()) {
     const TaskView t = view(id);
@@ -332,10 +336,10 @@ const TaskRuntime::PlannedCall& TaskRuntime::plan_for(const CollectiveCall& call
 // A rendezvous is complete: the task stops waiting and starts communicating.
 void TaskRuntime::begin_transfer(Slot id) {
   const TaskState& t = state_[id];
-  account(t.rank, t.kind == TaskKind::kCollective ? Activity::kWaiting : Activity::kWaitingP2p,
-          -1);
-  account(t.rank, Activity::kCommunication, +1);
-  nccl_change(t.rank, +1);
+  const int rank = rank_of(id);
+  account(rank, t.kind == TaskKind::kCollective ? Activity::kWaiting : Activity::kWaitingP2p, -1);
+  account(rank, Activity::kCommunication, +1);
+  nccl_change(rank, +1);
 }
 
 // Communication kernels take SMs and memory bandwidth from the rank's compute while any
@@ -419,15 +423,16 @@ void TaskRuntime::start_p2p(Slot send, Slot recv) {
   begin_transfer(send);
   begin_transfer(recv);
   const TaskState& s = state_[send];
+  const int rank = rank_of(send);
   const Bytes bytes(s.amount);
   const auto& devices = sim_.cluster().devices;
-  const ClusterDevice& from = devices[s.rank];
+  const ClusterDevice& from = devices[rank];
   const ClusterDevice& to = devices[s.peer];
   // Pipelines send the same message between the same ranks hundreds of times.
-  const P2pCostKey cost_key{s.rank, s.peer, s.amount};
+  const P2pCostKey cost_key{rank, s.peer, s.amount};
   auto cost = p2p_costs_.find(cost_key);
   if (cost == p2p_costs_.end()) {
-    cost = p2p_costs_.emplace(cost_key, sim_.p2p_protocol_cost(s.rank, s.peer, bytes)).first;
+    cost = p2p_costs_.emplace(cost_key, sim_.p2p_protocol_cost(rank, s.peer, bytes)).first;
   }
   const Duration latency = cost->second;
   auto transfer = [this, send, recv, src = from.vertex, dst = to.vertex, bytes] {

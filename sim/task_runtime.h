@@ -27,20 +27,21 @@ class TaskRuntime {
     int64_t amount = 0;
     TaskId graph_id = 0;  // the task's id in the graph (slots are numbered differently)
     uint32_t deps_left = 0;
-    uint32_t stream = 0;  // index into streams_
-    int rank = 0;
-    int peer = -1;      // send, recv
+    uint32_t stream = 0;  // index into streams_, which knows the rank
+    int peer = -1;        // send, recv
     uint32_t link = 0;  // collective: index into the graph's calls; send, recv: tag
     TaskKind kind = TaskKind::kCompute;
     Activity activity = Activity::kNone;  // what it keeps its rank doing while it runs
     bool started = false;
     bool done = false;
   };
+  static_assert(sizeof(TaskState) == 32, "two tasks' state per cache line");
   // A stream's tasks in order are stream_tasks_[first, end); `head` is the next to run.
   struct Stream {
     uint32_t first = 0;
     uint32_t end = 0;
     uint32_t head = 0;
+    int rank = 0;
     bool busy = false;
     bool empty() const { return first == end; }
     bool done() const { return head >= end; }
@@ -62,6 +63,7 @@ class TaskRuntime {
   // each task issued or finished was a cache miss of its own.
   using Slot = uint32_t;
   TaskView view(Slot s) const { return graph_.task(state_[s].graph_id); }
+  int rank_of(Slot s) const { return streams_[state_[s].stream].rank; }
   uint32_t stream_index(const TaskView& t) const {
     return static_cast<uint32_t>(t.rank * graph_.streams().size() + t.stream);
   }
