@@ -230,8 +230,9 @@ ResolvedPlan resolve_plan(const LoweringInput& in) {
   // Replica micro-batches: given, balanced by speed, or even.
   WorkloadShape unit{1, t.seq_len, t.precision};
   const Workload unit_workload = build_workload(in.model, unit);
-  // Balancing prices blocks at a micro-batch size, the collectives' latency included.
-  const auto paced = [&](int64_t micro_batch) {
+  // The workload at a micro-batch size: what balancing prices blocks on (the collectives'
+  // latency included), and what each replica's passes run.
+  const auto workload_at = [&](int64_t micro_batch) {
     return build_workload(in.model,
                           WorkloadShape{micro_batch, t.seq_len, t.precision, t.flash_attention});
   };
@@ -249,8 +250,8 @@ ResolvedPlan resolve_plan(const LoweringInput& in) {
     // grow with it), so a proportional split would overload the slow replicas: fit each
     // replica on two sizes and give each micro-batch sample to the replica done first.
     const int64_t m2 = std::max<int64_t>(2, t.micro_batch);
-    const Workload at_one = paced(1);
-    const Workload at_two = paced(m2);
+    const Workload at_one = workload_at(1);
+    const Workload at_two = workload_at(m2);
     RankPace one(in, out, at_one);
     RankPace two(in, out, at_two);
     std::vector<double> fixed, per_sample;
@@ -292,7 +293,7 @@ ResolvedPlan resolve_plan(const LoweringInput& in) {
   std::vector<double> speeds;
   if (p.balance_stages) {
     // Blocks are uniform, so a stage's time is its block count times its pace.
-    const Workload at_micro_batch = paced(t.micro_batch);
+    const Workload at_micro_batch = workload_at(t.micro_batch);
     RankPace pace(in, out, at_micro_batch);
     for (int k = 0; k < stages; ++k) {
       RankCoords c;
@@ -308,7 +309,7 @@ ResolvedPlan resolve_plan(const LoweringInput& in) {
     throw PlanError({std::string("parallelism.stage_layers: ") + e.what()});
   }
   for (int64_t b : std::set<int64_t>(out.replica_micro_batch.begin(), out.replica_micro_batch.end())) {
-    out.workloads.emplace(b, build_workload(in.model, WorkloadShape{b, t.seq_len, t.precision, t.flash_attention}));
+    out.workloads.emplace(b, workload_at(b));
   }
   // A precision the device has no math for runs on math that can carry it (fp8 on an
   // A100 in 16-bit, bf16 on a V100 in fp32): say so, or the plan reads as if it did not.

@@ -34,10 +34,6 @@ GroupLayout Simulation::layout_of(const std::vector<int>& members) const {
   return group_layout(cluster_, members);
 }
 
-ProtocolTable Simulation::protocols_of(const std::vector<int>& members) const {
-  return group_protocols(cluster_, members);
-}
-
 Duration Simulation::p2p_protocol_cost(int src, int dst, Bytes bytes) {
   const std::vector<int> pair{src, dst};
   const GroupLayout layout = layout_of(pair);

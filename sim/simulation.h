@@ -72,10 +72,6 @@ class Simulation {
   const NetworkModel& network() const { return *network_; }
   // Alpha-beta figures of the links a group spans, measured on its routes (for `auto`).
   AlphaBeta alpha_beta(const GroupLayout& layout);
-  // The collective library's protocols for a group: the largest of its devices' latencies
-  // (the slowest member paces every step), and a protocol only where every member has it,
-  // at the lowest of their bandwidth fractions.
-  ProtocolTable protocols_of(const std::vector<int>& members) const;
   // What the library adds to one send/recv of `bytes` from rank `src` to rank `dst`: a call
   // of one hop, with the protocol that finishes it first (see choose_protocol). Callers
   // cache it: it measures the route.

@@ -49,12 +49,9 @@ Measured run_one(const Cluster& c, CollectiveOp op, CollectiveAlgorithm algo, st
   const CollectivePlan plan = plan_collective(op, r.collectives[0].algorithm, sim.layout_of(members),
                                               bytes, options);
   const GroupLayout layout = sim.layout_of(members);
-  const AlphaBeta ab = sim.alpha_beta(layout);
-  m.library = choose_protocol(op, r.collectives[0].algorithm, layout, bytes, options,
-                              sim.protocols_of(members),
-                              estimate_bandwidth_time(op, r.collectives[0].algorithm, layout,
-                                                     bytes, options, ab))
-                  .cost.seconds();
+  m.library =
+      protocol_cost(op, r.collectives[0].algorithm, layout, bytes, options, sim.alpha_beta(layout))
+          .seconds();
   for (const Phase& p : plan.phases) {
     for (const Transfer& t : p.transfers) {
       if (t.src != t.dst) m.planned += t.bytes.as_double() * static_cast<double>(p.repeat);
