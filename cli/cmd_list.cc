@@ -17,10 +17,12 @@ namespace {
 
 void list_devices() {
   // gemm and mem: the fractions of peak FLOPs and memory bandwidth the roofline cost model
-  // lets large GEMMs and memory-bound kernels reach.
-  std::cout << fmt::format("{:<11} {:>8} {:>10} {:>10} {:>10} {:>9} {:>9} {:>9} {:>5} {:>5}  {}\n",
-                           "name", "memory", "mem bw", "nvlink", "pcie", "fp32", "bf16/fp16", "fp8",
-                           "gemm", "mem", "description");
+  // lets large GEMMs and memory-bound kernels reach; sust: the fraction of its compute rates
+  // the device sustains through a training run (sustained_compute_fraction).
+  std::cout << fmt::format(
+      "{:<11} {:>8} {:>10} {:>10} {:>10} {:>9} {:>9} {:>9} {:>5} {:>5} {:>5}  {}\n", "name",
+      "memory", "mem bw", "nvlink", "pcie", "fp32", "bf16/fp16", "fp8", "gemm", "sust", "mem",
+      "description");
   for (const DeviceSpec& d : builtin_devices()) {
     const FlopRate half = std::max(d.peak_for(DType::kBf16), d.peak_for(DType::kFp16));
     auto tflops = [](FlopRate r) {
@@ -29,11 +31,12 @@ void list_devices() {
     };
     auto percent = [](double fraction) { return fmt::format("{:.0f}%", fraction * 100); };
     std::cout << fmt::format(
-        "{:<11} {:>8} {:>10} {:>10} {:>10} {:>9} {:>9} {:>9} {:>5} {:>5}  {}\n", d.name,
+        "{:<11} {:>8} {:>10} {:>10} {:>10} {:>9} {:>9} {:>9} {:>5} {:>5} {:>5}  {}\n", d.name,
         format_bytes(d.memory_capacity), format_bandwidth(d.memory_bandwidth),
         d.intra_node_bandwidth.bytes_per_second() > 0 ? format_bandwidth(d.intra_node_bandwidth) : "-",
         format_bandwidth(d.pcie_bandwidth), tflops(d.peak_for(DType::kFp32)), tflops(half),
         tflops(d.peak_for(DType::kFp8)), percent(d.efficiency.gemm_max),
+        percent(d.efficiency.sustained_compute_fraction),
         percent(d.efficiency.memory_bandwidth_fraction), d.description);
   }
 }

@@ -114,6 +114,7 @@ Duration RooflineCostModel::op_time(const OpInstance& op, const DeviceSpec& devi
   const DeviceEfficiency& e = device.efficiency;
   Duration compute;
   if (op.flops > 0) {
+    const double sustained = e.sustained_compute_fraction;
     if (is_gemm_like(op.kind)) {
       // Backward GEMMs (input and weight gradients) have the forward's dimensions in
       // another order, so they share its efficiency.
@@ -123,9 +124,10 @@ Duration RooflineCostModel::op_time(const OpInstance& op, const DeviceSpec& devi
               ? gemm_efficiency(op.gemm, device, op.kind, math)
               : gemm_like_efficiency(op.flops, std::nullopt, e, op.kind, math);
       const FlopRate rate = device.peak_for(math);
-      compute = Flops(op.flops) / FlopRate::per_s(rate.flops_per_second() * efficiency);
+      compute = Flops(op.flops) / FlopRate::per_s(rate.flops_per_second() * efficiency * sustained);
     } else {
-      compute = Flops(op.flops) / vector_rate(device);
+      compute =
+          Flops(op.flops) / FlopRate::per_s(vector_rate(device).flops_per_second() * sustained);
     }
   }
   Duration memory;

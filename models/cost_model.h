@@ -29,10 +29,10 @@ class CostModel {
   virtual Duration op_time(const OpInstance& op, const DeviceSpec& device) const = 0;
 };
 
-// time = launch overhead + max(FLOPs / (peak(dtype) * efficiency), bytes / (HBM bandwidth *
-// memory_bandwidth_fraction)), where GEMM-like ops (matmul, attention, conv) reach an
-// efficiency that grows with their size (see DeviceEfficiency) and other ops run on the
-// vector units at the fp32 peak.
+// time = launch overhead + max(FLOPs / (peak(dtype) * efficiency * sustained compute
+// fraction), bytes / (HBM bandwidth * memory_bandwidth_fraction)), where GEMM-like ops
+// (matmul, attention, conv) reach an efficiency that grows with their size (see
+// DeviceEfficiency) and other ops run on the vector units at the fp32 peak.
 class RooflineCostModel final : public CostModel {
  public:
   std::string name() const override { return "roofline"; }

@@ -98,6 +98,7 @@ void read_efficiency(const json& value, const std::string& pointer, Diagnostics&
   read_in_range(*o, "nvlink_efficiency", kFraction, e.nvlink_efficiency);
   read_in_range(*o, "pcie_efficiency", kFraction, e.pcie_efficiency);
   read_in_range(*o, "speed_variation", kUnitInterval, e.speed_variation);
+  read_in_range(*o, "sustained_compute_fraction", kFraction, e.sustained_compute_fraction);
   if (auto v = o->bytes("gemm_workspace", Need::kOptional)) e.gemm_workspace = *v;
   if (const json* v = o->get("collective_protocols", Need::kOptional, "an object")) {
     read_protocols(*v, o->pointer("collective_protocols"), d, e.collective_protocols);

@@ -65,6 +65,13 @@ struct DeviceEfficiency {
   // unit's speed scales all of its compute tasks' time, memory-bound kernels included:
   // power management lowers the clocks the whole chip runs at.
   double speed_variation = 0;
+  // The fraction of the compute rates above that the device sustains through a training
+  // run with every device of its node busy: the rates above come from single-GPU kernel
+  // benchmarks, while a long run holds lower clocks under the board's power and heat limits
+  // and runs the kernels the framework picks for its real shapes. It scales the FLOP-bound
+  // time of every kernel, not memory-bound time nor launches. 1 where no measurement of a
+  // run says otherwise.
+  double sustained_compute_fraction = 1;
   // The collective library's protocols on this device (see ProtocolCosts): none unless the
   // catalog or the scenario says, and then collectives cost their transfers alone.
   ProtocolTable collective_protocols{};

@@ -144,6 +144,7 @@ TEST(Cli, ListsRegistries) {
   for (const char* d : {"H100", "H200", "A100-80GB", "V100", "P100", "P40", "CPU"}) {
     EXPECT_NE(devices.output.find(d), std::string::npos) << d;
   }
+  EXPECT_NE(devices.output.find(" sust "), std::string::npos) << devices.output;
   const Result networks = dtsim("list networks");
   EXPECT_NE(networks.output.find("flow"), std::string::npos);
   EXPECT_NE(networks.output.find("analytical"), std::string::npos);

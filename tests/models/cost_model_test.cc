@@ -115,6 +115,30 @@ TEST(RooflineCostModel, NonGemmComputeRunsAtTheFp32PeakWhateverTheDtype) {
   EXPECT_NEAR(ns(RooflineCostModel().op_time(op, test_gpu())), 50'005'000, 1);
 }
 
+TEST(RooflineCostModel, SustainedComputeFractionSlowsFlopBoundTimeOnly) {
+  // At half the sustained rate: the 8192^3 GEMM's compute doubles, 2 x 6'899'418.7 ns ->
+  // 13'798'838 ns, + 5 us launch; the softmax's 50 ms at the fp32 peak doubles to 100 ms;
+  // the memory-bound elementwise op stays at its 500 us of HBM traffic (its compute, 5 ->
+  // 10 us, stays below it), + 5 us.
+  DeviceSpec d = test_gpu();
+  d.efficiency.sustained_compute_fraction = 0.5;
+  const RooflineCostModel model;
+  EXPECT_NEAR(ns(model.op_time(gemm(8192, 8192, 8192), d)), 13'803'838, 1);
+  OpInstance softmax;
+  softmax.kind = OpKind::kSoftmax;
+  softmax.flops = 1e12;
+  softmax.bytes = 1e3;
+  EXPECT_NEAR(ns(model.op_time(softmax, d)), 100'005'000, 1);
+  OpInstance elementwise;
+  elementwise.kind = OpKind::kElementwise;
+  elementwise.flops = 1e8;
+  elementwise.bytes = 4e8;
+  EXPECT_NEAR(ns(model.op_time(elementwise, d)), 505'000, 1);
+  // The efficiency a GEMM's shape reaches is the kernel's, unchanged.
+  EXPECT_NEAR(RooflineCostModel::gemm_efficiency(gemm(8192, 8192, 8192).gemm, d, OpKind::kMatmul),
+              0.796815, 1e-6);
+}
+
 TEST(RooflineCostModel, EfficiencyGrowsMonotonicallyWithSize) {
   // Apart from wave quantization (switched off here, tested below), a bigger GEMM never
   // reaches less of the peak.
@@ -295,7 +319,7 @@ TEST(RooflineCostModel, CatalogEfficienciesAreInRange) {
     EXPECT_GT(e.gemm_half_flops, 0) << d.name;
     EXPECT_GT(e.gemm_half_dim, 0) << d.name;
     for (double f : {e.gemm_max_fp8, e.attention_factor, e.conv_factor, e.memory_bandwidth_fraction,
-                     e.nvlink_efficiency, e.pcie_efficiency}) {
+                     e.nvlink_efficiency, e.pcie_efficiency, e.sustained_compute_fraction}) {
       EXPECT_GT(f, 0) << d.name;
       EXPECT_LE(f, 1) << d.name;
     }

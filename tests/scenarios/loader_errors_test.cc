@@ -204,7 +204,8 @@ std::string device_with_efficiency(const std::string& efficiency) {
 TEST(ScenarioErrors, CustomDeviceEfficiencyOutOfRange) {
   auto e = errors_of(doc(device_with_efficiency(R"({"gemm_max": 1.5, "attention_factor": 0,
       "conv_factor": -0.5, "memory_bandwidth_fraction": 2, "comm_compute_slowdown": 1,
-      "nvlink_efficiency": 0, "pcie_efficiency": 1.2, "gemm_max_fp8": 0, "gemm_half_dim": 0, "gemm_half_flops": "0GFLOP"})"),
+      "nvlink_efficiency": 0, "pcie_efficiency": 1.2, "gemm_max_fp8": 0, "gemm_half_dim": 0, "gemm_half_flops": "0GFLOP",
+      "sustained_compute_fraction": 1.1})"),
                          kSweep));
   const std::string at = "/cluster/devices/0/efficiency/";
   const std::string fraction = " is out of range (expected a fraction in (0, 1])";
@@ -215,6 +216,7 @@ TEST(ScenarioErrors, CustomDeviceEfficiencyOutOfRange) {
   EXPECT_TRUE(has_error(e, at + "nvlink_efficiency", "0" + fraction));
   EXPECT_TRUE(has_error(e, at + "gemm_max_fp8", "0" + fraction));
   EXPECT_TRUE(has_error(e, at + "pcie_efficiency", "1.2" + fraction));
+  EXPECT_TRUE(has_error(e, at + "sustained_compute_fraction", "1.1" + fraction));
   EXPECT_TRUE(has_error(e, at + "comm_compute_slowdown",
                         "1 is out of range (expected a number in [0, 1))"));
   EXPECT_TRUE(has_error(e, at + "gemm_half_dim", "0 is out of range (expected a positive number)"));

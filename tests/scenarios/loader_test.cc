@@ -232,6 +232,7 @@ TEST(ScenarioLoader, CustomDeviceEfficiencyOverridesTheBase) {
                       "attention_factor": 0.6, "conv_factor": 1, "memory_bandwidth_fraction": 0.9,
                       "kernel_launch": "3us", "comm_compute_slowdown": 0,
                       "nvlink_efficiency": 0.9, "pcie_efficiency": 0.7, "speed_variation": 0.1,
+                      "sustained_compute_fraction": 0.9,
                       "collective_protocols": {"Simple": {"base": "2us", "intra_node_step": "1us",
                                                           "network_step": "4us"},
                                                "LL128": {"bandwidth_fraction": 0}}}},
@@ -252,6 +253,7 @@ TEST(ScenarioLoader, CustomDeviceEfficiencyOverridesTheBase) {
   EXPECT_DOUBLE_EQ(tuned.nvlink_efficiency, 0.9);
   EXPECT_DOUBLE_EQ(tuned.pcie_efficiency, 0.7);
   EXPECT_DOUBLE_EQ(tuned.speed_variation, 0.1);
+  EXPECT_DOUBLE_EQ(tuned.sustained_compute_fraction, 0.9);
   const ProtocolCosts& simple = costs_of(tuned.collective_protocols, CollectiveProtocol::kSimple);
   EXPECT_EQ(simple.base, Duration::us(2));
   EXPECT_EQ(simple.intra_node_step, Duration::us(1));
@@ -273,6 +275,7 @@ TEST(ScenarioLoader, CustomDeviceEfficiencyOverridesTheBase) {
   EXPECT_DOUBLE_EQ(launch.memory_bandwidth_fraction, h100.memory_bandwidth_fraction);
   EXPECT_DOUBLE_EQ(launch.comm_compute_slowdown, h100.comm_compute_slowdown);
   EXPECT_DOUBLE_EQ(launch.nvlink_efficiency, h100.nvlink_efficiency);
+  EXPECT_DOUBLE_EQ(launch.sustained_compute_fraction, h100.sustained_compute_fraction);
   EXPECT_EQ(costs_of(launch.collective_protocols, CollectiveProtocol::kSimple).network_step,
             costs_of(h100.collective_protocols, CollectiveProtocol::kSimple).network_step);
   // Without a base, the defaults.

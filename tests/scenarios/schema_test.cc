@@ -212,11 +212,15 @@ CommandResult run_validator(const std::vector<std::string>& files) {
 bool expected_bad(const fs::path& p) { return p.filename().string().starts_with("bad"); }
 
 // The validation scenarios are schema-checked only: lowering thousands of ranks is the
-// job of `dtsim reproduce`, not of a unit test run under sanitizers.
+// job of `dtsim reproduce`, not of a unit test run under sanitizers. The calibration runs
+// are run by tests/reports/calibration_test.cc.
 std::vector<fs::path> scenario_files(bool with_validation = false) {
   std::vector<fs::path> files;
   std::vector<const char*> dirs = {"scenarios/examples", "scenarios/bench"};
-  if (with_validation) dirs.push_back("scenarios/validation");
+  if (with_validation) {
+    dirs.push_back("scenarios/validation");
+    dirs.push_back("scenarios/calibration");
+  }
   for (const char* dir : dirs) {
     const fs::path root = fs::path(kSourceDir) / dir;
     if (!fs::is_directory(root)) continue;
