@@ -32,7 +32,8 @@ class CostModel {
 // time = launch overhead + max(FLOPs / (peak(dtype) * efficiency * sustained compute
 // fraction), bytes / (HBM bandwidth * memory_bandwidth_fraction)), where GEMM-like ops
 // (matmul, attention, conv) reach an efficiency that grows with their size (see
-// DeviceEfficiency) and other ops run on the vector units at the fp32 peak.
+// DeviceEfficiency) and other ops run on the vector units at the fp32 peak (times the
+// sustained compute fraction too).
 class RooflineCostModel final : public CostModel {
  public:
   std::string name() const override { return "roofline"; }

@@ -91,10 +91,14 @@ nlohmann::ordered_json validation_json(const std::vector<ValidationRow>& rows) {
 
 std::string validation_markdown(const std::vector<ValidationRow>& rows, const std::string& command) {
   std::string out = "# Validation against published results\n\n";
-  out += "Each scenario in `scenarios/validation/` reproduces a published configuration and "
-         "carries the published figure in its `reference` block (its description and the "
-         "reference's note say where it comes from and what had to be assumed). Every "
-         "parameter is a property of a device, link or kernel; nothing is fitted per case.\n\n";
+  out +=
+      "Each scenario in `scenarios/validation/` reproduces a published configuration and "
+      "carries the published figure in its `reference` block (its description and the "
+      "reference's note say where it comes from and what had to be assumed). Every "
+      "parameter is a property of a device, link or kernel; nothing is fitted per case. "
+      "Device figures calibrated on published runs (the H100's "
+      "`sustained_compute_fraction`) are calibrated on runs that are not among these "
+      "cases: `scenarios/calibration/`, and docs/training.md, \"Calibrated figures\".\n\n";
   out += "Regenerate this page and `docs/validation.json` with:\n\n```sh\n" + command + "\n```\n\n";
   out += "| case | metric | reference | predicted | error |\n|---|---|---:|---:|---:|\n";
   for (const ValidationRow& r : rows) {

@@ -66,11 +66,11 @@ struct DeviceEfficiency {
   // power management lowers the clocks the whole chip runs at.
   double speed_variation = 0;
   // The fraction of the compute rates above that the device sustains through a training
-  // run with every device of its node busy: the rates above come from single-GPU kernel
-  // benchmarks, while a long run holds lower clocks under the board's power and heat limits
-  // and runs the kernels the framework picks for its real shapes. It scales the FLOP-bound
-  // time of every kernel, not memory-bound time nor launches. 1 where no measurement of a
-  // run says otherwise.
+  // run: an empirical correction, calibrated on a published run (scenarios/calibration/),
+  // of what the kernel-benchmark figures above miss there (clocks over a long run, the
+  // kernels picked for real shapes, attention; not separated). The roofline cost model
+  // divides FLOP-bound kernel time by it, not memory-bound time nor launches: the runs that
+  // calibrate it are FLOP-bound. 1 where no run has calibrated it.
   double sustained_compute_fraction = 1;
   // The collective library's protocols on this device (see ProtocolCosts): none unless the
   // catalog or the scenario says, and then collectives cost their transfers alone.
