@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numeric>
 #include <set>
+#include <tuple>
 
 #include "models/lowering_detail.h"
 #include "sim/group_links.h"
@@ -36,6 +37,12 @@ namespace {
 // collectives of its groups are added as `auto` runs them on their links, or hidden behind
 // the kernels under tp_comm_overlap. A V100 stage on an NVLink mesh is thus slower than its
 // kernels alone say.
+struct PassSeconds {
+  double fwd = 0;
+  double bwd = 0;
+  double total() const { return fwd + bwd; }
+};
+
 class RankPace {
  public:
   RankPace(const LoweringInput& in, const ResolvedPlan& plan, const Workload& w)
@@ -43,34 +50,48 @@ class RankPace {
     const int layers = static_cast<int>(w.layers.size());
     end_ = layers;
     for (int i = 0; i < layers; ++i) {
-      if (w.layers[i].kind == LayerKind::kTransformer) {
+      if (w.layers[i].kind != LayerKind::kTransformer) continue;
+      if (blocks_end_ == 0) {
         begin_ = i;  // one block stands for all
         end_ = i + 1;
-        break;
       }
+      blocks_end_ = i + 1;
     }
+    if (blocks_end_ == 0) blocks_end_ = layers;
   }
 
   // Seconds per block.
-  double seconds(int rank) {
-    auto it = seconds_.find(rank);
+  double seconds(int rank) { return passes(rank, begin_, end_).total(); }
+
+  // Forward and backward seconds for layers [begin, end) of the workload.
+  PassSeconds passes(int rank, int begin, int end) {
+    if (begin >= end) return {};
+    const auto key = std::tuple{rank, begin, end};
+    auto it = seconds_.find(key);
     if (it != seconds_.end()) return it->second;
     const ParallelPlan& p = in_.plan;
     const RankCoords& c = plan_.placement->coords(rank);
     const RankShard shard{p.tp, plan_.tp_shares[c.tp], p.sequence_parallel, p.cp, p.ep};
     const ClusterDevice& device = in_.cluster->devices[rank];
-    const ChunkCost cc = chunk_cost(w_, begin_, end_, shard, in_.training.recompute,
-                                    *device.spec, *in_.costs);
-    const double compute = (cc.fwd + cc.bwd).seconds() / device.speed;
+    const ChunkCost cc =
+        chunk_cost(w_, begin, end, shard, in_.training.recompute, *device.spec, *in_.costs);
     const std::vector<int> tp_group = plan_.placement->group(ParallelAxis::kTp, c);
     const std::vector<int> cp_group = plan_.placement->group(ParallelAxis::kCp, c);
-    const double tp = call(tp_group, CollectiveOp::kAllReduce, cc.tp_bytes_fwd) +
-                      call(tp_group, CollectiveOp::kAllReduce, cc.tp_bytes_bwd);
-    const double cp = call(cp_group, CollectiveOp::kAllGather, cc.kv_bytes) +
-                      call(cp_group, CollectiveOp::kReduceScatter, cc.kv_bytes);
-    const double total = (p.tp_comm_overlap ? std::max(compute, tp) : compute + tp) + cp;
-    return seconds_[rank] = std::max(1e-12, total);
+    const auto pass = [&](Duration compute_time, double tp_bytes, CollectiveOp cp_op) {
+      const double compute = compute_time.seconds() / device.speed;
+      const double tp = call(tp_group, CollectiveOp::kAllReduce, tp_bytes);
+      const double cp = call(cp_group, cp_op, cc.kv_bytes);
+      return (p.tp_comm_overlap ? std::max(compute, tp) : compute + tp) + cp;
+    };
+    const PassSeconds out{pass(cc.fwd, cc.tp_bytes_fwd, CollectiveOp::kAllGather),
+                          pass(cc.bwd, cc.tp_bytes_bwd, CollectiveOp::kReduceScatter)};
+    return seconds_[key] = out;
   }
+
+  // The layers before the first transformer block (the embedding) and after the last (the
+  // head); both empty for other models.
+  LayerRange before_blocks() const { return {0, blocks_end_ > 0 ? begin_ : 0}; }
+  LayerRange after_blocks() const { return {blocks_end_, static_cast<int>(w_.layers.size())}; }
 
   // The slowest of `ranks` sets the pace of the group.
   double group_seconds(const std::vector<int>& ranks) {
@@ -78,6 +99,16 @@ class RankPace {
     for (int r : ranks) slowest = std::max(slowest, seconds(r));
     return slowest;
   }
+  PassSeconds group_passes(const std::vector<int>& ranks, LayerRange layers) {
+    PassSeconds slowest;
+    for (int r : ranks) {
+      const PassSeconds s = passes(r, layers.begin, layers.end);
+      slowest.fwd = std::max(slowest.fwd, s.fwd);
+      slowest.bwd = std::max(slowest.bwd, s.bwd);
+    }
+    return slowest;
+  }
+  LayerRange block() const { return {begin_, end_}; }
 
  private:
   // One call, as the lowering makes one per pass.
@@ -92,7 +123,8 @@ class RankPace {
   const Workload& w_;
   Router router_;
   int begin_ = 0, end_ = 0;
-  std::map<int, double> seconds_;
+  int blocks_end_ = 0;  // one past the last transformer block; the layer count for others
+  std::map<std::tuple<int, int, int>, PassSeconds> seconds_;
 };
 
 }  // namespace
@@ -290,21 +322,44 @@ ResolvedPlan resolve_plan(const LoweringInput& in) {
 
   // Layer partition over virtual stages k = chunk * pp + stage.
   const int stages = p.pp * p.virtual_stages;
-  std::vector<double> speeds;
+  std::vector<StagePace> paces;
+  std::vector<PassSeconds> block, fixed;  // per virtual stage
   if (p.balance_stages) {
-    // Blocks are uniform, so a stage's time is its block count times its pace.
+    // Blocks are uniform, so a stage's time is its block count times its pace, plus the
+    // embedding on the first virtual stage and the head on the last.
     const Workload at_micro_batch = workload_at(t.micro_batch);
     RankPace pace(in, out, at_micro_batch);
     for (int k = 0; k < stages; ++k) {
       RankCoords c;
       c.pp = k % p.pp;
-      speeds.push_back(1.0 / pace.group_seconds(out.placement->group(
-                                 {ParallelAxis::kTp, ParallelAxis::kDp, ParallelAxis::kCp}, c)));
+      const std::vector<int> ranks =
+          out.placement->group({ParallelAxis::kTp, ParallelAxis::kDp, ParallelAxis::kCp}, c);
+      block.push_back(pace.group_passes(ranks, pace.block()));
+      PassSeconds f;
+      if (k == 0) f = pace.group_passes(ranks, pace.before_blocks());
+      if (k == stages - 1) {
+        const PassSeconds head = pace.group_passes(ranks, pace.after_blocks());
+        f.fwd += head.fwd;
+        f.bwd += head.bwd;
+      }
+      fixed.push_back(f);
+      paces.push_back({std::max(1e-12, block.back().total()), f.total()});
     }
     if (stages > 1) out.notes.push_back("pipeline layers balanced by device speed");
   }
+  // A split is judged by replaying the schedule over the stages' times, so that the fill
+  // and the drain count as well as the slowest stage.
+  const int micro_batches = out.micro_batches;
+  const SplitCost makespan = [&](const std::vector<int64_t>& blocks) {
+    std::vector<double> fwd(blocks.size()), bwd(blocks.size());
+    for (size_t k = 0; k < blocks.size(); ++k) {
+      fwd[k] = fixed[k].fwd + block[k].fwd * static_cast<double>(blocks[k]);
+      bwd[k] = fixed[k].bwd + block[k].bwd * static_cast<double>(blocks[k]);
+    }
+    return schedule_makespan(p.schedule, p.pp, micro_batches, p.virtual_stages, fwd, bwd);
+  };
   try {
-    out.chunks = partition_layers(unit_workload, stages, p.stage_layers, speeds);
+    out.chunks = partition_layers(unit_workload, stages, p.stage_layers, paces, makespan);
   } catch (const std::invalid_argument& e) {
     throw PlanError({std::string("parallelism.stage_layers: ") + e.what()});
   }

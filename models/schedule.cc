@@ -6,6 +6,8 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace dtsim::models {
 
@@ -133,13 +135,14 @@ std::vector<PipeStep> interleaved_order(int stage, int stages, int micro_batches
 // depends on have finished.
 class MakespanReplay {
  public:
+  // fwd[k] and bwd[k]: virtual stage k = chunk * stages + stage.
   MakespanReplay(PipelineSchedule schedule, int stages, int micro_batches, int virtual_stages,
-                 double fwd, double bwd)
+                 std::vector<double> fwd, std::vector<double> bwd)
       : p_(stages),
         m_(micro_batches),
         v_(virtual_stages),
-        fwd_(fwd),
-        bwd_(bwd),
+        fwd_(std::move(fwd)),
+        bwd_(std::move(bwd)),
         finish_(2 * static_cast<size_t>(p_) * static_cast<size_t>(v_) * static_cast<size_t>(m_),
                 kPending) {
     for (int s = 0; s < p_; ++s) {
@@ -162,7 +165,8 @@ class MakespanReplay {
           const double ready = dependencies_done_at(s, step);
           if (ready == kPending) break;
           const double start = std::max(ready, free_at[si]);
-          free_at[si] = start + (step.forward ? fwd_ : bwd_);
+          const auto k = static_cast<size_t>(step.chunk * p_ + s);
+          free_at[si] = start + (step.forward ? fwd_[k] : bwd_[k]);
           finish_[index(s, step)] = free_at[si];
           makespan = std::max(makespan, free_at[si]);
           ++next[si];
@@ -216,8 +220,8 @@ class MakespanReplay {
   int p_;
   int m_;
   int v_;
-  double fwd_;
-  double bwd_;
+  std::vector<double> fwd_;
+  std::vector<double> bwd_;
   std::vector<std::vector<PipeStep>> orders_;
   std::vector<double> finish_;
 };
@@ -273,11 +277,28 @@ int peak_in_flight_chunks(PipelineSchedule schedule, int stage, int stages, int 
 double schedule_makespan(PipelineSchedule schedule, int stages, int micro_batches,
                          int virtual_stages, double fwd, double bwd) {
   validate(schedule, stages, micro_batches, virtual_stages);
-  if (!(fwd >= 0 && bwd >= 0) || !std::isfinite(fwd) || !std::isfinite(bwd)) {
-    throw std::invalid_argument(
-        "forward and backward times must be finite and non-negative, "
-        "got " +
-        std::to_string(fwd) + " and " + std::to_string(bwd));
+  const auto chunks = static_cast<size_t>(stages) * static_cast<size_t>(virtual_stages);
+  return schedule_makespan(schedule, stages, micro_batches, virtual_stages,
+                           std::vector<double>(chunks, fwd), std::vector<double>(chunks, bwd));
+}
+
+double schedule_makespan(PipelineSchedule schedule, int stages, int micro_batches,
+                         int virtual_stages, const std::vector<double>& fwd,
+                         const std::vector<double>& bwd) {
+  validate(schedule, stages, micro_batches, virtual_stages);
+  const auto chunks = static_cast<size_t>(stages) * static_cast<size_t>(virtual_stages);
+  if (fwd.size() != chunks || bwd.size() != chunks) {
+    throw std::invalid_argument(std::to_string(fwd.size()) + " forward and " +
+                                std::to_string(bwd.size()) + " backward times for " +
+                                std::to_string(chunks) + " virtual stages");
+  }
+  for (size_t k = 0; k < chunks; ++k) {
+    if (!(fwd[k] >= 0 && bwd[k] >= 0) || !std::isfinite(fwd[k]) || !std::isfinite(bwd[k])) {
+      throw std::invalid_argument(
+          "forward and backward times must be finite and non-negative, "
+          "got " +
+          std::to_string(fwd[k]) + " and " + std::to_string(bwd[k]));
+    }
   }
   return MakespanReplay(schedule, stages, micro_batches, virtual_stages, fwd, bwd).run();
 }

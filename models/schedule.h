@@ -48,5 +48,11 @@ int peak_in_flight_chunks(PipelineSchedule schedule, int stage, int stages, int 
 // pipeline_order over all stages. Used to check schedules and for quick estimates.
 double schedule_makespan(PipelineSchedule schedule, int stages, int micro_batches,
                          int virtual_stages, double fwd, double bwd);
+// The same with virtual stage k (chunk * stages + stage) taking fwd[k] and bwd[k]: how
+// long a pipeline of uneven stages takes. Throws std::invalid_argument when the sizes or
+// times are wrong.
+double schedule_makespan(PipelineSchedule schedule, int stages, int micro_batches,
+                         int virtual_stages, const std::vector<double>& fwd,
+                         const std::vector<double>& bwd);
 
 }  // namespace dtsim::models

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <numeric>
 #include <queue>
+#include <set>
 #include <stdexcept>
 #include <string>
 
@@ -62,6 +63,19 @@ std::vector<LayerRange> partition_transformer(const Workload& w, int stages,
   return out;
 }
 
+// A pipeline of one micro-batch: the slowest stage plus the sum of all.
+SplitCost one_pass(const std::vector<double>& fixed, const std::vector<double>& per_unit) {
+  return [&fixed, &per_unit](const std::vector<int64_t>& m) {
+    double slowest = 0, sum = 0;
+    for (size_t k = 0; k < m.size(); ++k) {
+      const double t = fixed[k] + per_unit[k] * static_cast<double>(m[k]);
+      slowest = std::max(slowest, t);
+      sum += t;
+    }
+    return slowest + sum;
+  };
+}
+
 // Cuts the layer sequence where the running FLOPs cross each stage's share of the total.
 std::vector<LayerRange> partition_by_flops(const Workload& w, int stages,
                                            const std::vector<double>& speed) {
@@ -92,13 +106,22 @@ std::vector<LayerRange> partition_by_flops(const Workload& w, int stages,
 
 std::vector<LayerRange> partition_layers(const Workload& w, int virtual_stages,
                                          const std::vector<int>& counts,
-                                         const std::vector<double>& speed_in) {
-  std::vector<double> speed = speed_in;
-  if (speed.empty()) speed.assign(virtual_stages, 1.0);
-  if (static_cast<int>(speed.size()) != virtual_stages) {
-    throw std::invalid_argument(std::to_string(speed.size()) + " stage speeds for " +
+                                         const std::vector<StagePace>& pace,
+                                         const SplitCost& cost) {
+  if (!pace.empty() && static_cast<int>(pace.size()) != virtual_stages) {
+    throw std::invalid_argument(std::to_string(pace.size()) + " stage paces for " +
                                 std::to_string(virtual_stages) + " virtual stages");
   }
+  std::vector<double> speed, fixed, per_block;
+  for (const StagePace& s : pace) {
+    if (!(s.block_seconds > 0) || !std::isfinite(s.block_seconds) || !(s.fixed_seconds >= 0)) {
+      throw std::invalid_argument("stage paces must be positive and finite");
+    }
+    speed.push_back(1 / s.block_seconds);
+    per_block.push_back(s.block_seconds);
+    fixed.push_back(s.fixed_seconds);
+  }
+  if (speed.empty()) speed.assign(virtual_stages, 1.0);
   const bool transformer = is_transformer(w.spec.family);
   int blocks = 0;
   for (const Layer& l : w.layers) blocks += l.kind == LayerKind::kTransformer ? 1 : 0;
@@ -126,7 +149,11 @@ std::vector<LayerRange> partition_layers(const Workload& w, int virtual_stages,
   }
   if (transformer) {
     std::vector<int64_t> c(counts.begin(), counts.end());
-    if (c.empty()) c = proportional_split(units, speed, 1);
+    if (c.empty()) {
+      c = pace.empty()
+              ? proportional_split(units, speed, 1)
+              : pipeline_split(units, fixed, per_block, cost ? cost : one_pass(fixed, per_block));
+    }
     return partition_transformer(w, virtual_stages, std::move(c));
   }
   if (!counts.empty()) {
@@ -141,24 +168,34 @@ std::vector<LayerRange> partition_layers(const Workload& w, int virtual_stages,
   return partition_by_flops(w, virtual_stages, speed);
 }
 
-// Greedy: each unit goes to the part that would finish it first. With times that grow
-// with m, this minimizes the largest time (the exchange argument of minimax allocation).
-std::vector<int64_t> min_max_split(int64_t total, const std::vector<double>& fixed,
-                                   const std::vector<double>& per_unit) {
+namespace {
+
+void check_split(int64_t total, const std::vector<double>& fixed,
+                 const std::vector<double>& per_unit, const char* who) {
   const size_t n = fixed.size();
   if (per_unit.size() != n || n == 0) {
-    throw std::invalid_argument("min_max_split: " + std::to_string(n) + " fixed times and " +
+    throw std::invalid_argument(std::string(who) + ": " + std::to_string(n) + " fixed times and " +
                                 std::to_string(per_unit.size()) + " per-unit times");
   }
   for (size_t i = 0; i < n; ++i) {
     if (!(fixed[i] >= 0) || !(per_unit[i] >= 0)) {
-      throw std::invalid_argument("min_max_split: times must be non-negative");
+      throw std::invalid_argument(std::string(who) + ": times must be non-negative");
     }
   }
   if (total < static_cast<int64_t>(n)) {
-    throw std::invalid_argument("min_max_split: " + std::to_string(total) + " units for " +
+    throw std::invalid_argument(std::string(who) + ": " + std::to_string(total) + " units for " +
                                 std::to_string(n) + " parts");
   }
+}
+
+}  // namespace
+
+// Greedy: each unit goes to the part that would finish it first. With times that grow
+// with m, this minimizes the largest time (the exchange argument of minimax allocation).
+std::vector<int64_t> min_max_split(int64_t total, const std::vector<double>& fixed,
+                                   const std::vector<double>& per_unit) {
+  check_split(total, fixed, per_unit, "min_max_split");
+  const size_t n = fixed.size();
   std::vector<int64_t> m(n, 1);
   using Next = std::pair<double, size_t>;  // (time with one more unit, part)
   std::priority_queue<Next, std::vector<Next>, std::greater<>> queue;
@@ -170,6 +207,60 @@ std::vector<int64_t> min_max_split(int64_t total, const std::vector<double>& fix
     queue.push({fixed[i] + per_unit[i] * static_cast<double>(m[i] + 1), i});
   }
   return m;
+}
+
+// The best split has some slowest-stage time T, one of the fixed[k] + per_unit[k] * n.
+// For each such cap, the least sum fills the stages with the cheapest units first, up to
+// what the cap lets each hold; the best over all caps is the optimum.
+std::vector<int64_t> pipeline_split(int64_t total, const std::vector<double>& fixed,
+                                    const std::vector<double>& per_unit, const SplitCost& cost) {
+  check_split(total, fixed, per_unit, "pipeline_split");
+  const size_t n = fixed.size();
+  const auto time = [&](size_t k, int64_t units) {
+    return fixed[k] + per_unit[k] * static_cast<double>(units);
+  };
+  std::vector<size_t> cheapest(n);
+  std::iota(cheapest.begin(), cheapest.end(), size_t{0});
+  std::stable_sort(cheapest.begin(), cheapest.end(),
+                   [&](size_t a, size_t b) { return per_unit[a] < per_unit[b]; });
+  const int64_t most = total - static_cast<int64_t>(n) + 1;  // the most one stage can hold
+  std::vector<double> caps;
+  for (size_t k = 0; k < n; ++k) {
+    for (int64_t u = 1; u <= most; ++u) caps.push_back(time(k, u));
+  }
+  std::sort(caps.begin(), caps.end());
+  caps.erase(std::unique(caps.begin(), caps.end()), caps.end());
+  std::set<std::vector<int64_t>> tried;
+  std::vector<int64_t> best;
+  double best_cost = 0;
+  for (double cap : caps) {
+    std::vector<int64_t> m(n, 1);
+    int64_t left = total - static_cast<int64_t>(n);
+    bool fits = true;
+    for (size_t k : cheapest) {
+      if (time(k, 1) > cap) {
+        fits = false;
+        break;
+      }
+      // Units stage k can hold within the cap (a relative tolerance keeps the cap's own
+      // stage from losing its last unit to rounding).
+      int64_t can = most;
+      if (per_unit[k] > 0) {
+        const double room = (cap * (1 + 1e-12) - fixed[k]) / per_unit[k];
+        can = std::min<int64_t>(most, static_cast<int64_t>(std::floor(room)));
+      }
+      const int64_t more = std::min(left, std::max<int64_t>(0, can - 1));
+      m[k] += more;
+      left -= more;
+    }
+    if (!fits || left > 0 || !tried.insert(m).second) continue;
+    const double c = cost(m);
+    if (best.empty() || c < best_cost) {
+      best = std::move(m);
+      best_cost = c;
+    }
+  }
+  return best;
 }
 
 }  // namespace dtsim::models

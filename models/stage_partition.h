@@ -1,7 +1,9 @@
-// Which layers each virtual pipeline stage holds: even, explicit per-stage counts, or in
-// proportion to each stage's speed (for pipelines over mixed device types).
+// Which layers each virtual pipeline stage holds: even, explicit per-stage counts, or
+// balanced by each stage's pace (for pipelines over mixed device types).
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -14,13 +16,37 @@ struct LayerRange {
   int end = 0;  // exclusive
 };
 
-// `speed[k]` is the relative speed of virtual stage k (empty: all equal); `counts` the
-// transformer blocks (or, for other models, layers) per virtual stage (empty: derived from
-// speeds). Transformers keep the embedding on the first virtual stage and the head on the
-// last; other models are split by FLOPs. Throws std::invalid_argument naming the problem.
+// How long a virtual stage takes, for balancing: per transformer block (for other models,
+// per pass over the whole model), and for the layers it holds besides its blocks (the
+// embedding on the first, the head on the last). Seconds, or any common unit.
+struct StagePace {
+  double block_seconds = 1;
+  double fixed_seconds = 0;
+};
+
+// What a split of blocks over the virtual stages costs (a pipeline's makespan); lower is
+// better.
+using SplitCost = std::function<double(const std::vector<int64_t>& blocks)>;
+
+// `counts` gives the transformer blocks (or, for other models, layers) per virtual stage;
+// empty: derived from `pace` (empty: even). Transformers keep the embedding on the first
+// virtual stage and the head on the last, and take blocks by pipeline_split, judged by
+// `cost` (empty: the slowest stage plus the sum of all, a pipeline of one micro-batch);
+// other models are cut by FLOPs in proportion to each stage's speed. Throws
+// std::invalid_argument naming the problem.
 std::vector<LayerRange> partition_layers(const Workload& w, int virtual_stages,
                                          const std::vector<int>& counts,
-                                         const std::vector<double>& speed);
+                                         const std::vector<StagePace>& pace,
+                                         const SplitCost& cost = {});
+
+// `total` units over pipeline stages whose time per micro-batch with n units is
+// fixed[k] + per_unit[k] * n, at least one unit each. The candidates: for each time the
+// slowest stage may take, the stages filled with the cheapest units first up to it; the
+// one `cost` judges least wins. They hold an optimum of any cost that grows with the
+// slowest stage and with the sum of all stages, such as (m - 1) x the slowest plus the sum
+// for a pipeline of m micro-batches. Throws std::invalid_argument as min_max_split does.
+std::vector<int64_t> pipeline_split(int64_t total, const std::vector<double>& fixed,
+                                    const std::vector<double>& per_unit, const SplitCost& cost);
 
 // `total` split into parts proportional to `weights`, each at least `min_each`, summing to
 // `total` (largest remainder).

@@ -187,6 +187,18 @@ TEST(ScheduleMakespan, HandWorkedSmallPipelines) {
   EXPECT_DOUBLE_EQ(schedule_makespan(S::k1F1B, 4, 8, 1, 1, 2), 33);
 }
 
+// Stages of their own times: the slow last stage (3 + 6 per micro-batch) runs without a
+// pause from the first forward on stage 0 (1) to its fourth backward (1 + 4 x 9), and
+// stage 0's last backward (2) follows: 39. Equal times give the uniform replay's answer.
+TEST(ScheduleMakespan, UnevenStages) {
+  EXPECT_DOUBLE_EQ(schedule_makespan(S::k1F1B, 2, 4, 1, {1, 3}, {2, 6}), 39);
+  EXPECT_DOUBLE_EQ(
+      schedule_makespan(S::k1F1B, 4, 8, 1, std::vector<double>(4, 1), std::vector<double>(4, 2)),
+      33);
+  EXPECT_THROW(schedule_makespan(S::k1F1B, 2, 4, 1, {1}, {2, 6}), std::invalid_argument);
+  EXPECT_THROW(schedule_makespan(S::k1F1B, 2, 4, 1, {1, -3}, {2, 6}), std::invalid_argument);
+}
+
 TEST(ScheduleMakespan, GpipeAndOneFOneBBubbleIsStagesMinusOneOverMicroBatches) {
   for (S schedule : {S::kGpipe, S::k1F1B}) {
     for (int p : {1, 2, 3, 4, 8}) {

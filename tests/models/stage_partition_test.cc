@@ -1,12 +1,13 @@
 // Layer partitioning over pipeline stages: largest-remainder splits, transformer stages that
-// keep the embedding and head at the ends, explicit and speed-proportional counts, FLOPs
-// balance for vision networks, and rejected inputs.
+// keep the embedding and head at the ends, explicit and paced counts, the pipeline split
+// against exhaustive search, FLOPs balance for vision networks, and rejected inputs.
 #include "models/stage_partition.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <numeric>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -32,6 +33,21 @@ ModelSpec tiny_gpt(int layers = 8) {
 }
 
 Workload gpt_workload(int layers = 8) { return build_workload(tiny_gpt(layers), WorkloadShape{}); }
+
+// A pipeline of `m` micro-batches over stages of these paces: (m - 1) x the slowest stage
+// plus the sum of all.
+SplitCost pipeline_of(int64_t m, std::vector<StagePace> pace) {
+  return [m, pace](const std::vector<int64_t>& blocks) {
+    double slowest = 0, sum = 0;
+    for (size_t k = 0; k < blocks.size(); ++k) {
+      const double t =
+          pace[k].fixed_seconds + pace[k].block_seconds * static_cast<double>(blocks[k]);
+      slowest = std::max(slowest, t);
+      sum += t;
+    }
+    return static_cast<double>(m - 1) * slowest + sum;
+  };
+}
 
 std::vector<std::pair<int, int>> ranges(const std::vector<LayerRange>& r) {
   std::vector<std::pair<int, int>> out;
@@ -112,18 +128,40 @@ TEST(StagePartitionTransformer, ExplicitCounts) {
               ElementsAre(std::pair{0, 2}, std::pair{2, 5}, std::pair{5, 8}, std::pair{8, 10}));
 }
 
-TEST(StagePartitionTransformer, SpeedProportionalCounts) {
-  // Speeds 3 : 1 over 8 blocks with one each: 6 spare split 4.5 / 1.5, floors 4 and 1, the
-  // tie for the last block goes to the earlier stage: 6 and 2 blocks.
-  EXPECT_THAT(ranges(partition_layers(gpt_workload(), 2, {}, {3, 1})),
-              ElementsAre(std::pair{0, 7}, std::pair{7, 10}));
-  // The slow stage first: floors 1 and 4, and the tie goes to the earlier stage again, so
-  // 3 and 5 (the rule favours position, not speed).
-  EXPECT_THAT(ranges(partition_layers(gpt_workload(), 2, {}, {1, 3})),
-              ElementsAre(std::pair{0, 4}, std::pair{4, 10}));
-  // Explicit counts win over speeds.
-  EXPECT_THAT(ranges(partition_layers(gpt_workload(), 2, {4, 4}, {3, 1})),
+TEST(StagePartitionTransformer, PacedCountsFollowThePipeline) {
+  // A block takes 1 on the first stage and 3 on the second. Over 64 micro-batches the
+  // steady state rules: 6 and 2 blocks (6 each).
+  const std::vector<StagePace> fast_first{{1, 0}, {3, 0}};
+  EXPECT_THAT(
+      ranges(partition_layers(gpt_workload(), 2, {}, fast_first, pipeline_of(64, fast_first))),
+      ElementsAre(std::pair{0, 7}, std::pair{7, 10}));
+  // The slow stage first: 2 and 6, whatever the position.
+  const std::vector<StagePace> slow_first{{3, 0}, {1, 0}};
+  EXPECT_THAT(
+      ranges(partition_layers(gpt_workload(), 2, {}, slow_first, pipeline_of(64, slow_first))),
+      ElementsAre(std::pair{0, 3}, std::pair{3, 10}));
+  // One micro-batch passes each stage once: 7 and 1 blocks take 7 + 3, against 6 + 6;
+  // without a cost, that is what a split is judged by.
+  EXPECT_THAT(ranges(partition_layers(gpt_workload(), 2, {}, fast_first)),
+              ElementsAre(std::pair{0, 8}, std::pair{8, 10}));
+  // Explicit counts win over paces.
+  EXPECT_THAT(ranges(partition_layers(gpt_workload(), 2, {4, 4}, fast_first)),
               ElementsAre(std::pair{0, 5}, std::pair{5, 10}));
+}
+
+TEST(StagePartitionTransformer, TheHeadsTimeTakesBlocksOffTheLastStage) {
+  // Equal stages, but the last one's head takes as long as two blocks: 5 and 3 blocks
+  // (5 each), where speeds alone would give 4 and 4 (4 against 6).
+  const std::vector<StagePace> head_heavy{{1, 0}, {1, 2}};
+  EXPECT_THAT(
+      ranges(partition_layers(gpt_workload(), 2, {}, head_heavy, pipeline_of(16, head_heavy))),
+      ElementsAre(std::pair{0, 6}, std::pair{6, 10}));
+}
+
+TEST(StagePartitionTransformer, RejectsBadPaces) {
+  EXPECT_THROW(partition_layers(gpt_workload(), 2, {}, {{1, 0}}), std::invalid_argument);
+  EXPECT_THROW(partition_layers(gpt_workload(), 2, {}, {{0, 0}, {1, 0}}), std::invalid_argument);
+  EXPECT_THROW(partition_layers(gpt_workload(), 2, {}, {{1, -1}, {1, 0}}), std::invalid_argument);
 }
 
 TEST(StagePartitionVision, Resnet50ByFlopsIsBalanced) {
@@ -158,7 +196,7 @@ TEST(StagePartitionVision, Resnet50ByFlopsIsBalanced) {
 TEST(StagePartitionVision, SpeedsShiftFlopsToTheFastStage) {
   const Workload w = build_workload(find_model_preset("resnet50")->spec, WorkloadShape{});
   const std::vector<LayerRange> even = partition_layers(w, 2, {}, {});
-  const std::vector<LayerRange> fast_first = partition_layers(w, 2, {}, {3, 1});
+  const std::vector<LayerRange> fast_first = partition_layers(w, 2, {}, {{1, 0}, {3, 0}});
   EXPECT_GT(fast_first[0].end, even[0].end);
 }
 
@@ -193,6 +231,41 @@ TEST(MinMaxSplit, GivesEachUnitToThePartDoneFirst) {
   EXPECT_THAT(min_max_split(12, {10, 0}, {1, 1}), ElementsAre(1, 11));
   // Every part keeps one unit, however slow.
   EXPECT_THAT(min_max_split(4, {0, 0, 100}, {1, 1, 100}), ElementsAre(2, 1, 1));
+}
+
+TEST(PipelineSplit, WeighsTheSteadyStateAgainstFillAndDrain) {
+  // Many micro-batches: the slowest stage rules, as in min_max_split.
+  const std::vector<StagePace> paces{{1, 0}, {3, 0}};
+  EXPECT_THAT(pipeline_split(8, {0, 0}, {1, 3}, pipeline_of(1000, paces)), ElementsAre(6, 2));
+  // Two: one round of steady state and one way through; 7 + 1 costs 7 + (7 + 3) = 17,
+  // the level 6 + 2 costs 6 + (6 + 6) = 18.
+  EXPECT_THAT(pipeline_split(8, {0, 0}, {1, 3}, pipeline_of(2, paces)), ElementsAre(7, 1));
+  // A head as slow as eight blocks on the slow stage leaves it one block.
+  EXPECT_THAT(pipeline_split(12, {0, 8}, {1, 4}, pipeline_of(8, {{1, 0}, {4, 8}})),
+              ElementsAre(11, 1));
+  EXPECT_THROW(pipeline_split(1, {0, 0}, {1, 1}, pipeline_of(4, paces)), std::invalid_argument);
+  EXPECT_THROW(pipeline_split(4, {0}, {1, 1}, pipeline_of(4, paces)), std::invalid_argument);
+}
+
+// Against every split of up to 12 units over 3 stages, on pseudo-random stage times.
+TEST(PipelineSplit, MatchesExhaustiveSearch) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> fixed_time(0, 5), unit_time(0.1, 4);
+  for (int trial = 0; trial < 200; ++trial) {
+    const std::vector<double> fixed{fixed_time(rng), fixed_time(rng), fixed_time(rng)};
+    const std::vector<double> per_unit{unit_time(rng), unit_time(rng), unit_time(rng)};
+    const int64_t total = 3 + trial % 10;
+    const int64_t rounds = 1 + trial % 7;
+    const SplitCost cost = pipeline_of(
+        rounds, {{per_unit[0], fixed[0]}, {per_unit[1], fixed[1]}, {per_unit[2], fixed[2]}});
+    double best = 1e300;
+    for (int64_t a = 1; a < total; ++a) {
+      for (int64_t b = 1; a + b < total; ++b) best = std::min(best, cost({a, b, total - a - b}));
+    }
+    const std::vector<int64_t> got = pipeline_split(total, fixed, per_unit, cost);
+    ASSERT_EQ(got[0] + got[1] + got[2], total);
+    EXPECT_NEAR(cost(got), best, 1e-9 * best) << "trial " << trial;
+  }
 }
 
 TEST(MinMaxSplit, RejectsBadInput) {
