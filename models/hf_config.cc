@@ -12,8 +12,11 @@
 //  - qwen3_moe is the moe family: num_experts experts of moe_intermediate_size, top
 //    num_experts_per_tok. Configs that keep some layers dense (decoder_sparse_step > 1,
 //    mlp_only_layers) and qwen2_moe's shared expert are not modelled and are rejected.
-//  - Attention biases (Qwen2), sliding windows and rope settings do not change the FLOPs or
-//    memory the simulator prices by more than a rounding and are ignored.
+//  - sliding_window (Mistral 7B v0.1: 4096) applies to every layer and cuts the attention
+//    tiles FlashAttention runs. Qwen's use_sliding_window, which windows only some layers
+//    (max_window_layers), is not modelled and is rejected when true.
+//  - Attention biases (Qwen2) and rope settings do not change the FLOPs or memory the
+//    simulator prices by more than a rounding and are ignored.
 #include <algorithm>
 #include <limits>
 #include <string>
@@ -161,6 +164,13 @@ ModelSpec model_spec_from_hf_config(const nlohmann::json& config, const std::str
   const std::string model_type =
       reader.string("model_type", "one of " + std::string(kSupportedTypes));
   ModelSpec spec;
+  const bool qwen = model_type.starts_with("qwen");
+  if (qwen && reader.boolean_or("use_sliding_window", false)) {
+    reader.fail("use_sliding_window",
+                "false (Qwen's sliding window over some layers, max_window_layers, is not "
+                "modelled)",
+                shown(config.at("use_sliding_window")));
+  }
   if (model_type == "llama" || model_type == "mistral" || model_type == "qwen2" ||
       model_type == "qwen3") {
     spec = llama_like(reader, ModelFamily::kLlama);
@@ -189,6 +199,12 @@ ModelSpec model_spec_from_hf_config(const nlohmann::json& config, const std::str
   } else {
     reader.fail("model_type", "one of " + std::string(kSupportedTypes),
                 shown(config.at("model_type")));
+  }
+  // Mistral and Mixtral window every layer; Qwen's window is off (checked above) and its
+  // sliding_window then only a size.
+  if (!qwen && model_type != "gpt2" && reader.has("sliding_window")) {
+    spec.sliding_window =
+        reader.positive_int("sliding_window", std::numeric_limits<int64_t>::max());
   }
   spec.name = reader.string_or("_name_or_path", "");
   if (spec.name.empty()) spec.name = model_type;

@@ -194,7 +194,15 @@ ResolvedPlan resolve_plan(const LoweringInput& in) {
                        " is not a multiple of " + str(2 * int64_t{p.cp}));
     }
   }
-  if (p.tp > 1 && is_transformer(in.model.family) && in.model.heads % p.tp != 0) {
+  if (p.tp > 1 && !is_transformer(in.model.family) && in.model.family != ModelFamily::kClassifier) {
+    // Every op of these networks is replicated over a tensor-parallel group: tp would
+    // only repeat the work.
+    errors.push_back(
+        "parallelism.tp: tensor parallelism splits transformer layers and a "
+        "classifier's output layer; " +
+        in.model.name + " (family " + std::string(model_family_name(in.model.family)) +
+        ") has no op it splits: use data or pipeline parallelism");
+  } else if (p.tp > 1 && is_transformer(in.model.family) && in.model.heads % p.tp != 0) {
     errors.push_back("parallelism.tp: " + str(p.tp) + " must divide the model's " +
                      str(in.model.heads) + " attention heads");
   } else if (p.tp > 1 && is_transformer(in.model.family) && in.model.kv_heads > 0 &&
@@ -379,6 +387,16 @@ ResolvedPlan resolve_plan(const LoweringInput& in) {
                           " rate (it has no faster math that carries " +
                           std::string(dtype_name(wanted)) + ")");
     }
+  }
+  // Settings that change nothing under this plan: say so, so a sweep over them is not
+  // read as a finding.
+  if (p.sequence_parallel && p.tp == 1) {
+    out.notes.push_back("sequence_parallel has no effect at tp 1");
+  }
+  if (p.virtual_stages > 1 && p.pp == 1) {
+    out.notes.push_back("virtual_stages " + str(p.virtual_stages) +
+                        " at pp 1: the chunks run in turn on the one stage, with no pipeline "
+                        "to interleave");
   }
   return out;
 }

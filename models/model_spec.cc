@@ -26,6 +26,13 @@ constexpr std::pair<ModelFamily, std::string_view> kFamilyNames[] = {
 
 // The classifier family goes up to 1e8 classes (Song et al., KDD 2020); so may the others.
 constexpr int64_t kMaxClasses = 100'000'000;
+// Bounds on the other dimensions (check_bounds): 50x the deepest and ~20x the widest
+// models of the zoo, a 16M-token sequence, 4,096 experts.
+constexpr int64_t kMaxLayers = 10'000;
+constexpr int64_t kMaxWidth = 1 << 20;
+constexpr int64_t kMaxSequence = 1 << 24;
+constexpr int64_t kMaxExperts = 4096;
+constexpr int64_t kMaxImageSize = 16384;
 
 // Megatron-LM pads GPT-2's 50257-token vocabulary to a multiple of 128 times the
 // tensor-parallel size; Narayanan et al. 2021 use the padded 51200 (TP 8).
@@ -261,6 +268,12 @@ void check_transformer(const ModelSpec& spec, Problems& problems) {
     problems.require_zero_or_positive("ffn_hidden", spec.ffn_hidden, "= 4 * hidden");
   }
   problems.require_zero_or_positive("seq_len", spec.seq_len, "set by the training set-up");
+  problems.require_zero_or_positive("sliding_window", spec.sliding_window, "no window");
+  if (spec.sliding_window > 0 && spec.family == ModelFamily::kBert) {
+    problems.add(
+        "sliding_window: bert attends in both directions; a sliding window is "
+        "modelled for causal decoders");
+  }
   check_experts(spec, problems);
 }
 
@@ -308,7 +321,63 @@ void check_classifier(const ModelSpec& spec, Problems& problems) {
   check_classes(spec, problems);
 }
 
+// Far beyond any model trained so far, and small enough that parameter and FLOP counts
+// stay exact in 64 bits and a workload graph fits in memory: beyond them a value is a
+// typo. False when one is out of bounds.
+bool check_bounds(const ModelSpec& spec, Problems& problems) {
+  bool ok = true;
+  const auto at_most = [&](std::string_view field, int64_t value, int64_t most) {
+    if (value > most) {
+      problems.add(std::string(field) + ": must be at most " + std::to_string(most) + ", got " +
+                   std::to_string(value));
+      ok = false;
+    }
+  };
+  at_most("layers", spec.layers, kMaxLayers);
+  at_most("hidden", spec.hidden, kMaxWidth);
+  at_most("ffn_hidden", spec.ffn_hidden, 4 * kMaxWidth);
+  at_most("head_dim", spec.explicit_head_dim, kMaxWidth);
+  at_most("heads", spec.heads, kMaxWidth);
+  at_most("kv_heads", spec.kv_heads, kMaxWidth);
+  at_most("vocab", spec.vocab, kMaxClasses);
+  at_most("experts", spec.experts, kMaxExperts);
+  at_most("top_k", spec.top_k, kMaxExperts);
+  at_most("seq_len", spec.seq_len, kMaxSequence);
+  at_most("sliding_window", spec.sliding_window, kMaxSequence);
+  at_most("input_features", spec.input_features, kMaxWidth);
+  at_most("image_size", spec.image_size, kMaxImageSize);
+  return ok;
+}
+
 }  // namespace
+
+std::vector<std::string_view> model_keys_used(const ModelSpec& spec) {
+  static constexpr std::string_view kTransformer[] = {
+      "layers", "hidden",  "heads",           "kv_heads",       "head_dim", "qk_norm", "ffn_hidden",
+      "vocab",  "seq_len", "tied_embeddings", "sliding_window", "experts",  "top_k"};
+  static constexpr std::string_view kMlpBody[] = {"layers", "hidden", "input_features"};
+  static constexpr std::string_view kVisionBody[] = {"image_size"};
+  std::vector<std::string_view> keys{"name"};
+  ModelFamily body = spec.family;
+  if (is_transformer(spec.family)) {
+    // experts and top_k outside the moe family have their own error (check_experts).
+    keys.assign(std::begin(kTransformer), std::end(kTransformer));
+    keys.push_back("name");
+    return keys;
+  }
+  keys.push_back("classes");
+  if (spec.family == ModelFamily::kClassifier) {
+    keys.push_back("backbone");
+    keys.push_back("hidden");
+    body = model_family_from_name(spec.backbone).value_or(ModelFamily::kClassifier);
+  }
+  if (body == ModelFamily::kMlp) {
+    keys.insert(keys.end(), std::begin(kMlpBody), std::end(kMlpBody));
+  } else if (is_vision(body)) {
+    keys.insert(keys.end(), std::begin(kVisionBody), std::end(kVisionBody));
+  }
+  return keys;
+}
 
 std::string_view model_family_name(ModelFamily f) { return name_in(kFamilyNames, f); }
 
@@ -332,6 +401,8 @@ const ModelPreset* find_model_preset(std::string_view name) {
 
 std::vector<std::string> validate_model_spec(const ModelSpec& spec) {
   Problems problems;
+  // Out of bounds, the other checks' arithmetic (and the workload's) would overflow.
+  if (!check_bounds(spec, problems)) return problems.take();
   if (is_transformer(spec.family)) {
     check_transformer(spec, problems);
   } else if (is_vision(spec.family)) {

@@ -46,6 +46,9 @@ struct ModelSpec {
   int64_t explicit_head_dim = 0;
   // RMSNorm over each head of Q and K before rotary (Qwen3's q_norm and k_norm).
   bool qk_norm = false;
+  // Sliding-window attention (Mistral 7B: 4096): each query attends to at most this many
+  // tokens back, itself included; 0 = the whole causal prefix.
+  int64_t sliding_window = 0;
   // Vision (resnet50, alexnet, vgg16): input resolution and classes.
   int image_size = 224;
   int64_t classes = 1000;
@@ -76,6 +79,10 @@ const ModelPreset* find_model_preset(std::string_view name);
 // Problems with a model description, one sentence each, naming the field
 // ("layers: must be positive, got 0"). Empty when the spec can be built.
 std::vector<std::string> validate_model_spec(const ModelSpec& spec);
+
+// The scenario keys (`model.*`) that the spec's family builds from; a key outside them
+// would be ignored, so the loader rejects it.
+std::vector<std::string_view> model_keys_used(const ModelSpec& spec);
 
 // A Hugging Face config.json (LLaMA, Mistral, Qwen2/3, GPT-2, Mixtral families).
 class HfConfigError : public std::runtime_error {

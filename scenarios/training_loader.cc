@@ -2,6 +2,7 @@
 // and lowering them with the roofline cost model.
 #include "scenarios/training_loader.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -93,12 +94,28 @@ std::optional<models::ModelSpec> read_model(const json& value, const std::string
   if (auto v = o->boolean("tied_embeddings", Need::kOptional)) spec.tied_embeddings = *v;
   if (auto v = o->integer("head_dim", Need::kOptional, 1, INT64_MAX)) spec.explicit_head_dim = *v;
   if (auto v = o->boolean("qk_norm", Need::kOptional)) spec.qk_norm = *v;
+  if (auto v = o->integer("sliding_window", Need::kOptional, 0, INT64_MAX))
+    spec.sliding_window = *v;
   if (auto v = o->integer("image_size", Need::kOptional, 1)) spec.image_size = static_cast<int>(*v);
   if (auto v = o->integer("classes", Need::kOptional, 1, INT64_MAX)) spec.classes = *v;
   if (auto v = o->integer("input_features", Need::kOptional, 1, INT64_MAX)) spec.input_features = *v;
   if (auto v = o->string("backbone", Need::kOptional)) spec.backbone = *v;
   o->report_unknown_keys();
   if (!based || d.count() != errors_before) return std::nullopt;
+  // A dimension the family does not build from would be ignored: say so instead.
+  const std::vector<std::string_view> used = models::model_keys_used(spec);
+  for (const auto& [key, unused] : value.items()) {
+    if (key == "preset" || key == "hf_config" || key == "family" || key == "experts" ||
+        key == "top_k" || std::find(used.begin(), used.end(), key) != used.end()) {
+      continue;
+    }
+    std::string keys;
+    for (std::string_view k : used) keys += (keys.empty() ? "" : ", ") + std::string(k);
+    d.error(o->pointer(key), "does not apply to the " +
+                                 std::string(models::model_family_name(spec.family)) +
+                                 " family, which is built from: " + keys);
+  }
+  if (d.count() != errors_before) return std::nullopt;
   // Problems name a field ("hidden: must be positive, got 0"): point at it, or say it is
   // missing when the model gave no value and its family needs one.
   const bool explicit_family = o->has("family");
@@ -303,6 +320,13 @@ std::optional<TrainingSpec> read_training(const json* model, const json* trainin
   std::optional<models::ParallelPlan> p = models::ParallelPlan{};
   if (parallelism != nullptr) p = read_plan(*parallelism, "/parallelism", d);
   if (!m || !t || !p || d.count() != errors_before) return out;
+  // Only transformers take sequences; elsewhere the key would be ignored.
+  if (t->seq_len > 0 && !models::is_transformer(m->family)) {
+    d.error("/training/seq_len", "applies to transformer models; the " +
+                                     std::string(models::model_family_name(m->family)) +
+                                     " family takes no sequence");
+    return out;
+  }
   out.model = *m;
   out.training = *t;
   out.plan = *p;

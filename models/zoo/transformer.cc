@@ -25,6 +25,7 @@
 //     outputs 2rsbh that the weighted combine needs for the routing weights' gradient.
 // Only the ops marked attention_core hold the s^2 terms, so selective recomputation keeps
 // the rest (34sbh for gpt).
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -74,6 +75,7 @@ struct Dims {
   // RMSNorm, no biases, no dropout, SwiGLU, rotary positions.
   bool gpt_style = true;
   bool flash = false;
+  int64_t window = 0;  // sliding-window attention's reach; 0 = the whole prefix
 
   double token_elements() const { return static_cast<double>(tokens) * hidden; }
   double score_elements() const { return static_cast<double>(batch) * heads * seq * seq; }
@@ -100,6 +102,7 @@ Dims dims_of(const ModelSpec& spec, const BuildShape& shape) {
   d.tied = spec.tied_embeddings;
   d.act = shape.act_bytes;
   d.flash = shape.flash_attention;
+  d.window = spec.sliding_window;
   return d;
 }
 
@@ -166,7 +169,9 @@ Op attention_core_op(Op op) {
 // forward. Memory traffic is Q, K, V and O (and their gradients), linear in the sequence.
 // It keeps only the softmax's log-sum-exp per row (fp32) besides O, which attn.proj
 // keeps. Causal models run only the tiles on and below the diagonal: with n = ceil(s / 128)
-// tiles per side (the kernels' block size), (n + 1) / (2n) of them.
+// tiles per side (the kernels' block size), (n + 1) / (2n) of them. A sliding window of w
+// tokens leaves each row of tiles at most ceil(w / 128) + 1 (the band the window touches),
+// as FlashAttention-2's window_size skips the tiles wholly outside it.
 Op flash_attention_op(const Dims& d, bool causal) {
   const int64_t batch = d.batch * d.heads;
   Op op = attention_gemm("attn.flash", GemmShape{d.seq, d.seq, d.head_dim, batch}, d.act);
@@ -180,8 +185,13 @@ Op flash_attention_op(const Dims& d, bool causal) {
   op.bwd_bytes = 2 * qkvo + lse;
   op.saved_bytes = lse;
   if (causal) {
-    const double tiles = std::ceil(static_cast<double>(d.seq) / 128.0);
-    op.executed_fraction = (tiles + 1) / (2 * tiles);
+    const auto tiles = static_cast<int64_t>(std::ceil(static_cast<double>(d.seq) / 128.0));
+    const int64_t band =
+        d.window > 0 ? static_cast<int64_t>(std::ceil(static_cast<double>(d.window) / 128.0)) + 1
+                     : tiles;
+    double run = 0;  // tiles run, row by row
+    for (int64_t row = 0; row < tiles; ++row) run += static_cast<double>(std::min(row + 1, band));
+    op.executed_fraction = run / (static_cast<double>(tiles) * static_cast<double>(tiles));
   }
   return op;
 }

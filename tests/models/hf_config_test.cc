@@ -181,6 +181,20 @@ TEST(HfConfigTest, RejectsMoeLayoutsItDoesNotModel) {
   EXPECT_THAT(import_error(config), HasSubstr("shared expert"));
 }
 
+// Mistral windows every layer's attention; Mixtral's window is null; Qwen's is off, and
+// when on it covers only some layers, which is not modelled.
+TEST(HfConfigTest, SlidingWindow) {
+  EXPECT_EQ(model_spec_from_hf_config(load("Mistral-7B-v0.1.json"), "c").sliding_window, 4096);
+  EXPECT_EQ(model_spec_from_hf_config(load("Mixtral-8x7B-v0.1.json"), "c").sliding_window, 0);
+  EXPECT_EQ(model_spec_from_hf_config(load("Qwen2-7B.json"), "c").sliding_window, 0);
+  json qwen = load("Qwen2-7B.json");
+  qwen["use_sliding_window"] = true;
+  EXPECT_THAT(import_error(qwen), HasSubstr("use_sliding_window: expected false"));
+  json mistral = load("Mistral-7B-v0.1.json");
+  mistral["sliding_window"] = 0;
+  EXPECT_THAT(import_error(mistral), HasSubstr("sliding_window: expected a positive integer"));
+}
+
 TEST(HfConfigTest, MissingField) {
   json config = load("Meta-Llama-3-8B.json");
   config.erase("num_hidden_layers");

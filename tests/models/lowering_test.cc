@@ -1008,6 +1008,22 @@ TEST(LoweringMemory, ModelStatesOverCapacityAreReportedPerRank) {
   EXPECT_GT(o.in_use, MiB(256));
 }
 
+// Settings that change nothing under the plan are noted, and only then.
+TEST(LoweringPlan, NoOpSettingsAreNoted) {
+  const Cluster c = gpus(1, 2);
+  ParallelPlan plan;
+  plan.sequence_parallel = true;
+  plan.virtual_stages = 2;
+  plan.schedule = PipelineSchedule::kInterleaved1F1B;
+  const LoweredStep step = lower(c, gpt(), plan, training(8, 2));
+  EXPECT_THAT(step.notes, Contains(HasSubstr("sequence_parallel has no effect at tp 1")));
+  EXPECT_THAT(step.notes, Contains(HasSubstr("virtual_stages 2 at pp 1")));
+  plan.tp = 2;
+  plan.pp = 1;
+  plan.virtual_stages = 1;
+  EXPECT_THAT(lower(c, gpt(), plan, training(8, 2)).notes, Not(Contains(HasSubstr("no effect"))));
+}
+
 // ---------------------------------------------------------------------------------------
 // Mixed devices.
 

@@ -517,6 +517,28 @@ TEST(WorkloadTest, FlashAttentionFusesTheCore) {
   EXPECT_DOUBLE_EQ(op_named(layer_named(b, "block.0"), "attn.flash").executed_fraction, 1.0);
 }
 
+// A sliding window of 4096 tokens over 8192: 64 rows of tiles, each running at most the
+// 33 the window touches (32 + 1 partly covered): 1 + 2 + ... + 33 and 31 rows of 33, 1,584
+// of 4,096 tiles, against 65 / 128 without the window. A window as long as the sequence
+// changes nothing; the model's FLOPs (MFU's count) stay those of full attention.
+TEST(WorkloadTest, SlidingWindowRunsTheBandOfTiles) {
+  ModelSpec spec = preset_spec("llama3-8b");
+  spec.layers = 1;
+  const auto fraction = [&](int64_t window) {
+    spec.sliding_window = window;
+    const Workload w = build_workload(spec, WorkloadShape{1, 8192, Precision::kBf16, true});
+    return op_named(layer_named(w, "block.0"), "attn.flash").executed_fraction;
+  };
+  EXPECT_DOUBLE_EQ(fraction(0), 65.0 / 128.0);
+  EXPECT_DOUBLE_EQ(fraction(4096), 1584.0 / 4096.0);
+  EXPECT_DOUBLE_EQ(fraction(8192), 65.0 / 128.0);
+  spec.sliding_window = 4096;
+  const Workload windowed = build_workload(spec, WorkloadShape{1, 8192, Precision::kBf16, true});
+  spec.sliding_window = 0;
+  const Workload full = build_workload(spec, WorkloadShape{1, 8192, Precision::kBf16, true});
+  EXPECT_DOUBLE_EQ(windowed.fwd_flops(), full.fwd_flops());
+}
+
 // LLaMA has no dropout: the attention core keeps only the softmax output (2 a s^2 b), which
 // attention over V reads; the rest is 4sbh of norm inputs, 2sbh QKV input, Q, K, V
 // 2sb(h + 2g), 2sbh projection input, 2sbh gate/up input, 4sbf gate and up outputs and

@@ -1,5 +1,7 @@
 // Training summary figures: MFU counts each device's peak for the math its GEMMs actually
-// run in, and the plan as resolved (balanced micro-batches, TP shares) is reported.
+// run in, throughput and time to train follow from the iteration, per-rank times add up
+// to it (local SGD included), and the plan as resolved (balanced micro-batches, TP
+// shares) is reported.
 #include "reports/training_summary.h"
 
 #include <gtest/gtest.h>
@@ -61,6 +63,47 @@ TEST(TrainingSummary, ReportsTheResolvedHeterogeneousPlan) {
   EXPECT_FALSE(plan["shard_classifier"].get<bool>());
   ASSERT_EQ(t["notes"].size(), 1u);
   EXPECT_EQ(t["notes"][0], "replica micro-batches balanced by device speed");
+}
+
+// Throughput and time to train follow from the iteration time and the batch: 1e12 tokens
+// over 64 x 8192 tokens per iteration is ceil(1,907,348.6) iterations.
+TEST(TrainingSummary, ThroughputAndTimeToTrainFollowFromTheIteration) {
+  const auto t = summary_of("scenarios/examples/geo-2regions-llama3-8b.json",
+                            {"model.layers=4", "parallelism.sync_every=1"});
+  const double iteration = t["iteration_time_s"].get<double>();
+  ASSERT_GT(iteration, 0);
+  EXPECT_EQ(t["samples_per_iteration"].get<int64_t>(), 64);
+  EXPECT_EQ(t["tokens_per_iteration"].get<int64_t>(), 64 * 8192);
+  EXPECT_DOUBLE_EQ(t["samples_per_s"].get<double>(), 64 / iteration);
+  EXPECT_DOUBLE_EQ(t["tokens_per_s"].get<double>(), 64 * 8192 / iteration);
+  EXPECT_DOUBLE_EQ(t["iterations_to_train"].get<double>(), 1907349);
+  EXPECT_DOUBLE_EQ(t["time_to_train_s"].get<double>(), 1907349 * iteration);
+  // Each rank's compute, exposed communication, waiting (bubble and collective peers) and
+  // idle time add up to the step.
+  for (const auto& r : t["ranks"]) {
+    const double sum = r["compute_s"].get<double>() + r["exposed_comm_s"].get<double>() +
+                       r["bubble_s"].get<double>() + r["waiting_s"].get<double>() +
+                       r["idle_s"].get<double>();
+    EXPECT_NEAR(sum, iteration, 1e-6 * iteration) << r["rank"];
+  }
+}
+
+// With local SGD every eighth step synchronizes: the iteration time and each rank's times
+// weigh the local step 7/8 and the synchronizing one 1/8, so the ranks' times still add
+// up to the iteration.
+TEST(TrainingSummary, LocalSgdRankTimesAverageBothSteps) {
+  const auto t = summary_of("scenarios/examples/geo-2regions-llama3-8b.json", {"model.layers=4"});
+  const double local = t["local_iteration_time_s"].get<double>();
+  const double sync = t["sync_iteration_time_s"].get<double>();
+  ASSERT_GT(sync, local);
+  const double iteration = t["iteration_time_s"].get<double>();
+  EXPECT_NEAR(iteration, (7 * local + sync) / 8, 1e-12 * sync);
+  for (const auto& r : t["ranks"]) {
+    const double sum = r["compute_s"].get<double>() + r["exposed_comm_s"].get<double>() +
+                       r["bubble_s"].get<double>() + r["waiting_s"].get<double>() +
+                       r["idle_s"].get<double>();
+    EXPECT_NEAR(sum, iteration, 1e-6 * iteration) << r["rank"];
+  }
 }
 
 // The printed plan line names sequence parallelism only where it shards something (tp > 1),

@@ -176,6 +176,34 @@ TEST(TrainingLoader, PlanErrorsNameTheirKey) {
           R"({"family": "gpt", "layers": 4, "hidden": 256, "heads": 8, "kv_heads": 2, "vocab": 1000, "seq_len": 64})",
           "{}", R"({"tp": 4})")),
       "/parallelism/tp", "must divide the model's 2 key-value heads"));
+  // Tensor parallelism has nothing to split in a CNN; a dimension or a sequence the
+  // family does not build from is an error rather than ignored.
+  EXPECT_TRUE(has_error(errors_of(training_doc(R"({"preset": "resnet50"})", "{}", R"({"tp": 2})")),
+                        "/parallelism/tp", "resnet50 (family resnet50) has no op it splits"));
+  EXPECT_TRUE(has_error(errors_of(training_doc(R"({"preset": "resnet50"})", "{}", R"({"cp": 2})")),
+                        "/parallelism/cp", "needs a transformer model"));
+  EXPECT_TRUE(errors_of(training_doc(R"({"preset": "classifier-100m", "classes": 1000000})",
+                                     R"({"global_batch": 8})", R"({"tp": 2})"))
+                  .empty());
+  EXPECT_TRUE(has_error(errors_of(training_doc(R"({"preset": "resnet50", "vocab": 1000})")),
+                        "/model/vocab",
+                        "does not apply to the resnet50 family, which is built "
+                        "from: name, classes, image_size"));
+  EXPECT_TRUE(
+      has_error(errors_of(training_doc(R"({"preset": "llama3-8b", "layers": 2, "classes": 10})")),
+                "/model/classes", "does not apply to the llama family"));
+  EXPECT_TRUE(has_error(errors_of(training_doc(R"({"preset": "resnet50"})", R"({"seq_len": 512})")),
+                        "/training/seq_len", "the resnet50 family takes no sequence"));
+  // Dimensions far beyond any model are typos, stopped before they overflow a count or
+  // exhaust memory.
+  EXPECT_TRUE(has_error(errors_of(training_doc(R"({"preset": "gpt3-1.3b", "layers": 100000000})")),
+                        "/model/layers", "must be at most 10000, got 100000000"));
+  EXPECT_TRUE(
+      has_error(errors_of(training_doc(R"({"preset": "gpt3-1.3b", "vocab": 9000000000000000000})")),
+                "/model/vocab", "must be at most 100000000"));
+  EXPECT_TRUE(has_error(
+      errors_of(training_doc(R"({"preset": "gpt3-1.3b", "ffn_hidden": 4611686018427387904})")),
+      "/model/ffn_hidden", "must be at most 4194304"));
   EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, "{}", R"({"bucket": "0B"})")),
                         "/parallelism/bucket", "more than 0 bytes"));
   // A family without its dimensions: each missing key named, once; a preset of the wrong
