@@ -1,11 +1,12 @@
 // Trace Event Format writer; streams events so that large traces need no JSON DOM.
 #include "reports/trace_writer.h"
 
-#include <algorithm>
-#include <set>
-
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "reports/collective_bandwidth.h"
 #include "sim/unit_parse.h"
@@ -37,6 +38,11 @@ class EventStream {
   void name_thread(int pid, int64_t tid, std::string_view name) {
     raw(fmt::format(R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":{}}}}})",
                     pid, tid, quoted(name)));
+  }
+  // A counter track of the process (Perfetto draws it as a graph over time).
+  void counter(int pid, std::string_view name, Time at, const std::string& args) {
+    raw(fmt::format(R"({{"ph":"C","name":{},"pid":{},"ts":{},"args":{}}})", quoted(name), pid,
+                    micros(at), args));
   }
   void span(int pid, int64_t tid, std::string_view name, std::string_view cat, Time start, Time end,
             const std::string& args) {
@@ -98,11 +104,24 @@ void TraceWriter::write(std::ostream& out, const Scenario& scenario) const {
     }
     ev.name_thread(rank, stream, scenario.graph.streams()[stream]);
   }
+  // Memory in use per rank, from the alloc and free tasks in the order they finished (the
+  // simulation's order): a counter track under each rank.
+  std::map<int, int64_t> in_use;
   for (const TaskRecord& t : tasks_) {
     const auto& streams = scenario.graph.streams();
     const auto tid = std::find(streams.begin(), streams.end(), t.stream) - streams.begin();
+    if (t.kind != TaskKind::kAlloc && t.kind != TaskKind::kFree) {
+      ev.span(t.rank, tid, t.name, task_kind_name(t.kind), t.start, t.end,
+              fmt::format(R"({{"task":{}}})", t.task));
+      continue;
+    }
+    const int64_t bytes = scenario.graph.task(t.task).bytes.count();
+    int64_t& used = in_use[t.rank];
+    used += t.kind == TaskKind::kAlloc ? bytes : -bytes;
     ev.span(t.rank, tid, t.name, task_kind_name(t.kind), t.start, t.end,
-            fmt::format(R"({{"task":{}}})", t.task));
+            fmt::format(R"({{"task":{},"bytes":{}}})", t.task, bytes));
+    ev.counter(t.rank, "memory", t.end,
+               fmt::format(R"({{"GiB":{:.6f}}})", static_cast<double>(used) / (1 << 30)));
   }
 
   if (!collectives_.empty()) {

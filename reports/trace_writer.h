@@ -1,5 +1,6 @@
-// Chrome/Perfetto trace (trace.json): one track per rank and stream, one per busy link,
-// and one for collectives. Collects records while the simulation runs, writes at the end.
+// Chrome/Perfetto trace (trace.json): one track per rank and stream, a memory counter per
+// rank, one track per busy link, and one for collectives. Collects records while the simulation
+// runs, writes at the end.
 #pragma once
 
 #include <cstdint>

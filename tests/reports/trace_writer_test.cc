@@ -2,12 +2,14 @@
 // nodes' links, and nothing else.
 #include "reports/trace_writer.h"
 
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <string>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
+#include <vector>
 
 #include "scenarios/loader.h"
 #include "scenarios/scenario_runner.h"
@@ -65,6 +67,28 @@ TEST(TraceWriter, KeepsOnlyTheTracedRanks) {
       EXPECT_EQ(name.find("n1.gpu"), std::string::npos) << name;
     }
   }
+}
+
+// Each rank's memory counter follows its alloc and free tasks: it rises with the model
+// states first, peaks at the rank's peak_memory, and returns to the model states once the
+// activations are freed.
+TEST(TraceWriter, MemoryCounterFollowsAllocAndFree) {
+  const Scenario s = load_scenario(nlohmann::json::parse(kScenario), "t.json");
+  TraceWriter trace(s, 4);
+  const ScenarioRun run = run_scenario(s, {&trace});
+  std::ostringstream out;
+  trace.write(out, s);
+  const auto events = nlohmann::json::parse(out.str())["traceEvents"];
+  std::vector<double> rank0;
+  for (const auto& e : events) {
+    if (e["ph"] == "C" && e["pid"] == 0 && e["name"] == "memory") rank0.push_back(e["args"]["GiB"]);
+  }
+  ASSERT_GT(rank0.size(), 2u);
+  const double peak = *std::max_element(rank0.begin(), rank0.end());
+  EXPECT_NEAR(peak * (1 << 30), static_cast<double>(run.result.ranks[0].peak_memory.count()), 1e3);
+  EXPECT_GT(rank0.front(), 0);
+  EXPECT_LT(rank0.back(), peak);
+  for (double v : rank0) EXPECT_GE(v, 0);
 }
 
 }  // namespace
