@@ -1106,17 +1106,22 @@ TEST(LoweringHeterogeneous, BalancedStagesCountTensorParallelCollectives) {
   EXPECT_LT(run(c, balanced).result.end, run(c, even).result.end);
 }
 
+// An A100 node on NVSwitch and a V100 node on an NVLink mesh, 8 GPUs each.
+Cluster a100_node_and_v100_node() {
+  ClusterSpec spec = one_region(node_group(1, 8, "A100-80GB"), fabric(FabricKind::kSingleSwitch));
+  NodeGroupSpec v100 = node_group(1, 8, "V100");
+  v100.intra = IntraNodeKind::kNvLinkMesh;
+  spec.regions[0].node_groups.push_back(v100);
+  return build_cluster(spec);
+}
+
 // Stages are split so that the slowest finishes first, the embedding and the head
 // counted: an A100 node then a V100 node, TP 8 inside each, and a vocabulary of 50,257
 // whose head costs the V100 stage about as much as two blocks. Proportional to block
 // speed alone, the V100 stage would take 3 of 12 blocks and the head; the balanced split
 // is as fast as the best of all splits, found here by trying each.
 TEST(LoweringHeterogeneous, BalancedStagesMatchTheBestSplit) {
-  ClusterSpec spec = one_region(node_group(1, 8, "A100-80GB"), fabric(FabricKind::kSingleSwitch));
-  NodeGroupSpec v100 = node_group(1, 8, "V100");
-  v100.intra = IntraNodeKind::kNvLinkMesh;
-  spec.regions[0].node_groups.push_back(v100);
-  const Cluster c = build_cluster(spec);
+  const Cluster c = a100_node_and_v100_node();
   ParallelPlan plan;
   plan.tp = 8;
   plan.pp = 2;
@@ -1142,11 +1147,7 @@ TEST(LoweringHeterogeneous, BalancedStagesMatchTheBestSplit) {
 // and a V100 node with TP 8 inside each, the balanced split is as fast as the best of all
 // splits, found here by trying each.
 TEST(LoweringHeterogeneous, BalancedReplicasMatchTheBestSplit) {
-  ClusterSpec spec = one_region(node_group(1, 8, "A100-80GB"), fabric(FabricKind::kSingleSwitch));
-  NodeGroupSpec v100 = node_group(1, 8, "V100");
-  v100.intra = IntraNodeKind::kNvLinkMesh;
-  spec.regions[0].node_groups.push_back(v100);
-  const Cluster c = build_cluster(spec);
+  const Cluster c = a100_node_and_v100_node();
   ParallelPlan plan;
   plan.tp = 8;
   const ModelSpec model = gpt(4, 2048, 16, 1024);

@@ -23,6 +23,17 @@ nlohmann::ordered_json summary_of(const std::string& path, std::vector<std::stri
   return make_training_summary(s, run_scenario(s));
 }
 
+// Each rank's compute, exposed communication, waiting (bubble and collective peers) and
+// idle time add up to the iteration.
+void expect_rank_times_add_up_to(const nlohmann::ordered_json& t, double iteration) {
+  for (const auto& r : t["ranks"]) {
+    const double sum = r["compute_s"].get<double>() + r["exposed_comm_s"].get<double>() +
+                       r["bubble_s"].get<double>() + r["waiting_s"].get<double>() +
+                       r["idle_s"].get<double>();
+    EXPECT_NEAR(sum, iteration, 1e-6 * iteration) << r["rank"];
+  }
+}
+
 TEST(TrainingSummary, MfuUsesThePeakTheGemmsRunAt) {
   // Mixed precision on a P40: fp16 storage, but its fp16 math runs at 1/64 rate, so the
   // GEMMs run in fp32 and MFU is over the fp32 peak, not the fp16 one (which gave 2,000%).
@@ -78,14 +89,7 @@ TEST(TrainingSummary, ThroughputAndTimeToTrainFollowFromTheIteration) {
   EXPECT_DOUBLE_EQ(t["tokens_per_s"].get<double>(), 64 * 8192 / iteration);
   EXPECT_DOUBLE_EQ(t["iterations_to_train"].get<double>(), 1907349);
   EXPECT_DOUBLE_EQ(t["time_to_train_s"].get<double>(), 1907349 * iteration);
-  // Each rank's compute, exposed communication, waiting (bubble and collective peers) and
-  // idle time add up to the step.
-  for (const auto& r : t["ranks"]) {
-    const double sum = r["compute_s"].get<double>() + r["exposed_comm_s"].get<double>() +
-                       r["bubble_s"].get<double>() + r["waiting_s"].get<double>() +
-                       r["idle_s"].get<double>();
-    EXPECT_NEAR(sum, iteration, 1e-6 * iteration) << r["rank"];
-  }
+  expect_rank_times_add_up_to(t, iteration);
 }
 
 // With local SGD every eighth step synchronizes: the iteration time and each rank's times
@@ -98,12 +102,7 @@ TEST(TrainingSummary, LocalSgdRankTimesAverageBothSteps) {
   ASSERT_GT(sync, local);
   const double iteration = t["iteration_time_s"].get<double>();
   EXPECT_NEAR(iteration, (7 * local + sync) / 8, 1e-12 * sync);
-  for (const auto& r : t["ranks"]) {
-    const double sum = r["compute_s"].get<double>() + r["exposed_comm_s"].get<double>() +
-                       r["bubble_s"].get<double>() + r["waiting_s"].get<double>() +
-                       r["idle_s"].get<double>();
-    EXPECT_NEAR(sum, iteration, 1e-6 * iteration) << r["rank"];
-  }
+  expect_rank_times_add_up_to(t, iteration);
 }
 
 // The printed plan line names sequence parallelism only where it shards something (tp > 1),
