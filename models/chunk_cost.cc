@@ -107,6 +107,7 @@ ChunkCost chunk_cost(const Workload& w, int begin, int end, const RankShard& sha
     Duration bwd;
     double dense = 0;
     double expert = 0;
+    std::vector<double> tensors;
     for (const Op& op : layer.ops) {
       const OpInstance forward = split_op(op, false, shard, op_dtype(op, dtype));
       Duration f = costs.op_time(forward, device);
@@ -121,6 +122,7 @@ ChunkCost chunk_cost(const Workload& w, int begin, int end, const RankShard& sha
         bwd += f;
       }
       (op.expert ? expert : dense) += local_params(op, shard);
+      if (!op.expert && op.params > 0) tensors.push_back(local_params(op, shard));
     }
     const double input_bytes = i > 0 ? w.layers[i - 1].output_bytes : 0;
     const double kept = layer_activation_bytes(layer, input_bytes, recompute, act_split);
@@ -135,6 +137,7 @@ ChunkCost chunk_cost(const Workload& w, int begin, int end, const RankShard& sha
     out.layer_bwd.push_back(bwd);
     out.layer_dense_params.push_back(dense);
     out.layer_expert_params.push_back(expert);
+    out.layer_dense_tensors.push_back(std::move(tensors));
     out.dense_params += dense;
     out.expert_params += expert;
     out.tp_calls_fwd += layer.tp_comms_fwd;

@@ -34,6 +34,9 @@ struct ChunkCost {
   std::vector<Duration> layer_bwd;
   std::vector<double> layer_dense_params;
   std::vector<double> layer_expert_params;
+  // Per layer, the local dense parameters of each op that has any (a ZeRO-3 framework that
+  // gathers tensor by tensor calls once per op's weights).
+  std::vector<std::vector<double>> layer_dense_tensors;
   double dense_params = 0;
   double expert_params = 0;
   double activation_bytes = 0;  // kept per micro-batch until the backward pass

@@ -147,6 +147,10 @@ class StepEmitter {
   // Returns the last compute task.
   TaskId zero3_pass(RankContext& rc, const ChunkCost& cc, bool forward, const std::string& id,
                     std::vector<TaskId> deps);
+  // After a gather into a list of per-rank tensors, the copy kernels that fill them (one per
+  // rank of the group, each of its share of `bytes`), on `stream` after `after`.
+  TaskId rank_copies(const RankContext& rc, uint16_t stream, double bytes,
+                     const std::string& gather, TaskId after);
   // The collectives that follow a pass's kernels (`pass`, whose inputs were `inputs`): the
   // chunk's tensor-parallel all-reduces, the MoE all-to-alls and, after a backward pass,
   // the context-parallel scatter of key/value gradients. On the compute stream, except for
@@ -279,10 +283,13 @@ PassEnd StepEmitter::model_parallel_comms(RankContext& rc, const ChunkCost& cc, 
 
 TaskId StepEmitter::zero3_pass(RankContext& rc, const ChunkCost& cc, bool forward,
                                const std::string& id, std::vector<TaskId> deps) {
+  const ParallelPlan& plan = in_.plan;
   const int layers = static_cast<int>(cc.layer_fwd.size());
   // Without prefetch the collectives queue on the compute stream behind the kernels.
-  const bool prefetch = in_.plan.overlap_param_gather;
+  const bool prefetch = plan.overlap_param_gather;
   const uint16_t stream = prefetch ? s_.dp : s_.compute;
+  const CollectiveOp grad_op =
+      plan.grad_all_reduce ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
   std::vector<TaskId> done;
   for (int n = 0; n < layers; ++n) {
     const int l = forward ? n : layers - 1 - n;
@@ -290,28 +297,58 @@ TaskId StepEmitter::zero3_pass(RankContext& rc, const ChunkCost& cc, bool forwar
     std::vector<TaskId> window;
     if (prefetch && n >= 2) window.push_back(done[n - 2]);
     std::vector<TaskId> needs = n == 0 ? deps : std::vector<TaskId>{};
-    for (const auto& t :
-         {collective(rc, GroupKind::kDp, rc.dp_group, stream, CollectiveOp::kAllGather,
-                     cc.layer_dense_params[l] * pp_bytes_.weights, "zero3 gather" + layer,
-                     window),
-          collective(rc, GroupKind::kExpertDp, rc.edp_group, stream, CollectiveOp::kAllGather,
-                     cc.layer_expert_params[l] * pp_bytes_.weights,
-                     "zero3 expert gather" + layer, window)}) {
-      if (t) needs.push_back(*t);
+    // The layer's dense parameters in one flat gather, or one gather per tensor of at
+    // least the persistence threshold (smaller ones are kept whole, never gathered).
+    std::vector<double> gathers{cc.layer_dense_params[l]};
+    if (plan.per_parameter_gather) {
+      gathers.clear();
+      for (double t : cc.layer_dense_tensors[l]) {
+        if (t >= static_cast<double>(plan.persistence_threshold)) gathers.push_back(t);
+      }
+    }
+    for (size_t g = 0; g < gathers.size(); ++g) {
+      const std::string name =
+          "zero3 gather" + layer + (gathers.size() > 1 ? "." + std::to_string(g) : "");
+      const double bytes = gathers[g] * pp_bytes_.weights;
+      const auto t = collective(rc, GroupKind::kDp, rc.dp_group, stream, CollectiveOp::kAllGather,
+                                bytes, name, window);
+      if (!t) continue;
+      needs.push_back(*t);
+      if (plan.gather_copies_per_rank) needs.push_back(rank_copies(rc, stream, bytes, name, *t));
+    }
+    if (const auto t = collective(
+            rc, GroupKind::kExpertDp, rc.edp_group, stream, CollectiveOp::kAllGather,
+            cc.layer_expert_params[l] * pp_bytes_.weights, "zero3 expert gather" + layer, window)) {
+      needs.push_back(*t);
     }
     done.push_back(compute(rc, (forward ? "fwd " : "bwd ") + id + " l" + std::to_string(l),
                            forward ? cc.layer_fwd[l] : cc.layer_bwd[l], needs));
     if (!forward) {
-      collective(rc, GroupKind::kDp, rc.dp_group, stream, CollectiveOp::kReduceScatter,
+      collective(rc, GroupKind::kDp, rc.dp_group, stream, grad_op,
                  cc.layer_dense_params[l] * pp_bytes_.gradients, "zero3 grad scatter" + layer,
                  {done.back()}, dp_algorithm(rc.dp_group));
-      collective(rc, GroupKind::kExpertDp, rc.edp_group, stream, CollectiveOp::kReduceScatter,
+      collective(rc, GroupKind::kExpertDp, rc.edp_group, stream, grad_op,
                  cc.layer_expert_params[l] * pp_bytes_.gradients,
-                 "zero3 expert grad scatter" + layer, {done.back()},
-                 dp_algorithm(rc.edp_group));
+                 "zero3 expert grad scatter" + layer, {done.back()}, dp_algorithm(rc.edp_group));
     }
   }
   return done.back();
+}
+
+TaskId StepEmitter::rank_copies(const RankContext& rc, uint16_t stream, double bytes,
+                                const std::string& gather, TaskId after) {
+  const auto ranks = static_cast<double>(rc.dp_group.size());
+  OpInstance one;  // one rank's share, read and written
+  one.kind = OpKind::kElementwise;
+  one.bytes = 2 * bytes / ranks;
+  Task t;
+  t.kind = TaskKind::kCompute;
+  t.rank = rc.rank;
+  t.stream = stream;
+  t.name = gather + " copies";
+  t.duration = Duration::from_seconds(ranks * in_.costs->op_time(one, *rc.device).seconds());
+  t.deps = {after};
+  return g_.add(std::move(t));
 }
 
 int StepEmitter::rank_of_virtual_stage(const RankContext& rc, int k) const {

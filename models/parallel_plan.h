@@ -37,6 +37,19 @@ struct ParallelPlan {
   // turns, as in DeepSpeed's ZeRO-3 before 0.5, whose _allgather_param calls
   // torch.cuda.synchronize() before every gather.
   bool overlap_param_gather = true;
+  // ZeRO-3 only: how the framework gathers and reduces. The defaults are FSDP's (one flat
+  // unit per layer, gradients reduce-scattered). DeepSpeed's stage 3 of 2021 (0.3.x,
+  // partition_parameters.py and stage3.py) gathers each parameter tensor with a call of
+  // its own (per_parameter_gather), keeps tensors under stage3_param_persistence_threshold
+  // (1e5 elements: biases, LayerNorm) whole on every rank instead of partitioning them
+  // (persistence_threshold), gathers into a list of per-rank tensors, which PyTorch's NCCL
+  // backend fills with one device copy per rank after the call (gather_copies_per_rank),
+  // and with contiguous_gradients off all-reduces the gradients instead of
+  // reduce-scattering them (grad_all_reduce).
+  bool per_parameter_gather = false;
+  int64_t persistence_threshold = 0;
+  bool gather_copies_per_rank = false;
+  bool grad_all_reduce = false;
   CollectiveAlgorithm dp_algorithm = CollectiveAlgorithm::kAuto;
   // Tensor-parallel collectives inside a node are priced by the alpha-beta estimate
   // (CollectiveCall::analytical) unless this is false.

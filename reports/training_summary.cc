@@ -49,7 +49,13 @@ nlohmann::ordered_json make_training_summary(const Scenario& scenario, const Sce
                {"shard_classifier", plan.shard_classifier},
                {"replica_micro_batch", plan.replica_micro_batch},
                {"tp_shares", plan.tp_shares}};
-  if (plan.zero_stage == 3) s["plan"]["overlap_param_gather"] = plan.overlap_param_gather;
+  if (plan.zero_stage == 3) {
+    s["plan"]["overlap_param_gather"] = plan.overlap_param_gather;
+    s["plan"]["per_parameter_gather"] = plan.per_parameter_gather;
+    if (plan.per_parameter_gather) s["plan"]["persistence_threshold"] = plan.persistence_threshold;
+    s["plan"]["gather_copies_per_rank"] = plan.gather_copies_per_rank;
+    s["plan"]["grad_all_reduce"] = plan.grad_all_reduce;
+  }
   s["precision"] = models::precision_name(tw.training.precision);
   s["recompute"] = models::recompute_name(tw.training.recompute);
   s["micro_batches"] = step.micro_batches;

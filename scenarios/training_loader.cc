@@ -210,13 +210,36 @@ std::optional<models::ParallelPlan> read_plan(const json& value, const std::stri
   if (auto v = o->boolean("sequence_parallel", Need::kOptional)) p.sequence_parallel = *v;
   if (auto v = o->bytes("bucket", Need::kOptional)) p.bucket = *v;
   if (auto v = o->boolean("overlap_grad_reduce", Need::kOptional)) p.overlap_grad_reduce = *v;
-  if (auto v = o->boolean("overlap_param_gather", Need::kOptional)) {
-    p.overlap_param_gather = *v;
+  // ZeRO-3's gathers and gradient reduction, as the framework does them.
+  const auto zero3_only = [&](std::string_view key) {
     if (p.zero_stage != 3) {
-      d.error(o->pointer("overlap_param_gather"),
+      d.error(o->pointer(key),
               "applies to ZeRO-3 only (zero_stage is " + std::to_string(p.zero_stage) +
                   "): with ZeRO-1/2 parameters are gathered once, after the optimizer step");
     }
+  };
+  if (auto v = o->boolean("overlap_param_gather", Need::kOptional)) {
+    p.overlap_param_gather = *v;
+    zero3_only("overlap_param_gather");
+  }
+  if (auto v = o->boolean("per_parameter_gather", Need::kOptional)) {
+    p.per_parameter_gather = *v;
+    zero3_only("per_parameter_gather");
+  }
+  if (auto v = o->integer("persistence_threshold", Need::kOptional, 0, INT64_MAX)) {
+    p.persistence_threshold = *v;
+    if (!p.per_parameter_gather) {
+      d.error(o->pointer("persistence_threshold"),
+              "applies to per-parameter gathers only (set \"per_parameter_gather\": true)");
+    }
+  }
+  if (auto v = o->boolean("gather_copies_per_rank", Need::kOptional)) {
+    p.gather_copies_per_rank = *v;
+    zero3_only("gather_copies_per_rank");
+  }
+  if (auto v = o->boolean("grad_all_reduce", Need::kOptional)) {
+    p.grad_all_reduce = *v;
+    zero3_only("grad_all_reduce");
   }
   std::vector<std::string_view> algorithms;
   for (CollectiveAlgorithm a : {CollectiveAlgorithm::kAuto, CollectiveAlgorithm::kRing,

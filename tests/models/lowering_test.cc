@@ -446,6 +446,62 @@ TEST(LoweringZero3, GatherMovesTheModelOncePerPass) {
   }
 }
 
+// DeepSpeed's way (2021): one gather per parameter tensor above the persistence threshold
+// (per GPT block: QKV, projection, FC1 and FC2; LayerNorms and biases stay whole), each
+// followed by one copy kernel per rank, and gradients all-reduced. The gathered bytes are
+// the same, the calls and kernels more, and the step longer.
+TEST(LoweringZero3, DeepSpeedStyleGathersTensorByTensor) {
+  const Cluster c = gpus(2, 2);
+  const ModelSpec model = gpt(2);  // hidden 512: LayerNorms hold 1,024, the GEMMs 262,656+
+  ParallelPlan plan;
+  plan.zero_stage = 3;
+  plan.overlap_param_gather = false;
+  const LoweredStep flat = lower(c, model, plan, training(4));
+  plan.per_parameter_gather = true;
+  plan.persistence_threshold = 100000;
+  plan.gather_copies_per_rank = true;
+  plan.grad_all_reduce = true;
+  const LoweredStep tensors = lower(c, model, plan, training(4));
+  const auto blocks = [](const TaskGraph& g, const char* pass) {
+    int n = 0;
+    for (const CollectiveCall* call : calls(g, pass))
+      n += call->label.find(" l1") != std::string::npos;
+    return n;
+  };
+  // Block 0 is layer 1 (after the embedding): one flat call, or four tensor calls.
+  EXPECT_EQ(blocks(flat.graph, "zero3 gather fwd mb0 "), 1);
+  EXPECT_EQ(blocks(tensors.graph, "zero3 gather fwd mb0 "), 4);
+  // The embedding (its table of 1,000 x 512) is one tensor, the head's LayerNorm stays
+  // whole; every block's bytes but the LayerNorms' and biases' are gathered.
+  double flat_bytes = 0, tensor_bytes = 0;
+  for (const CollectiveCall* call : calls(flat.graph, "zero3 gather fwd mb0 "))
+    flat_bytes += call->bytes.as_double();
+  for (const CollectiveCall* call : calls(tensors.graph, "zero3 gather fwd mb0 "))
+    tensor_bytes += call->bytes.as_double();
+  EXPECT_LT(tensor_bytes, flat_bytes);
+  EXPECT_GT(tensor_bytes, 0.99 * flat_bytes);
+  for (const CollectiveCall* call : calls(tensors.graph, "zero3 grad scatter")) {
+    EXPECT_EQ(call->op, CollectiveOp::kAllReduce);
+  }
+  // Each gather is followed by its copies: one kernel per rank of the group of 4.
+  const RooflineCostModel roofline;
+  int copies = 0;
+  for (const TaskView t : tensors.graph.tasks()) {
+    if (t.rank != 0 || t.name.find(" copies") == std::string_view::npos) continue;
+    ++copies;
+    ASSERT_EQ(t.deps.size(), 1u);
+    const TaskView gather = tensors.graph.task(t.deps[0]);
+    EXPECT_EQ(gather.kind, TaskKind::kCollective);
+    const CollectiveCall& call = tensors.graph.collectives()[gather.collective];
+    OpInstance one;
+    one.bytes = 2 * call.bytes.as_double() / 4;
+    EXPECT_NEAR(t.duration.seconds(), 4 * roofline.op_time(one, *c.devices[0].spec).seconds(),
+                1e-9);
+  }
+  EXPECT_EQ(copies, count_tasks(tensors.graph, 0, TaskKind::kCollective, "zero3 gather"));
+  EXPECT_GT(run(c, tensors).result.end, run(c, flat).result.end);
+}
+
 // ---------------------------------------------------------------------------------------
 // Tensor, sequence, context and expert parallelism.
 

@@ -79,12 +79,19 @@ TEST(TrainingLoader, LoadsAndLowersAStep) {
   EXPECT_TRUE(overlapped.training->training.flash_attention);
   EXPECT_TRUE(overlapped.training->step.plan.overlap_param_gather);
 
-  const Scenario serial = load_scenario(
-      json::parse(training_doc(kSmallGpt, R"({"global_batch": 16})",
-                               R"({"zero_stage": 3, "overlap_param_gather": false})")),
-      "t.json");
+  const Scenario serial =
+      load_scenario(json::parse(training_doc(kSmallGpt, R"({"global_batch": 16})",
+                                             R"({"zero_stage": 3, "overlap_param_gather": false,
+                                   "per_parameter_gather": true, "persistence_threshold": 100000,
+                                   "gather_copies_per_rank": true, "grad_all_reduce": true})")),
+                    "t.json");
   ASSERT_TRUE(serial.training.has_value());
-  EXPECT_FALSE(serial.training->step.plan.overlap_param_gather);
+  const models::ParallelPlan& deepspeed = serial.training->step.plan;
+  EXPECT_FALSE(deepspeed.overlap_param_gather);
+  EXPECT_TRUE(deepspeed.per_parameter_gather);
+  EXPECT_EQ(deepspeed.persistence_threshold, 100000);
+  EXPECT_TRUE(deepspeed.gather_copies_per_rank);
+  EXPECT_TRUE(deepspeed.grad_all_reduce);
 
   // "even" spells out the defaults.
   const Scenario even = load_scenario(
@@ -228,6 +235,21 @@ TEST(TrainingLoader, PlanErrorsNameTheirKey) {
                         "/parallelism/tp_comm_overlap", "expected true or false"));
   EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, "{}", R"({"zero_stage": 1, "overlap_param_gather": false})")),
                         "/parallelism/overlap_param_gather", "applies to ZeRO-3 only (zero_stage is 1)"));
+  for (const char* key : {"per_parameter_gather", "gather_copies_per_rank", "grad_all_reduce"}) {
+    EXPECT_TRUE(has_error(
+        errors_of(training_doc(kSmallGpt, "{}",
+                               std::string(R"({"zero_stage": 2, ")") + key + R"(": true})")),
+        std::string("/parallelism/") + key, "applies to ZeRO-3 only (zero_stage is 2)"));
+  }
+  EXPECT_TRUE(
+      has_error(errors_of(training_doc(kSmallGpt, "{}",
+                                       R"({"zero_stage": 3, "persistence_threshold": 100000})")),
+                "/parallelism/persistence_threshold", "\"per_parameter_gather\": true"));
+  EXPECT_TRUE(has_error(
+      errors_of(training_doc(
+          kSmallGpt, "{}",
+          R"({"zero_stage": 3, "per_parameter_gather": true, "persistence_threshold": -1})")),
+      "/parallelism/persistence_threshold", ""));
 }
 
 TEST(TrainingLoader, SectionsAndReferenceErrors) {
