@@ -325,11 +325,15 @@ TaskId StepEmitter::zero3_pass(RankContext& rc, const ChunkCost& cc, bool forwar
                            forward ? cc.layer_fwd[l] : cc.layer_bwd[l], needs));
     if (!forward) {
       collective(rc, GroupKind::kDp, rc.dp_group, stream, grad_op,
-                 cc.layer_dense_params[l] * pp_bytes_.gradients, "zero3 grad scatter" + layer,
+                 cc.layer_dense_params[l] * pp_bytes_.gradients,
+                 (plan.grad_all_reduce ? "zero3 grad all-reduce" : "zero3 grad scatter") + layer,
                  {done.back()}, dp_algorithm(rc.dp_group));
-      collective(rc, GroupKind::kExpertDp, rc.edp_group, stream, grad_op,
-                 cc.layer_expert_params[l] * pp_bytes_.gradients,
-                 "zero3 expert grad scatter" + layer, {done.back()}, dp_algorithm(rc.edp_group));
+      collective(
+          rc, GroupKind::kExpertDp, rc.edp_group, stream, grad_op,
+          cc.layer_expert_params[l] * pp_bytes_.gradients,
+          (plan.grad_all_reduce ? "zero3 expert grad all-reduce" : "zero3 expert grad scatter") +
+              layer,
+          {done.back()}, dp_algorithm(rc.edp_group));
     }
   }
   return done.back();
@@ -483,17 +487,32 @@ double StepEmitter::allocate_states(RankContext& rc) {
                                 optimizer, 0, 1)
                   .total();
   }
+  // Tensors kept whole under ZeRO-3's persistence threshold: their weights and gradients
+  // on every rank, beyond the shard counted above.
+  if (zero == 3 && in_.plan.per_parameter_gather && dp_size > 1) {
+    double persistent = 0;
+    for (const ChunkCost* cc : rc.chunks) {
+      for (const std::vector<double>& tensors : cc->layer_dense_tensors) {
+        for (double t : tensors) {
+          if (t < static_cast<double>(in_.plan.persistence_threshold)) persistent += t;
+        }
+      }
+    }
+    states += persistent * (pp_bytes_.weights + pp_bytes_.gradients) *
+              (1 - 1.0 / static_cast<double>(dp_size));
+  }
   // Communication buffers: two gradient buckets in flight, or under ZeRO-3 the gathered
-  // parameters of the layer in use and the one prefetched.
+  // parameters of the layer in use and, with prefetch, the next one.
   double largest_layer = 0;
   for (const ChunkCost* cc : rc.chunks) {
     for (size_t l = 0; l < cc->layer_dense_params.size(); ++l) {
       largest_layer = std::max(largest_layer, cc->layer_dense_params[l] + cc->layer_expert_params[l]);
     }
   }
-  const double buffers = dp_size <= 1 ? 0.0
-                         : zero == 3 ? 2 * largest_layer * pp_bytes_.weights
-                                     : 2.0 * static_cast<double>(in_.plan.bucket.count());
+  const double buffers =
+      dp_size <= 1 ? 0.0
+      : zero == 3  ? (in_.plan.overlap_param_gather ? 2 : 1) * largest_layer * pp_bytes_.weights
+                   : 2.0 * static_cast<double>(in_.plan.bucket.count());
   memory(rc, true, "model states", states);
   if (buffers > 0) memory(rc, true, "comm buffers", buffers);
   return states;

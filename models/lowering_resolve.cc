@@ -113,6 +113,8 @@ class RankPace {
  private:
   // One call, as the lowering makes one per pass.
   double call(const std::vector<int>& group, CollectiveOp op, double bytes) {
+    // As the lowering: no bytes, no call (the embedding and head exchange no keys).
+    if (group.size() < 2 || !(bytes > 0)) return 0;
     const Bytes b(std::llround(bytes));
     return estimate_group_call(*in_.cluster, router_, op, CollectiveAlgorithm::kAuto, group, b)
         .time.seconds();
@@ -353,7 +355,11 @@ ResolvedPlan resolve_plan(const LoweringInput& in) {
       fixed.push_back(f);
       paces.push_back({std::max(1e-12, block.back().total()), f.total()});
     }
-    if (stages > 1) out.notes.push_back("pipeline layers balanced by device speed");
+    if (stages > 1) {
+      out.notes.push_back(
+          "pipeline layers balanced by each stage's time (devices, links, "
+          "embedding and head)");
+    }
   }
   // A split is judged by replaying the schedule over the stages' times, so that the fill
   // and the drain count as well as the slowest stage.
@@ -392,6 +398,11 @@ ResolvedPlan resolve_plan(const LoweringInput& in) {
   // read as a finding.
   if (p.sequence_parallel && p.tp == 1) {
     out.notes.push_back("sequence_parallel has no effect at tp 1");
+  }
+  if (in.model.sliding_window > 0 && !t.flash_attention) {
+    out.notes.push_back(
+        "sliding_window: without flash_attention every score is computed and "
+        "masked, so the window saves no time");
   }
   if (p.virtual_stages > 1 && p.pp == 1) {
     out.notes.push_back("virtual_stages " + str(p.virtual_stages) +

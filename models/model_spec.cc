@@ -2,12 +2,13 @@
 // the checks a model description must pass before a workload is built from it.
 #include "models/model_spec.h"
 
-#include "models/name_table.h"
-
+#include <algorithm>
+#include <cstdio>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "models/name_table.h"
 #include "models/zoo/zoo.h"
 
 namespace dtsim::models {
@@ -30,8 +31,10 @@ constexpr int64_t kMaxClasses = 100'000'000;
 // models of the zoo, a 16M-token sequence, 4,096 experts.
 constexpr int64_t kMaxLayers = 10'000;
 constexpr int64_t kMaxWidth = 1 << 20;
-constexpr int64_t kMaxSequence = 1 << 24;
 constexpr int64_t kMaxExperts = 4096;
+// Within each bound, a model's parameters can still multiply past 64 bits (10,000 layers
+// of 2^20 heads of 2^20): the count, estimated in floating point, is bounded too.
+constexpr double kMaxParameters = 1e15;
 constexpr int64_t kMaxImageSize = 16384;
 
 // Megatron-LM pads GPT-2's 50257-token vocabulary to a multiple of 128 times the
@@ -321,6 +324,12 @@ void check_classifier(const ModelSpec& spec, Problems& problems) {
   check_classes(spec, problems);
 }
 
+std::string sci(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2g", v);
+  return text;
+}
+
 // Far beyond any model trained so far, and small enough that parameter and FLOP counts
 // stay exact in 64 bits and a workload graph fits in memory: beyond them a value is a
 // typo. False when one is out of bounds.
@@ -346,6 +355,24 @@ bool check_bounds(const ModelSpec& spec, Problems& problems) {
   at_most("sliding_window", spec.sliding_window, kMaxSequence);
   at_most("input_features", spec.input_features, kMaxWidth);
   at_most("image_size", spec.image_size, kMaxImageSize);
+  if (!ok) return false;
+  // A transformer's parameters, generously: attention, a gated FFN and every expert per
+  // layer, and the embedding and head; other families stay far below.
+  const auto d = [](int64_t v) { return static_cast<double>(v); };
+  const double head_width =
+      d(spec.heads) * d(spec.explicit_head_dim > 0 ? spec.explicit_head_dim : spec.hidden);
+  const double ffn = d(spec.ffn_hidden > 0 ? spec.ffn_hidden : 4 * spec.hidden);
+  const double per_layer =
+      4 * d(spec.hidden) * head_width + 3 * d(spec.hidden) * ffn * std::max(1.0, d(spec.experts));
+  const double estimate = d(spec.layers) * per_layer + 2 * d(spec.vocab) * d(spec.hidden) +
+                          d(spec.classes) * d(spec.hidden);
+  if (estimate > kMaxParameters) {
+    problems.add("the model would have about " + sci(estimate) + " parameters, more than the " +
+                 sci(kMaxParameters) + " a model may have (layers " + std::to_string(spec.layers) +
+                 ", hidden " + std::to_string(spec.hidden) + ", heads " +
+                 std::to_string(spec.heads) + ")");
+    return false;
+  }
   return ok;
 }
 

@@ -79,6 +79,8 @@ const ModelPreset* find_model_preset(std::string_view name);
 // Problems with a model description, one sentence each, naming the field
 // ("layers: must be positive, got 0"). Empty when the spec can be built.
 std::vector<std::string> validate_model_spec(const ModelSpec& spec);
+// The longest sequence a model or a training set-up may give (16M tokens).
+inline constexpr int64_t kMaxSequence = int64_t{1} << 24;
 
 // The scenario keys (`model.*`) that the spec's family builds from; a key outside them
 // would be ignored, so the loader rejects it.

@@ -260,6 +260,30 @@ std::vector<int64_t> pipeline_split(int64_t total, const std::vector<double>& fi
       best_cost = c;
     }
   }
+  // A cost that is not a function of the slowest stage and the sum alone (a replayed
+  // schedule, where a stage's position and its forward/backward split count) can prefer a
+  // split outside the candidates, such as blocks spread over equally fast stages: move one
+  // block at a time between two stages while that lowers the cost, within a budget of
+  // evaluations.
+  int64_t budget = std::max<int64_t>(256, 4 * static_cast<int64_t>(n * n));
+  for (bool improved = true; improved && budget > 0;) {
+    improved = false;
+    for (size_t from = 0; from < n && budget > 0; ++from) {
+      for (size_t to = 0; to < n && budget > 0; ++to) {
+        if (from == to || best[from] < 2) continue;
+        std::vector<int64_t> m = best;
+        --m[from];
+        ++m[to];
+        --budget;
+        const double c = cost(m);
+        if (c < best_cost * (1 - 1e-12)) {
+          best = std::move(m);
+          best_cost = c;
+          improved = true;
+        }
+      }
+    }
+  }
   return best;
 }
 

@@ -44,7 +44,9 @@ std::vector<LayerRange> partition_layers(const Workload& w, int virtual_stages,
 // slowest stage may take, the stages filled with the cheapest units first up to it; the
 // one `cost` judges least wins. They hold an optimum of any cost that grows with the
 // slowest stage and with the sum of all stages, such as (m - 1) x the slowest plus the sum
-// for a pipeline of m micro-batches. Throws std::invalid_argument as min_max_split does.
+// for a pipeline of m micro-batches. For other costs (a replayed schedule), single units
+// then move between stages while that lowers the cost (a local search, within a budget of
+// max(256, 4 n^2) evaluations). Throws std::invalid_argument as min_max_split does.
 std::vector<int64_t> pipeline_split(int64_t total, const std::vector<double>& fixed,
                                     const std::vector<double>& per_unit, const SplitCost& cost);
 

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "reports/training_summary.h"
+
 namespace dtsim {
 
 std::string csv_field(std::string_view s) {
@@ -17,7 +19,8 @@ void write_ranks_csv(std::ostream& out, const Scenario& scenario, const Scenario
   out << "rank,device,vertex,node,region,compute_s,communication_s,exposed_communication_s,"
          "waiting_s,waiting_p2p_s,idle_s,tasks,peak_memory_bytes,memory_capacity_bytes,oom\n";
   for (int r = 0; r < c.num_ranks(); ++r) {
-    const RankStats& s = run.result.ranks[r];
+    const RankStats s =
+        scenario.training ? rank_stats_per_iteration(scenario, run, r) : run.result.ranks[r];
     const ClusterDevice& d = c.devices[r];
     out << fmt::format("{},{},{},{},{},{:.9f},{:.9f},{:.9f},{:.9f},{:.9f},{:.9f},{},{},{},{}\n", r,
                        csv_field(d.spec->name), csv_field(c.topology.vertex(d.vertex).name),

@@ -100,14 +100,23 @@ nlohmann::ordered_json make_summary(const Scenario& scenario, const ScenarioRun&
   s["busiest_links"] = std::move(busiest);
 
   auto overflows = nlohmann::ordered_json::array();
-  for (const MemoryOverflowRecord& m : r.memory_overflows) {
-    overflows.push_back({{"rank", m.rank},
-                         {"task", scenario.graph.task(m.task).name},
-                         {"in_use_bytes", m.in_use.count()},
-                         {"capacity_bytes", m.capacity.count()},
-                         {"over_by_bytes", (m.in_use - m.capacity).count()},
-                         {"at_s", m.at.seconds()}});
-  }
+  const auto add_overflows = [&](const RunResult& result, const TaskGraph& graph,
+                                 std::string_view step) {
+    for (const MemoryOverflowRecord& m : result.memory_overflows) {
+      nlohmann::ordered_json o{{"rank", m.rank},
+                               {"task", graph.task(m.task).name},
+                               {"in_use_bytes", m.in_use.count()},
+                               {"capacity_bytes", m.capacity.count()},
+                               {"over_by_bytes", (m.in_use - m.capacity).count()},
+                               {"at_s", m.at.seconds()}};
+      if (!step.empty()) o["step"] = step;
+      overflows.push_back(std::move(o));
+    }
+  };
+  // With local SGD both kinds of step are simulated; each overflow says which.
+  const bool local_sgd = run.local_step && scenario.training && scenario.training->local_step;
+  add_overflows(r, scenario.graph, local_sgd ? "sync" : "");
+  if (local_sgd) add_overflows(*run.local_step, scenario.training->local_step->graph, "local");
   s["memory_overflows"] = std::move(overflows);
   return s;
 }

@@ -22,6 +22,27 @@ double iterations_to_train(const models::TrainingSetup& t, const models::Lowered
 
 }  // namespace
 
+RankStats rank_stats_per_iteration(const Scenario& scenario, const ScenarioRun& run, int rank) {
+  RankStats st = run.result.ranks[rank];
+  if (!run.local_step || !scenario.training) return st;
+  const RankStats& local = run.local_step->ranks[rank];
+  const double local_weight =
+      (scenario.training->step.plan.sync_every - 1.0) / scenario.training->step.plan.sync_every;
+  const auto mix = [&](Duration sync, Duration loc) {
+    return Duration::from_seconds((1 - local_weight) * sync.seconds() +
+                                  local_weight * loc.seconds());
+  };
+  st.compute = mix(st.compute, local.compute);
+  st.communication = mix(st.communication, local.communication);
+  st.exposed_communication = mix(st.exposed_communication, local.exposed_communication);
+  st.waiting = mix(st.waiting, local.waiting);
+  st.waiting_p2p = mix(st.waiting_p2p, local.waiting_p2p);
+  st.idle = mix(st.idle, local.idle);
+  st.peak_memory = std::max(st.peak_memory, local.peak_memory);
+  st.out_of_memory = st.out_of_memory || local.out_of_memory;
+  return st;
+}
+
 nlohmann::ordered_json make_training_summary(const Scenario& scenario, const ScenarioRun& run) {
   const TrainingWorkload& tw = *scenario.training;
   const models::LoweredStep& step = tw.step;
@@ -93,26 +114,8 @@ nlohmann::ordered_json make_training_summary(const Scenario& scenario, const Sce
   auto ranks = nlohmann::ordered_json::array();
   double max_compute = 0, max_exposed = 0, max_bubble = 0, max_mem = 0;
   int oom = 0;
-  // With local SGD the per-rank times average the two kinds of step as the iteration
-  // time does; memory is the worse of the two.
-  const double local_weight =
-      run.local_step ? (plan.sync_every - 1.0) / static_cast<double>(plan.sync_every) : 0.0;
   for (int r = 0; r < n; ++r) {
-    RankStats st = run.result.ranks[r];
-    if (run.local_step) {
-      const RankStats& local = run.local_step->ranks[r];
-      const auto mix = [&](Duration sync, Duration loc) {
-        return Duration::from_seconds((1 - local_weight) * sync.seconds() +
-                                      local_weight * loc.seconds());
-      };
-      st.compute = mix(st.compute, local.compute);
-      st.exposed_communication = mix(st.exposed_communication, local.exposed_communication);
-      st.waiting = mix(st.waiting, local.waiting);
-      st.waiting_p2p = mix(st.waiting_p2p, local.waiting_p2p);
-      st.idle = mix(st.idle, local.idle);
-      st.peak_memory = std::max(st.peak_memory, local.peak_memory);
-      st.out_of_memory = st.out_of_memory || local.out_of_memory;
-    }
+    const RankStats st = rank_stats_per_iteration(scenario, run, r);
     const models::RankRole& role = step.roles[r];
     const double bubble = st.waiting_p2p.seconds();
     ranks.push_back({{"rank", r},

@@ -105,8 +105,9 @@ std::optional<models::ModelSpec> read_model(const json& value, const std::string
   // A dimension the family does not build from would be ignored: say so instead.
   const std::vector<std::string_view> used = models::model_keys_used(spec);
   for (const auto& [key, unused] : value.items()) {
-    if (key == "preset" || key == "hf_config" || key == "family" || key == "experts" ||
-        key == "top_k" || std::find(used.begin(), used.end(), key) != used.end()) {
+    // Transformers other than moe have their own error for experts and top_k.
+    if (key == "preset" || key == "hf_config" || key == "family" ||
+        std::find(used.begin(), used.end(), key) != used.end()) {
       continue;
     }
     std::string keys;
@@ -144,7 +145,7 @@ std::optional<models::TrainingSetup> read_setup(const json& value, const std::st
   models::TrainingSetup t;
   if (auto v = o->integer("global_batch", Need::kOptional, 1, INT64_MAX)) t.global_batch = *v;
   if (auto v = o->integer("micro_batch", Need::kOptional, 1, INT64_MAX)) t.micro_batch = *v;
-  if (auto v = o->integer("seq_len", Need::kOptional, 1, INT64_MAX)) t.seq_len = *v;
+  if (auto v = o->integer("seq_len", Need::kOptional, 1, models::kMaxSequence)) t.seq_len = *v;
   const auto precisions = names_of(models::kAllPrecisions, models::precision_name);
   if (auto v = o->choice("precision", Need::kOptional, precisions, "precision")) t.precision = models::kAllPrecisions[*v];
   const auto optimizers = names_of(models::kAllOptimizers, models::optimizer_name);

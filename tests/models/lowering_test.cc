@@ -471,8 +471,9 @@ TEST(LoweringZero3, DeepSpeedStyleGathersTensorByTensor) {
   // Block 0 is layer 1 (after the embedding): one flat call, or four tensor calls.
   EXPECT_EQ(blocks(flat.graph, "zero3 gather fwd mb0 "), 1);
   EXPECT_EQ(blocks(tensors.graph, "zero3 gather fwd mb0 "), 4);
-  // The embedding (its table of 1,000 x 512) is one tensor, the head's LayerNorm stays
-  // whole; every block's bytes but the LayerNorms' and biases' are gathered.
+  // The word table (1,000 x 512) is gathered, the position table (128 x 512) and the
+  // LayerNorms stay whole; every block's bytes but the LayerNorms' are gathered (a GEMM's
+  // bias travels with its weight: the workload holds them as one tensor).
   double flat_bytes = 0, tensor_bytes = 0;
   for (const CollectiveCall* call : calls(flat.graph, "zero3 gather fwd mb0 "))
     flat_bytes += call->bytes.as_double();
@@ -480,9 +481,17 @@ TEST(LoweringZero3, DeepSpeedStyleGathersTensorByTensor) {
     tensor_bytes += call->bytes.as_double();
   EXPECT_LT(tensor_bytes, flat_bytes);
   EXPECT_GT(tensor_bytes, 0.99 * flat_bytes);
-  for (const CollectiveCall* call : calls(tensors.graph, "zero3 grad scatter")) {
+  EXPECT_TRUE(calls(tensors.graph, "zero3 grad scatter").empty());
+  ASSERT_FALSE(calls(tensors.graph, "zero3 grad all-reduce").empty());
+  for (const CollectiveCall* call : calls(tensors.graph, "zero3 grad all-reduce")) {
     EXPECT_EQ(call->op, CollectiveOp::kAllReduce);
   }
+  // The LayerNorms (1,024 elements each, two per block and one in the head) and the
+  // position table (128 x 512) stay whole: their weights and gradients are on every rank,
+  // three quarters more than their shard.
+  const double persistent = 5 * 1024.0 + 128 * 512;
+  EXPECT_NEAR(tensors.roles[0].model_state_bytes - flat.roles[0].model_state_bytes,
+              persistent * (2 + 2) * 0.75, 1);
   // Each gather is followed by its copies: one kernel per rank of the group of 4.
   const RooflineCostModel roofline;
   int copies = 0;
@@ -500,6 +509,18 @@ TEST(LoweringZero3, DeepSpeedStyleGathersTensorByTensor) {
   }
   EXPECT_EQ(copies, count_tasks(tensors.graph, 0, TaskKind::kCollective, "zero3 gather"));
   EXPECT_GT(run(c, tensors).result.end, run(c, flat).result.end);
+  // With prefetch the copies follow their gather on the data-parallel stream, off the
+  // compute stream.
+  plan.overlap_param_gather = true;
+  const LoweredStep prefetched = lower(c, model, plan, training(4));
+  int on_gather_stream = 0;
+  for (const TaskView t : prefetched.graph.tasks()) {
+    if (t.name.find(" copies") == std::string_view::npos) continue;
+    EXPECT_EQ(t.stream, prefetched.graph.task(t.deps[0]).stream);
+    ++on_gather_stream;
+  }
+  EXPECT_GT(on_gather_stream, 0);
+  run(c, prefetched);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1074,6 +1095,14 @@ TEST(LoweringPlan, NoOpSettingsAreNoted) {
   const LoweredStep step = lower(c, gpt(), plan, training(8, 2));
   EXPECT_THAT(step.notes, Contains(HasSubstr("sequence_parallel has no effect at tp 1")));
   EXPECT_THAT(step.notes, Contains(HasSubstr("virtual_stages 2 at pp 1")));
+  ModelSpec windowed = gpt();
+  windowed.sliding_window = 64;
+  TrainingSetup t = training(8, 2);
+  EXPECT_THAT(lower(c, windowed, ParallelPlan{}, t).notes,
+              Contains(HasSubstr("without flash_attention every score is computed")));
+  t.flash_attention = true;
+  EXPECT_THAT(lower(c, windowed, ParallelPlan{}, t).notes,
+              Not(Contains(HasSubstr("sliding_window"))));
   plan.tp = 2;
   plan.pp = 1;
   plan.virtual_stages = 1;
@@ -1195,6 +1224,35 @@ TEST(LoweringHeterogeneous, BalancedStagesMatchTheBestSplit) {
     best_s = std::min(best_s, run(c, lower(c, model, plan, t)).result.end.seconds());
   }
   EXPECT_GT(balanced.roles[0].layers, balanced.roles[8].layers);
+  EXPECT_LE(balanced_s, 1.01 * best_s);
+}
+
+// With interleaving, the head is on the last virtual stage (stage 1's second chunk), and
+// the balanced split is as fast as the best of all 165 splits of 12 blocks over 4
+// virtual stages.
+TEST(LoweringHeterogeneous, BalancedInterleavedStagesMatchTheBestSplit) {
+  const Cluster c = a100_node_and_v100_node();
+  ParallelPlan plan;
+  plan.tp = 8;
+  plan.pp = 2;
+  plan.virtual_stages = 2;
+  plan.schedule = PipelineSchedule::kInterleaved1F1B;
+  ModelSpec model = gpt(12, 2048, 16, 1024);
+  model.vocab = 50257;
+  TrainingSetup t = training(16, 2);
+  t.precision = Precision::kFp16;
+  plan.balance_stages = true;
+  const double balanced_s = run(c, lower(c, model, plan, t)).result.end.seconds();
+  plan.balance_stages = false;
+  double best_s = 1e300;
+  for (int a = 1; a < 12; ++a) {
+    for (int b = 1; a + b < 12; ++b) {
+      for (int d = 1; a + b + d < 12; ++d) {
+        plan.stage_layers = {a, b, d, 12 - a - b - d};
+        best_s = std::min(best_s, run(c, lower(c, model, plan, t)).result.end.seconds());
+      }
+    }
+  }
   EXPECT_LE(balanced_s, 1.01 * best_s);
 }
 

@@ -195,6 +195,15 @@ TEST(ScheduleMakespan, UnevenStages) {
   EXPECT_DOUBLE_EQ(
       schedule_makespan(S::k1F1B, 4, 8, 1, std::vector<double>(4, 1), std::vector<double>(4, 2)),
       33);
+  // Interleaved, p = 2, v = 2: virtual stages 1 and 3 (chunks 0 and 1 of stage 1) take
+  // 100 each way, 0 and 2 (stage 0's) take 1. Stage 1 alone works 2 micro-batches x 2
+  // chunks x 200 = 800, and stage 0 adds a little before and after; had the times been
+  // read by another index, the slow chunks would be split over both stages and the step
+  // would take about half.
+  const double slow =
+      schedule_makespan(S::kInterleaved1F1B, 2, 2, 2, {1, 100, 1, 100}, {1, 100, 1, 100});
+  EXPECT_GE(slow, 801);
+  EXPECT_LT(slow, 810);
   EXPECT_THROW(schedule_makespan(S::k1F1B, 2, 4, 1, {1}, {2, 6}), std::invalid_argument);
   EXPECT_THROW(schedule_makespan(S::k1F1B, 2, 4, 1, {1, -3}, {2, 6}), std::invalid_argument);
 }

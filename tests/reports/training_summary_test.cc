@@ -7,8 +7,11 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
+#include <vector>
 
+#include "reports/csv_tables.h"
 #include "reports/summary.h"
 #include "scenarios/loader.h"
 #include "scenarios/scenario_runner.h"
@@ -96,13 +99,30 @@ TEST(TrainingSummary, ThroughputAndTimeToTrainFollowFromTheIteration) {
 // weigh the local step 7/8 and the synchronizing one 1/8, so the ranks' times still add
 // up to the iteration.
 TEST(TrainingSummary, LocalSgdRankTimesAverageBothSteps) {
-  const auto t = summary_of("scenarios/examples/geo-2regions-llama3-8b.json", {"model.layers=4"});
+  const Scenario s = load_scenario_file(
+      std::string(DTSIM_SOURCE_DIR) + "/scenarios/examples/geo-2regions-llama3-8b.json",
+      {"model.layers=4", "simulation.trace=false"});
+  const ScenarioRun run = run_scenario(s);
+  const auto t = make_training_summary(s, run);
   const double local = t["local_iteration_time_s"].get<double>();
   const double sync = t["sync_iteration_time_s"].get<double>();
   ASSERT_GT(sync, local);
   const double iteration = t["iteration_time_s"].get<double>();
   EXPECT_NEAR(iteration, (7 * local + sync) / 8, 1e-12 * sync);
   expect_rank_times_add_up_to(t, iteration);
+  // ranks.csv carries the same per-iteration figures.
+  std::ostringstream csv;
+  write_ranks_csv(csv, s, run);
+  std::istringstream lines(csv.str());
+  std::string header, rank0;
+  std::getline(lines, header);
+  std::getline(lines, rank0);
+  std::vector<std::string> fields;
+  for (std::stringstream row(rank0); std::getline(row, fields.emplace_back(), ',');) {
+  }
+  ASSERT_GT(fields.size(), 7u);
+  EXPECT_NEAR(std::stod(fields[5]), t["ranks"][0]["compute_s"].get<double>(), 1e-8);
+  EXPECT_NEAR(std::stod(fields[7]), t["ranks"][0]["exposed_comm_s"].get<double>(), 1e-8);
 }
 
 // The printed plan line names sequence parallelism only where it shards something (tp > 1),

@@ -211,6 +211,16 @@ TEST(TrainingLoader, PlanErrorsNameTheirKey) {
   EXPECT_TRUE(has_error(
       errors_of(training_doc(R"({"preset": "gpt3-1.3b", "ffn_hidden": 4611686018427387904})")),
       "/model/ffn_hidden", "must be at most 4194304"));
+  // Each within its bound, together past 64 bits of parameters.
+  EXPECT_TRUE(has_error(
+      errors_of(
+          training_doc(R"({"family": "gpt", "layers": 10000, "hidden": 1048576, "heads": 1048576,
+                                 "head_dim": 1048576, "vocab": 1000})")),
+      "/model", "more than the 1e+15 a model may have"));
+  EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, R"({"seq_len": 4000000000000})")),
+                        "/training/seq_len", "expected an integer in 1..16777216"));
+  EXPECT_TRUE(has_error(errors_of(training_doc(R"({"preset": "resnet50", "experts": 8})")),
+                        "/model/experts", "does not apply to the resnet50 family"));
   EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, "{}", R"({"bucket": "0B"})")),
                         "/parallelism/bucket", "more than 0 bytes"));
   // A family without its dimensions: each missing key named, once; a preset of the wrong
