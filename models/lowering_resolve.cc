@@ -30,6 +30,13 @@ namespace lowering_detail {
 
 namespace {
 
+// A rank's time for some layers, forward and backward.
+struct PassSeconds {
+  double fwd = 0;
+  double bwd = 0;
+  double total() const { return fwd + bwd; }
+};
+
 // Balancing's measure of a rank: how fast it runs one transformer block (the whole model
 // for others) as the plan runs it. Its shard of every op is priced as the passes are
 // (chunk_cost: each op's math, FP8's casts, recomputation) on its device, slowed by its
@@ -37,12 +44,6 @@ namespace {
 // collectives of its groups are added as `auto` runs them on their links, or hidden behind
 // the kernels under tp_comm_overlap. A V100 stage on an NVLink mesh is thus slower than its
 // kernels alone say.
-struct PassSeconds {
-  double fwd = 0;
-  double bwd = 0;
-  double total() const { return fwd + bwd; }
-};
-
 class RankPace {
  public:
   RankPace(const LoweringInput& in, const ResolvedPlan& plan, const Workload& w)
@@ -373,7 +374,8 @@ ResolvedPlan resolve_plan(const LoweringInput& in) {
     return schedule_makespan(p.schedule, p.pp, micro_batches, p.virtual_stages, fwd, bwd);
   };
   try {
-    out.chunks = partition_layers(unit_workload, stages, p.stage_layers, paces, makespan);
+    out.chunks = partition_layers(unit_workload, stages, p.stage_layers, paces,
+                                  p.balance_stages ? makespan : SplitCost{});
   } catch (const std::invalid_argument& e) {
     throw PlanError({std::string("parallelism.stage_layers: ") + e.what()});
   }
