@@ -219,13 +219,14 @@ std::optional<models::ParallelPlan> read_plan(const json& value, const std::stri
                   "): with ZeRO-1/2 parameters are gathered once, after the optimizer step");
     }
   };
-  if (auto v = o->boolean("overlap_param_gather", Need::kOptional)) {
-    p.overlap_param_gather = *v;
-    zero3_only("overlap_param_gather");
-  }
-  if (auto v = o->boolean("per_parameter_gather", Need::kOptional)) {
-    p.per_parameter_gather = *v;
-    zero3_only("per_parameter_gather");
+  for (auto [key, field] : {std::pair{"overlap_param_gather", &p.overlap_param_gather},
+                            {"per_parameter_gather", &p.per_parameter_gather},
+                            {"gather_copies_per_rank", &p.gather_copies_per_rank},
+                            {"grad_all_reduce", &p.grad_all_reduce}}) {
+    if (auto v = o->boolean(key, Need::kOptional)) {
+      *field = *v;
+      zero3_only(key);
+    }
   }
   if (auto v = o->integer("persistence_threshold", Need::kOptional, 0, INT64_MAX)) {
     p.persistence_threshold = *v;
@@ -233,14 +234,6 @@ std::optional<models::ParallelPlan> read_plan(const json& value, const std::stri
       d.error(o->pointer("persistence_threshold"),
               "applies to per-parameter gathers only (set \"per_parameter_gather\": true)");
     }
-  }
-  if (auto v = o->boolean("gather_copies_per_rank", Need::kOptional)) {
-    p.gather_copies_per_rank = *v;
-    zero3_only("gather_copies_per_rank");
-  }
-  if (auto v = o->boolean("grad_all_reduce", Need::kOptional)) {
-    p.grad_all_reduce = *v;
-    zero3_only("grad_all_reduce");
   }
   std::vector<std::string_view> algorithms;
   for (CollectiveAlgorithm a : {CollectiveAlgorithm::kAuto, CollectiveAlgorithm::kRing,
