@@ -2,11 +2,14 @@
 // balancing over mixed devices, and the layer partition.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <set>
 #include <tuple>
 
 #include "models/lowering_detail.h"
+#include "models/memory_model.h"
+#include "models/schedule.h"
 #include "sim/group_links.h"
 
 namespace dtsim::models {
@@ -30,10 +33,14 @@ namespace lowering_detail {
 
 namespace {
 
-// A rank's time for some layers, forward and backward.
+// A rank's time for some layers, forward and backward, and what they hold in memory: their
+// parameters, the activations one micro-batch keeps, and what recomputation rebuilds.
 struct PassSeconds {
   double fwd = 0;
   double bwd = 0;
+  double params = 0;
+  double activations = 0;
+  double rebuilt = 0;
   double total() const { return fwd + bwd; }
 };
 
@@ -85,7 +92,9 @@ class RankPace {
       return (p.tp_comm_overlap ? std::max(compute, tp) : compute + tp) + cp;
     };
     const PassSeconds out{pass(cc.fwd, cc.tp_bytes_fwd, CollectiveOp::kAllGather),
-                          pass(cc.bwd, cc.tp_bytes_bwd, CollectiveOp::kReduceScatter)};
+                          pass(cc.bwd, cc.tp_bytes_bwd, CollectiveOp::kReduceScatter),
+                          cc.dense_params + cc.expert_params, cc.activation_bytes,
+                          cc.recompute_transient_bytes};
     return seconds_[key] = out;
   }
 
@@ -106,6 +115,9 @@ class RankPace {
       const PassSeconds s = passes(r, layers.begin, layers.end);
       slowest.fwd = std::max(slowest.fwd, s.fwd);
       slowest.bwd = std::max(slowest.bwd, s.bwd);
+      slowest.params = std::max(slowest.params, s.params);
+      slowest.activations = std::max(slowest.activations, s.activations);
+      slowest.rebuilt = std::max(slowest.rebuilt, s.rebuilt);
     }
     return slowest;
   }
@@ -335,6 +347,7 @@ ResolvedPlan resolve_plan(const LoweringInput& in) {
   const int stages = p.pp * p.virtual_stages;
   std::vector<StagePace> paces;
   std::vector<PassSeconds> block, fixed;  // per virtual stage
+  std::vector<double> capacity(p.pp, 0);  // per stage: its smallest device's memory
   if (p.balance_stages) {
     // Blocks are uniform, so a stage's time is its block count times its pace, plus the
     // embedding on the first virtual stage and the head on the last.
@@ -355,6 +368,15 @@ ResolvedPlan resolve_plan(const LoweringInput& in) {
       }
       fixed.push_back(f);
       paces.push_back({std::max(1e-12, block.back().total()), f.total()});
+      if (k < p.pp) {
+        capacity[k] = std::numeric_limits<double>::infinity();
+        for (int r : ranks) {
+          capacity[k] = std::min(
+              capacity[k],
+              static_cast<double>(cluster.devices[r].spec->memory_capacity.count()) -
+                  static_cast<double>(cluster.devices[r].spec->efficiency.gemm_workspace.count()));
+        }
+      }
     }
     if (stages > 1) {
       out.notes.push_back(
@@ -363,9 +385,31 @@ ResolvedPlan resolve_plan(const LoweringInput& in) {
     }
   }
   // A split is judged by replaying the schedule over the stages' times, so that the fill
-  // and the drain count as well as the slowest stage.
+  // and the drain count as well as the slowest stage; first among the splits whose stages
+  // fit their devices' memory, as far as any does.
   const int micro_batches = out.micro_batches;
-  const SplitCost makespan = [&](const std::vector<int64_t>& blocks) {
+  const auto overflow = [&](const std::vector<int64_t>& blocks) {
+    double over = 0;
+    for (int s = 0; s < p.pp; ++s) {
+      double params = 0, chunk_activations = 0, rebuilt = 0;
+      for (int k = s; k < stages; k += p.pp) {
+        const double n = static_cast<double>(blocks[static_cast<size_t>(k)]);
+        params += fixed[k].params + n * block[k].params;
+        chunk_activations =
+            std::max(chunk_activations, fixed[k].activations + n * block[k].activations);
+        rebuilt = std::max({rebuilt, fixed[k].rebuilt, block[k].rebuilt});
+      }
+      const double in_flight =
+          peak_in_flight_chunks(p.schedule, s, p.pp, micro_batches, p.virtual_stages);
+      const double bytes = model_state_bytes(static_cast<int64_t>(params), t.precision, t.optimizer,
+                                             p.zero_stage, out.dp)
+                               .total() +
+                           in_flight * chunk_activations + rebuilt;
+      over += std::max(0.0, bytes - capacity[s]) / capacity[s];
+    }
+    return over;
+  };
+  const auto replay = [&](const std::vector<int64_t>& blocks) {
     std::vector<double> fwd(blocks.size()), bwd(blocks.size());
     for (size_t k = 0; k < blocks.size(); ++k) {
       fwd[k] = fixed[k].fwd + block[k].fwd * static_cast<double>(blocks[k]);
@@ -373,9 +417,31 @@ ResolvedPlan resolve_plan(const LoweringInput& in) {
     }
     return schedule_makespan(p.schedule, p.pp, micro_batches, p.virtual_stages, fwd, bwd);
   };
+  // Any split that fits beats any that does not; among those that do not, the smaller
+  // overflow wins, so that the search walks towards one that fits.
+  constexpr double kOverflowCost = 1e12;
+  const SplitCost fitting_makespan = [&](const std::vector<int64_t>& blocks) {
+    const double over = overflow(blocks);
+    return replay(blocks) + (over > 0 ? kOverflowCost * (1 + over) : 0.0);
+  };
   try {
     out.chunks = partition_layers(unit_workload, stages, p.stage_layers, paces,
-                                  p.balance_stages ? makespan : SplitCost{});
+                                  p.balance_stages ? fitting_makespan : SplitCost{});
+    if (p.balance_stages && is_transformer(in.model.family)) {
+      std::vector<int64_t> blocks;
+      for (const LayerRange& r : out.chunks) {
+        int64_t n = 0;
+        for (int i = r.begin; i < r.end; ++i) {
+          n += unit_workload.layers[static_cast<size_t>(i)].kind == LayerKind::kTransformer;
+        }
+        blocks.push_back(n);
+      }
+      if (overflow(blocks) > 0) {
+        // Nothing fits: time alone decides, and the run reports the ranks over capacity.
+        out.chunks = partition_layers(unit_workload, stages, p.stage_layers, paces, replay);
+        out.notes.push_back("no balanced split fits every stage's memory: balanced by time");
+      }
+    }
   } catch (const std::invalid_argument& e) {
     throw PlanError({std::string("parallelism.stage_layers: ") + e.what()});
   }

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -123,6 +124,34 @@ TEST(TrainingSummary, LocalSgdRankTimesAverageBothSteps) {
   ASSERT_GT(fields.size(), 7u);
   EXPECT_NEAR(std::stod(fields[5]), t["ranks"][0]["compute_s"].get<double>(), 1e-8);
   EXPECT_NEAR(std::stod(fields[7]), t["ranks"][0]["exposed_comm_s"].get<double>(), 1e-8);
+}
+
+// Balancing the A100 + V100 pipeline for GPT-3 13B by time alone would put the A100 stages
+// over their 40 GiB (8 ranks, 1.2 GiB over); the balanced split keeps every stage within
+// memory and is still far faster than the even one. A model that fits no split is
+// balanced by time, and the note says so.
+TEST(TrainingSummary, BalancedStagesFitTheirMemory) {
+  const std::vector<std::string> big{"model.preset=gpt3-13b", "training.global_batch=32"};
+  auto with = [&](std::string stage_layers, std::vector<std::string> more) {
+    more.push_back("parallelism.stage_layers=" + stage_layers);
+    return summary_of("scenarios/examples/hetero-a100-v100-gpt.json", more);
+  };
+  const auto balanced = with("balanced", big);
+  const auto even = with("even", big);
+  EXPECT_EQ(balanced["oom_ranks"], 0);
+  EXPECT_EQ(even["oom_ranks"], 0);
+  EXPECT_LT(balanced["iteration_time_s"].get<double>(),
+            0.5 * even["iteration_time_s"].get<double>());
+  const auto& notes = balanced["notes"];
+  EXPECT_EQ(std::count(notes.begin(), notes.end(),
+                       "no balanced split fits every stage's memory: balanced by time"),
+            0);
+  const auto huge = with("balanced", {"model.preset=gpt3-175b", "training.global_batch=8"});
+  EXPECT_GT(huge["oom_ranks"].get<int>(), 0);
+  const auto& huge_notes = huge["notes"];
+  EXPECT_EQ(std::count(huge_notes.begin(), huge_notes.end(),
+                       "no balanced split fits every stage's memory: balanced by time"),
+            1);
 }
 
 // The printed plan line names sequence parallelism only where it shards something (tp > 1),
