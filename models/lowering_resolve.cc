@@ -35,13 +35,22 @@ namespace {
 
 // A rank's time for some layers, forward and backward, and what they hold in memory: their
 // parameters, the activations one micro-batch keeps, and what recomputation rebuilds.
-struct PassSeconds {
+struct RangeCost {
   double fwd = 0;
   double bwd = 0;
   double params = 0;
   double activations = 0;
   double rebuilt = 0;
   double total() const { return fwd + bwd; }
+  // Another range held by the same stage: times, parameters and kept activations add up;
+  // recomputation rebuilds one layer at a time.
+  void add(const RangeCost& o) {
+    fwd += o.fwd;
+    bwd += o.bwd;
+    params += o.params;
+    activations += o.activations;
+    rebuilt = std::max(rebuilt, o.rebuilt);
+  }
 };
 
 // Balancing's measure of a rank: how fast it runs one transformer block (the whole model
@@ -72,7 +81,7 @@ class RankPace {
   double seconds(int rank) { return passes(rank, begin_, end_).total(); }
 
   // Forward and backward seconds for layers [begin, end) of the workload.
-  PassSeconds passes(int rank, int begin, int end) {
+  RangeCost passes(int rank, int begin, int end) {
     if (begin >= end) return {};
     const auto key = std::tuple{rank, begin, end};
     auto it = seconds_.find(key);
@@ -91,10 +100,10 @@ class RankPace {
       const double cp = call(cp_group, cp_op, cc.kv_bytes);
       return (p.tp_comm_overlap ? std::max(compute, tp) : compute + tp) + cp;
     };
-    const PassSeconds out{pass(cc.fwd, cc.tp_bytes_fwd, CollectiveOp::kAllGather),
-                          pass(cc.bwd, cc.tp_bytes_bwd, CollectiveOp::kReduceScatter),
-                          cc.dense_params + cc.expert_params, cc.activation_bytes,
-                          cc.recompute_transient_bytes};
+    const RangeCost out{pass(cc.fwd, cc.tp_bytes_fwd, CollectiveOp::kAllGather),
+                        pass(cc.bwd, cc.tp_bytes_bwd, CollectiveOp::kReduceScatter),
+                        cc.dense_params + cc.expert_params, cc.activation_bytes,
+                        cc.recompute_transient_bytes};
     return seconds_[key] = out;
   }
 
@@ -109,10 +118,10 @@ class RankPace {
     for (int r : ranks) slowest = std::max(slowest, seconds(r));
     return slowest;
   }
-  PassSeconds group_passes(const std::vector<int>& ranks, LayerRange layers) {
-    PassSeconds slowest;
+  RangeCost group_passes(const std::vector<int>& ranks, LayerRange layers) {
+    RangeCost slowest;
     for (int r : ranks) {
-      const PassSeconds s = passes(r, layers.begin, layers.end);
+      const RangeCost s = passes(r, layers.begin, layers.end);
       slowest.fwd = std::max(slowest.fwd, s.fwd);
       slowest.bwd = std::max(slowest.bwd, s.bwd);
       slowest.params = std::max(slowest.params, s.params);
@@ -139,7 +148,7 @@ class RankPace {
   Router router_;
   int begin_ = 0, end_ = 0;
   int blocks_end_ = 0;  // one past the last transformer block; the layer count for others
-  std::map<std::tuple<int, int, int>, PassSeconds> seconds_;
+  std::map<std::tuple<int, int, int>, RangeCost> seconds_;
 };
 
 }  // namespace
@@ -346,7 +355,7 @@ ResolvedPlan resolve_plan(const LoweringInput& in) {
   // Layer partition over virtual stages k = chunk * pp + stage.
   const int stages = p.pp * p.virtual_stages;
   std::vector<StagePace> paces;
-  std::vector<PassSeconds> block, fixed;  // per virtual stage
+  std::vector<RangeCost> block, fixed;    // per virtual stage
   std::vector<double> capacity(p.pp, 0);  // per stage: its smallest device's memory
   if (p.balance_stages) {
     // Blocks are uniform, so a stage's time is its block count times its pace, plus the
@@ -359,13 +368,9 @@ ResolvedPlan resolve_plan(const LoweringInput& in) {
       const std::vector<int> ranks =
           out.placement->group({ParallelAxis::kTp, ParallelAxis::kDp, ParallelAxis::kCp}, c);
       block.push_back(pace.group_passes(ranks, pace.block()));
-      PassSeconds f;
-      if (k == 0) f = pace.group_passes(ranks, pace.before_blocks());
-      if (k == stages - 1) {
-        const PassSeconds head = pace.group_passes(ranks, pace.after_blocks());
-        f.fwd += head.fwd;
-        f.bwd += head.bwd;
-      }
+      RangeCost f;
+      if (k == 0) f.add(pace.group_passes(ranks, pace.before_blocks()));
+      if (k == stages - 1) f.add(pace.group_passes(ranks, pace.after_blocks()));
       fixed.push_back(f);
       paces.push_back({std::max(1e-12, block.back().total()), f.total()});
       if (k < p.pp) {
