@@ -151,6 +151,11 @@ class StepEmitter {
   // rank of the group, each of its share of `bytes`), on `stream` after `after`.
   TaskId rank_copies(const RankContext& rc, uint16_t stream, double bytes,
                      const std::string& gather, TaskId after);
+  // Under per-parameter ZeRO-3 gathers, whether a tensor of `params` (a rank's share) is
+  // below the persistence threshold: kept whole on every rank, never gathered.
+  bool kept_whole(double params) const {
+    return params < static_cast<double>(in_.plan.persistence_threshold);
+  }
   // The collectives that follow a pass's kernels (`pass`, whose inputs were `inputs`): the
   // chunk's tensor-parallel all-reduces, the MoE all-to-alls and, after a backward pass,
   // the context-parallel scatter of key/value gradients. On the compute stream, except for
@@ -303,7 +308,7 @@ TaskId StepEmitter::zero3_pass(RankContext& rc, const ChunkCost& cc, bool forwar
     if (plan.per_parameter_gather) {
       gathers.clear();
       for (double t : cc.layer_dense_tensors[l]) {
-        if (t >= static_cast<double>(plan.persistence_threshold)) gathers.push_back(t);
+        if (!kept_whole(t)) gathers.push_back(t);
       }
     }
     for (size_t g = 0; g < gathers.size(); ++g) {
@@ -494,7 +499,7 @@ double StepEmitter::allocate_states(RankContext& rc) {
     for (const ChunkCost* cc : rc.chunks) {
       for (const std::vector<double>& tensors : cc->layer_dense_tensors) {
         for (double t : tensors) {
-          if (t < static_cast<double>(in_.plan.persistence_threshold)) persistent += t;
+          if (kept_whole(t)) persistent += t;
         }
       }
     }

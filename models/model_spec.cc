@@ -373,7 +373,7 @@ bool check_bounds(const ModelSpec& spec, Problems& problems) {
                  std::to_string(spec.heads) + ")");
     return false;
   }
-  return ok;
+  return true;
 }
 
 }  // namespace

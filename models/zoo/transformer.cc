@@ -189,9 +189,11 @@ Op flash_attention_op(const Dims& d, bool causal) {
     const int64_t band =
         d.window > 0 ? static_cast<int64_t>(std::ceil(static_cast<double>(d.window) / 128.0)) + 1
                      : tiles;
-    double run = 0;  // tiles run, row by row
-    for (int64_t row = 0; row < tiles; ++row) run += static_cast<double>(std::min(row + 1, band));
-    op.executed_fraction = run / (static_cast<double>(tiles) * static_cast<double>(tiles));
+    // Row r runs min(r + 1, band) tiles: a triangle up to the band, then full bands.
+    const int64_t rising = std::min(band, tiles);
+    const int64_t run = rising * (rising + 1) / 2 + (tiles - rising) * band;
+    op.executed_fraction =
+        static_cast<double>(run) / (static_cast<double>(tiles) * static_cast<double>(tiles));
   }
   return op;
 }
