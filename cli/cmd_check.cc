@@ -1,8 +1,11 @@
-// `dtsim check`: validate a scenario without running it.
+// `dtsim check`: validate a scenario and lower it (the plan is checked against the cluster
+// there) without simulating it.
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "cli/commands.h"
+#include "runner/scenario_runner.h"
 #include "scenarios/loader.h"
 
 namespace dtsim::cli {
@@ -11,17 +14,20 @@ Command add_check_command(CLI::App& app) {
   struct Args {
     std::string scenario;
     std::vector<std::string> sets;
+    std::optional<std::string> costs;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("check", "Validate a scenario without running it");
   cmd->add_option("scenario", args->scenario, "Scenario JSON file")->required();
   cmd->add_option("--set", args->sets, "Override a key before validation: a.b.c=VALUE (repeatable)");
+  cmd->add_option("--costs", args->costs, "Price ops with the measured model over this database");
   return {cmd, [args] {
     const Scenario s = load_scenario_file(args->scenario, args->sets);
+    const LoweredScenario l = lower_with_chosen_costs(s, args->costs);
     std::cout << "ok: " << s.name << ": " << s.cluster.num_ranks() << " ranks on "
               << s.cluster.nodes.size() << " nodes, " << s.cluster.topology.num_links()
-              << " links; " << s.graph.tasks().size() << " tasks, " << s.graph.collectives().size()
-              << " collective calls\n";
+              << " links; " << l.graph.tasks().size() << " tasks, " << l.graph.collectives().size()
+              << " collective calls, " << l.graph.num_op_lists() << " distinct op lists\n";
     return kExitOk;
   }};
 }

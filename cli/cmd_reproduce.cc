@@ -2,14 +2,15 @@
 // and write docs/validation.md and docs/validation.json.
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "reports/atomic_file.h"
 #include "reports/validation_report.h"
+#include "runner/validation_cases.h"
 
 namespace dtsim::cli {
 namespace {
@@ -39,11 +40,6 @@ std::vector<std::string> scenario_files(const std::vector<std::string>& inputs) 
   return out;
 }
 
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream f(path);
-  if (!f || !(f << text)) throw std::runtime_error("cannot write " + path);
-}
-
 int reproduce(const ReproduceArgs& args) {
   std::vector<ValidationRow> rows;
   for (const std::string& file : scenario_files(args.inputs)) {
@@ -58,8 +54,8 @@ int reproduce(const ReproduceArgs& args) {
   for (const std::string& in : args.inputs) command += " " + in;
   if (!args.md.empty()) command += " --md " + args.md;
   if (!args.json.empty()) command += " --json " + args.json;
-  if (!args.md.empty()) write_file(args.md, validation_markdown(rows, command));
-  if (!args.json.empty()) write_file(args.json, validation_json(rows).dump(2) + "\n");
+  if (!args.md.empty()) write_file_atomically(args.md, validation_markdown(rows, command));
+  if (!args.json.empty()) write_file_atomically(args.json, validation_json(rows).dump(2) + "\n");
   return kExitOk;
 }
 

@@ -1,17 +1,19 @@
 // `dtsim run`: simulate a scenario, print the summary, write summary/trace/CSV files.
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
+#include <optional>
 #include <iostream>
 #include <memory>
 #include <stdexcept>
 
 #include "cli/commands.h"
+#include "cli/run_session.h"
+#include "reports/atomic_file.h"
 #include "reports/csv_tables.h"
 #include "reports/summary.h"
 #include "reports/trace_writer.h"
+#include "runner/scenario_runner.h"
 #include "scenarios/loader.h"
-#include "scenarios/scenario_runner.h"
 
 namespace dtsim::cli {
 namespace {
@@ -20,6 +22,7 @@ struct RunArgs {
   std::string scenario;
   std::string out;
   std::vector<std::string> sets;
+  std::optional<std::string> costs;
   bool no_timing = false;
   bool quiet = false;
 };
@@ -34,43 +37,41 @@ std::string folder_name(std::string name) {
   return name.empty() ? "scenario" : name;
 }
 
-std::ofstream open_output(const std::filesystem::path& path) {
-  std::ofstream f(path);
-  if (!f) throw std::runtime_error("cannot write " + path.string());
-  return f;
+int interrupted() {
+  std::cerr << "interrupted: the run was stopped; nothing was written\n";
+  return kExitInterrupted;
 }
 
 int run(const RunArgs& args) {
+  RunSession session(!args.quiet);
   const Scenario scenario = load_scenario_file(args.scenario, args.sets);
+  const LoweredScenario lowered = lower_with_chosen_costs(scenario, args.costs, session.control());
+  if (lowered.cancelled || session.interrupted()) return interrupted();
   const std::filesystem::path out =
       args.out.empty() ? std::filesystem::path("dtsim-out") / folder_name(scenario.name)
                        : std::filesystem::path(args.out);
-  std::filesystem::create_directories(out);
   // A training step's trace keeps the first 64 ranks unless the scenario says otherwise.
   const int trace_ranks = scenario.simulation.trace_ranks.value_or(
       scenario.training ? std::min(64, scenario.cluster.num_ranks()) : scenario.cluster.num_ranks());
-  auto trace = std::make_unique<TraceWriter>(scenario, trace_ranks);
+  auto trace = std::make_unique<TraceWriter>(lowered, trace_ranks);
   std::vector<SimObserver*> observers;
   if (scenario.simulation.trace) observers.push_back(trace.get());
-  const ScenarioRun result = run_scenario(scenario, observers);
+  const ScenarioRun result = run_scenario(scenario, lowered, observers, session.control());
+  if (result.result.cancelled || session.interrupted()) return interrupted();
 
   SummaryOptions opts;
   opts.include_wall_time = !args.no_timing;
-  const auto summary = make_summary(scenario, result, opts);
-  if (!args.quiet) std::cout << format_summary_text(summary);
-  open_output(out / "summary.json") << summary.dump(2) << "\n";
-  {
-    auto f = open_output(out / "ranks.csv");
-    write_ranks_csv(f, scenario, result);
-  }
-  {
-    auto f = open_output(out / "links.csv");
-    write_links_csv(f, scenario, result);
-  }
+  const auto summary = make_summary(lowered, result, opts);
+  std::filesystem::create_directories(out);
+  write_file_atomically(out / "summary.json", summary.dump(2) + "\n");
+  write_file_atomically(out / "ranks.csv",
+                        [&](std::ostream& f) { write_ranks_csv(f, lowered, result); });
+  write_file_atomically(out / "links.csv",
+                        [&](std::ostream& f) { write_links_csv(f, lowered, result); });
   if (scenario.simulation.trace) {
-    auto f = open_output(out / "trace.json");
-    trace->write(f, scenario);
+    write_file_atomically(out / "trace.json", [&](std::ostream& f) { trace->write(f, lowered); });
   }
+  if (!args.quiet) std::cout << format_summary_text(summary);
   if (!args.quiet) {
     std::cout << "\nwrote " << (out / "summary.json").string() << ", ranks.csv, links.csv"
               << (scenario.simulation.trace
@@ -97,9 +98,12 @@ Command add_run_command(CLI::App& app) {
   cmd->add_option("scenario", args->scenario, "Scenario JSON file")->required();
   cmd->add_option("--out", args->out, "Output folder (default dtsim-out/<scenario name>)");
   cmd->add_option("--set", args->sets, "Override a key before validation: a.b.c=VALUE (repeatable)");
+  cmd->add_option("--costs", args->costs,
+                  "Price ops with the measured model over this cost database (wins over the "
+                  "scenario's simulation.cost_model)");
   cmd->add_flag("--no-timing", args->no_timing,
                 "Leave host wall time out of summary.json (byte-identical reruns)");
-  cmd->add_flag("--quiet", args->quiet, "Print nothing on success");
+  cmd->add_flag("--quiet", args->quiet, "Print nothing on success (and no progress bar)");
   return {cmd, [args] { return run(*args); }};
 }
 

@@ -2,7 +2,6 @@
 // one CSV row per point.
 #include <algorithm>
 #include <atomic>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -12,11 +11,12 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
-#include "cli/sweep_points.h"
+#include "reports/atomic_file.h"
 #include "reports/collective_bandwidth.h"
 #include "reports/csv_tables.h"
+#include "runner/scenario_runner.h"
+#include "runner/sweep_points.h"
 #include "scenarios/loader.h"
-#include "scenarios/scenario_runner.h"
 
 namespace dtsim::cli {
 namespace {
@@ -42,7 +42,7 @@ PointResult run_point(const SweepArgs& args, const SweepPoint& point) {
   for (const auto& [key, value] : point.assignments) overrides.push_back(key + "=" + value);
   try {
     const Scenario scenario = load_scenario_file(args.scenario, overrides);
-    const ScenarioRun run = run_scenario(scenario);
+    const ScenarioRun run = run_scenario(scenario, lower_with_chosen_costs(scenario));
     const RunResult& r = run.result;
     auto add = [&](std::string name, std::string value) {
       out.columns.emplace_back(std::move(name), std::move(value));
@@ -120,8 +120,7 @@ int sweep(const SweepArgs& args) {
       }
     }
   }
-  std::ofstream out(args.out);
-  if (!out) throw std::runtime_error("cannot write " + args.out);
+  write_file_atomically(args.out, [&](std::ostream& out) {
   out << "point";
   for (const auto& [key, values] : points.front().assignments) out << "," << csv_field(key);
   for (const auto& c : figure_columns) out << "," << csv_field(c);
@@ -133,6 +132,7 @@ int sweep(const SweepArgs& args) {
     for (const auto& c : figure_columns) out << "," << csv_field(row.count(c) ? row[c] : "");
     out << "\n";
   }
+  });
   std::cout << "wrote " << points.size() << " point(s) to " << args.out << "\n";
   return kExitOk;
 }

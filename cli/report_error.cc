@@ -3,6 +3,7 @@
 
 #include "cli/commands.h"
 #include "scenarios/loader.h"
+#include "sim/check.h"
 
 namespace dtsim::cli {
 
@@ -11,6 +12,11 @@ int report_error(const std::exception& e) {
     for (const std::string& line : se->messages()) std::cerr << "error: " << line << "\n";
     std::cerr << se->messages().size() << " error(s); nothing was run\n";
     return kExitBadInput;
+  }
+  if (dynamic_cast<const InternalError*>(&e) != nullptr) {
+    std::cerr << "dtsim: " << e.what() << "\nthis is a bug in dtsim; please report it with the "
+                 "scenario\n";
+    return kExitFailure;
   }
   std::cerr << "error: " << e.what() << "\n";
   return kExitFailure;

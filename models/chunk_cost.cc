@@ -42,50 +42,131 @@ DType op_dtype(const Op& op, DType math) {
   return math == DType::kFp8 && !fp8_linear(op, math) ? DType::kBf16 : math;
 }
 
+// The element type a tensor of `math` math is stored in: tf32 is a mode of fp32 math.
+DType storage_of(DType math) { return math == DType::kTf32 ? DType::kFp32 : math; }
+
 // An FP8 Linear's input is cast to FP8 before its GEMM, with a transposed copy for the
 // weight-gradient GEMM (2 bytes read, 2 x 1 written per element), and in the backward pass
 // its output gradient likewise: memory-bound kernels of their own, priced on the rank's
 // share of the GEMM (`gemm`, already split). Under sequence parallelism the full-sequence
 // tensors (a column-parallel input, a row-parallel output gradient) are cast as this
 // rank's sequence shard, before they are gathered in FP8.
-OpInstance fp8_cast(const Op& op, const GemmShape& gemm, bool backward, const RankShard& shard) {
-  OpInstance cast;
-  cast.kind = OpKind::kElementwise;
-  cast.dtype = DType::kBf16;
-  cast.backward = backward;
+OpSignature fp8_cast(const Op& op, const GemmDims& gemm, bool backward, const RankShard& shard) {
+  OpSignature cast;
+  cast.name = op.name + ".cast_fp8";
+  cast.kind = KernelKind::kCast;
+  cast.pass = backward ? OpPass::kBackward : OpPass::kForward;
+  cast.storage = DType::kBf16;
+  cast.math = DType::kFp32;
   const bool gathered = backward ? op.split == TensorSplit::kRow : op.split == TensorSplit::kColumn;
   const double share = gathered && shard.sequence_parallel ? shard.tp_share : 1.0;
   const double rows = static_cast<double>(gemm.m) * static_cast<double>(gemm.batch) * share;
-  cast.bytes = 4.0 * rows * static_cast<double>(backward ? gemm.n : gemm.k);
+  cast.rows = std::llround(rows);
+  cast.width = backward ? gemm.n : gemm.k;
+  cast.bytes = 4.0 * rows * static_cast<double>(cast.width);
   return cast;
 }
 
-}  // namespace
-
-OpInstance split_op(const Op& op, bool backward, const RankShard& shard, DType dtype) {
-  OpInstance out;
-  out.kind = op.kind;
-  out.dtype = dtype;
-  out.backward = backward;
+// The op's split shape and work for one pass, as one kernel with the forward's GEMM shape.
+OpSignature split_kernel(const Op& op, bool backward, const RankShard& shard, DType math,
+                         const DeviceSpec& device) {
+  OpSignature out;
+  out.name = op.name;
+  out.kind = op.kernel;
+  out.pass = backward ? OpPass::kBackward : OpPass::kForward;
+  out.attention_core = op.attention_core;
+  out.causal = op.causal;
+  const DType dtype = op_dtype(op, math);
+  const bool gemm_like = is_gemm_like(op.kernel);
+  out.storage = casts_to_fp8(op, math, device) ? DType::kFp8
+                : dtype == DType::kFp8        ? DType::kBf16
+                                              : storage_of(dtype);
+  out.math = gemm_like ? gemm_math_dtype(dtype, device) : DType::kFp32;
+  out.accumulate = DType::kFp32;
   const double f = tensor_fraction(op.split, shard);
   // Context parallelism splits every op along the tokens; attention keeps all keys.
   const double tokens = 1.0 / shard.cp;
-  out.gemm = op.gemm;
-  if (op.gemm.m > 0) {
+  GemmShape g = op.gemm;
+  if (g.m > 0) {
     switch (op.split) {
       case TensorSplit::kColumn:
-      case TensorSplit::kVocab: out.gemm.n = scaled(op.gemm.n, f); break;
-      case TensorSplit::kRow: out.gemm.k = scaled(op.gemm.k, f); break;
-      case TensorSplit::kHeads: out.gemm.batch = scaled(op.gemm.batch, f); break;
-      case TensorSplit::kSequence: out.gemm.m = scaled(op.gemm.m, f); break;
+      case TensorSplit::kVocab: g.n = scaled(g.n, f); break;
+      case TensorSplit::kRow: g.k = scaled(g.k, f); break;
+      case TensorSplit::kHeads: g.batch = scaled(g.batch, f); break;
+      case TensorSplit::kSequence: g.m = scaled(g.m, f); break;
       case TensorSplit::kReplicated: break;
     }
-    out.gemm.m = scaled(out.gemm.m, tokens);
+    g.m = scaled(g.m, tokens);
+  }
+  out.gemm = GemmDims{g.m, g.n, g.k, g.batch, false, g.transpose_b};
+  out.conv = op.conv;
+  if (op.kernel == KernelKind::kFlashAttention) {
+    out.attention = op.attention;
+    out.attention.heads = scaled(op.attention.heads, f);
+    out.attention.kv_heads = scaled(op.attention.kv_heads, f);
+    out.attention.q_len = scaled(op.attention.q_len, tokens);
+  }
+  if (op.rows > 0) {
+    const bool splits_rows = op.split == TensorSplit::kHeads || op.split == TensorSplit::kSequence;
+    out.rows = scaled(op.rows, (splits_rows ? f : 1.0) * tokens);
+    out.width = splits_rows ? op.width : scaled(op.width, f);
   }
   const double share = f * tokens;
   out.flops = (backward ? op.bwd_flops : op.fwd_flops) * share * op.executed_fraction;
   out.bytes = (backward ? op.bwd_bytes : op.fwd_bytes) * share;
   return out;
+}
+
+}  // namespace
+
+std::vector<OpSignature> op_kernels(const Op& op, bool backward, const RankShard& shard, DType math,
+                                    const DeviceSpec& device) {
+  OpSignature k = split_kernel(op, backward, shard, math, device);
+  std::vector<OpSignature> out;
+  const bool fp8 = casts_to_fp8(op, math, device);
+  if (fp8) out.push_back(fp8_cast(op, k.gemm, backward, shard));
+  // GEMMs and convolutions (FlashAttention has a backward kernel of its own): the data
+  // gradient and the weight (or second operand's) gradient, each half of the backward's
+  // work (2mnk FLOPs and the forward's traffic each).
+  const bool two_gemms = k.kind == KernelKind::kGemm || k.kind == KernelKind::kBatchedGemm ||
+                         k.kind == KernelKind::kConv;
+  if (backward && two_gemms) {
+    OpSignature data = k;
+    data.pass = OpPass::kBackwardData;
+    data.gemm = backward_data_gemm(k.gemm);
+    data.flops /= 2;
+    data.bytes /= 2;
+    OpSignature weight = data;
+    weight.pass = OpPass::kBackwardWeight;
+    weight.gemm = backward_weight_gemm(k.gemm);
+    out.push_back(std::move(data));
+    out.push_back(std::move(weight));
+  } else {
+    out.push_back(std::move(k));
+  }
+  return out;
+}
+
+PricedOp price_op(const OpSignature& op, const DeviceSpec& device, const CostModel& costs) {
+  return PricedOp{op, costs.price(op, device), device.efficiency.kernel_launch};
+}
+
+Duration total_time(const PricedOps& ops) {
+  Duration t;
+  for (const PricedOp& p : ops) t += p.total();
+  return t;
+}
+
+CostTally tally_of(const PricedOps& ops) {
+  CostTally t;
+  for (const PricedOp& p : ops) {
+    CostTally::Share& s = t.of(p.cost.source);
+    ++s.ops;
+    s.time += p.cost.time;
+    ++t.launches.ops;
+    t.launches.time += p.launch;
+  }
+  return t;
 }
 
 double local_params(const Op& op, const RankShard& shard) {
@@ -103,27 +184,37 @@ ChunkCost chunk_cost(const Workload& w, int begin, int end, const RankShard& sha
   const double cp_tokens = 1.0 / shard.cp;
   for (int i = begin; i < end; ++i) {
     const Layer& layer = w.layers[i];
-    Duration fwd;
-    Duration bwd;
     double dense = 0;
     double expert = 0;
     std::vector<double> tensors;
+    PricedOps fwd_ops;
+    PricedOps grad_ops;
+    PricedOps rerun;  // by recomputation
     for (const Op& op : layer.ops) {
-      const OpInstance forward = split_op(op, false, shard, op_dtype(op, dtype));
-      Duration f = costs.op_time(forward, device);
-      bwd += costs.op_time(split_op(op, true, shard, op_dtype(op, dtype)), device);
-      if (casts_to_fp8(op, dtype, device)) {
-        f += costs.op_time(fp8_cast(op, forward.gemm, false, shard), device);
-        bwd += costs.op_time(fp8_cast(op, forward.gemm, true, shard), device);
-      }
-      fwd += f;
-      // Recomputation runs forward kernels again inside the backward pass.
-      if (recompute == Recompute::kFull || (recompute == Recompute::kSelective && op.attention_core)) {
-        bwd += f;
+      for (const OpSignature& k : op_kernels(op, false, shard, dtype, device)) {
+        fwd_ops.push_back(price_op(k, device, costs));
+        // Recomputation runs forward kernels again inside the backward pass.
+        if ((recompute == Recompute::kFull && recomputed_by_full(layer.kind)) ||
+            (recompute == Recompute::kSelective && op.attention_core)) {
+          rerun.push_back(fwd_ops.back());
+          rerun.back().op.recomputed = true;
+        }
       }
       (op.expert ? expert : dense) += local_params(op, shard);
       if (!op.expert && op.params > 0) tensors.push_back(local_params(op, shard));
     }
+    // Gradients flow from the layer's last op back to its first.
+    for (auto op = layer.ops.rbegin(); op != layer.ops.rend(); ++op) {
+      for (const OpSignature& k : op_kernels(*op, true, shard, dtype, device)) {
+        grad_ops.push_back(price_op(k, device, costs));
+      }
+    }
+    PricedOps bwd_ops = std::move(rerun);
+    bwd_ops.insert(bwd_ops.end(), grad_ops.begin(), grad_ops.end());
+    const Duration fwd = total_time(fwd_ops);
+    const Duration bwd = total_time(bwd_ops);
+    out.layer_fwd_ops.push_back(std::move(fwd_ops));
+    out.layer_bwd_ops.push_back(std::move(bwd_ops));
     const double input_bytes = i > 0 ? w.layers[i - 1].output_bytes : 0;
     const double kept = layer_activation_bytes(layer, input_bytes, recompute, act_split);
     out.activation_bytes += kept;
@@ -142,7 +233,8 @@ ChunkCost chunk_cost(const Workload& w, int begin, int end, const RankShard& sha
     out.expert_params += expert;
     out.tp_calls_fwd += layer.tp_comms_fwd;
     // Full recomputation runs the forward again, tensor-parallel all-reduces included.
-    const int recomputed = recompute == Recompute::kFull ? layer.tp_comms_fwd : 0;
+    const int recomputed =
+        recompute == Recompute::kFull && recomputed_by_full(layer.kind) ? layer.tp_comms_fwd : 0;
     out.tp_calls_bwd += layer.tp_comms_bwd + recomputed;
     out.tp_bytes_fwd += layer.tp_comms_fwd * layer.tp_comm_bytes * cp_tokens;
     out.tp_bytes_bwd += (layer.tp_comms_bwd + recomputed) * layer.tp_comm_bytes * cp_tokens;

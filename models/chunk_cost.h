@@ -20,15 +20,35 @@ struct RankShard {
   int ep = 1;
 };
 
-// One op as `shard` runs it: the split GEMM shape, FLOPs and bytes of one pass.
-OpInstance split_op(const Op& op, bool backward, const RankShard& shard, DType dtype);
+// The kernels of `op` in one pass as a rank of `shard` runs them on `device`, with `math`
+// the plan's math dtype: its share after the plan's splits, a GEMM's backward as its data-
+// and weight-gradient GEMMs, and the casts around an FP8 GEMM.
+std::vector<OpSignature> op_kernels(const Op& op, bool backward, const RankShard& shard, DType math,
+                                    const DeviceSpec& device);
+
+// A kernel priced on the rank's device, with the launch its task adds.
+struct PricedOp {
+  OpSignature op;
+  OpCost cost;
+  Duration launch;
+  Duration total() const { return cost.time + launch; }
+};
+using PricedOps = std::vector<PricedOp>;
+PricedOp price_op(const OpSignature& op, const DeviceSpec& device, const CostModel& costs);
+Duration total_time(const PricedOps& ops);
+CostTally tally_of(const PricedOps& ops);
 // Parameters of `op` that a rank of `shard` holds.
 double local_params(const Op& op, const RankShard& shard);
 
 struct ChunkCost {
   Duration fwd;
   Duration bwd;  // with the recomputation the set-up asks for
-  // Per layer of the chunk, in layer order: forward and backward time and local parameters
+  // Per layer, in layer order: the kernels of its forward pass, and of its backward pass
+  // (the recomputed forward first, then the gradients, last op first).
+  std::vector<PricedOps> layer_fwd_ops;
+  std::vector<PricedOps> layer_bwd_ops;
+  // Per layer of the chunk, in layer order: forward and backward time (their kernels'
+  // totals) and local parameters
   // (dense and expert), so that gradient buckets and ZeRO-3 gathers can follow the passes.
   std::vector<Duration> layer_fwd;
   std::vector<Duration> layer_bwd;

@@ -14,27 +14,28 @@
 namespace dtsim::models {
 namespace {
 
-bool is_gemm_like(OpKind kind) {
-  return kind == OpKind::kMatmul || kind == OpKind::kAttention || kind == OpKind::kConv;
-}
-
 // Efficiency of a GEMM-like op of `flops` FLOPs whose smallest dimension is `min_dim`
 // (nullopt when the shape is unknown and only the FLOP count is), its math in `math`.
 double gemm_like_efficiency(double flops, std::optional<double> min_dim, const DeviceEfficiency& e,
-                            OpKind kind, DType math) {
+                            KernelKind kind, bool attention_core, DType math) {
   const double ceiling = math == DType::kFp8 ? e.gemm_max_fp8 : e.gemm_max;
   double efficiency = ceiling * flops / (flops + e.gemm_half_flops);
   if (min_dim) efficiency *= *min_dim / (*min_dim + e.gemm_half_dim);
-  if (kind == OpKind::kAttention) efficiency *= e.attention_factor;
-  if (kind == OpKind::kConv) efficiency *= e.conv_factor;
+  if (attention_core) efficiency *= e.attention_factor;
+  if (kind == KernelKind::kConv) efficiency *= e.conv_factor;
   return efficiency;
 }
 
-bool shape_known(const GemmShape& s) { return s.m > 0 && s.n > 0 && s.k > 0 && s.batch > 0; }
+bool shape_known(const GemmDims& s) { return s.m > 0 && s.n > 0 && s.k > 0 && s.batch > 0; }
+
+double gemm_flops(const GemmDims& s) {
+  return 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k) *
+         static_cast<double>(s.batch);
+}
 
 // The fraction of its waves a GEMM fills: tiles / (units x whole waves). Below one wave
 // cuBLAS picks smaller tiles or splits k, which the size terms already price.
-double wave_efficiency(const GemmShape& s, const DeviceEfficiency& e) {
+double wave_efficiency(const GemmDims& s, const DeviceEfficiency& e) {
   if (e.compute_units <= 0 || e.gemm_tile_m <= 0 || e.gemm_tile_n <= 0) return 1;
   const double tiles = std::ceil(static_cast<double>(s.m) / e.gemm_tile_m) *
                        std::ceil(static_cast<double>(s.n) / e.gemm_tile_n) *
@@ -85,6 +86,15 @@ FlopRate vector_rate(const DeviceSpec& device) {
 
 }  // namespace
 
+bool is_gemm_like(KernelKind kind) {
+  return kind == KernelKind::kGemm || kind == KernelKind::kBatchedGemm ||
+         kind == KernelKind::kFlashAttention || kind == KernelKind::kConv;
+}
+
+Duration launched_time(const CostModel& costs, const OpSignature& op, const DeviceSpec& device) {
+  return costs.price(op, device).time + device.efficiency.kernel_launch;
+}
+
 DType gemm_math_dtype(DType t, const DeviceSpec& device) {
   DType chosen = t;
   FlopRate best;
@@ -102,27 +112,29 @@ DType gemm_math_dtype(DType t, const DeviceSpec& device) {
 }
 
 // A shape with a zero dimension does no work and reaches nothing of the peak.
-double RooflineCostModel::gemm_efficiency(const GemmShape& shape, const DeviceSpec& device,
-                                          OpKind kind, DType math) {
+double RooflineCostModel::gemm_efficiency(const GemmDims& shape, const DeviceSpec& device,
+                                          KernelKind kind, bool attention_core, DType math) {
   if (!shape_known(shape)) return 0;
   const double min_dim = static_cast<double>(std::min({shape.m, shape.n, shape.k}));
-  return gemm_like_efficiency(shape.flops(), min_dim, device.efficiency, kind, math) *
+  return gemm_like_efficiency(gemm_flops(shape), min_dim, device.efficiency, kind, attention_core,
+                              math) *
          wave_efficiency(shape, device.efficiency);
 }
 
-Duration RooflineCostModel::op_time(const OpInstance& op, const DeviceSpec& device) const {
+OpCost RooflineCostModel::price(const OpSignature& op, const DeviceSpec& device) const {
   const DeviceEfficiency& e = device.efficiency;
   Duration compute;
   if (op.flops > 0) {
     const double sustained = e.sustained_compute_fraction;
     if (is_gemm_like(op.kind)) {
-      // Backward GEMMs (input and weight gradients) have the forward's dimensions in
-      // another order, so they share its efficiency.
-      const DType math = gemm_math_dtype(op.dtype, device);
+      // A GEMM's size sets its efficiency. FlashAttention's is that of its QK^T, whose shape
+      // the signature carries, for its forward and backward kernels alike.
+      const DType math = gemm_math_dtype(op.math, device);
+      const bool attention = op.attention_core;
       const double efficiency =
           shape_known(op.gemm)
-              ? gemm_efficiency(op.gemm, device, op.kind, math)
-              : gemm_like_efficiency(op.flops, std::nullopt, e, op.kind, math);
+              ? gemm_efficiency(op.gemm, device, op.kind, attention, math)
+              : gemm_like_efficiency(op.flops, std::nullopt, e, op.kind, attention, math);
       const FlopRate rate = device.peak_for(math);
       compute = Flops(op.flops) / FlopRate::per_s(rate.flops_per_second() * efficiency * sustained);
     } else {
@@ -135,7 +147,7 @@ Duration RooflineCostModel::op_time(const OpInstance& op, const DeviceSpec& devi
     const Bandwidth reachable = device.memory_bandwidth * e.memory_bandwidth_fraction;
     memory = Bytes(std::llround(op.bytes)) / reachable;
   }
-  return e.kernel_launch + std::max(compute, memory);
+  return OpCost{std::max(compute, memory), CostSource::kRoofline};
 }
 
 }  // namespace dtsim::models

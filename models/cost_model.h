@@ -1,48 +1,39 @@
-// Cost models price one op on one device. The roofline model here reads every figure it
-// uses from the device's DeviceEfficiency (sim/device.h); calibration/ adds a measured one.
+// The roofline cost model, which reads every figure it uses from the device's
+// DeviceEfficiency (sim/device.h); calibration/ adds a measured one behind the same
+// interface (sim/cost_model.h).
 #pragma once
 
-#include <memory>
 #include <string>
 
-#include "models/workload.h"
+#include "sim/cost_model.h"
 #include "sim/device.h"
+#include "sim/op_signature.h"
 #include "sim/units.h"
 
 namespace dtsim::models {
 
-// One op as a rank runs it: its share after the plan's splits.
-struct OpInstance {
-  OpKind kind = OpKind::kElementwise;
-  GemmShape gemm;     // after the split (zero for non-GEMM ops)
-  double flops = 0;   // of this pass (forward or backward)
-  double bytes = 0;   // HBM traffic of this pass
-  DType dtype = DType::kBf16;
-  bool backward = false;
-};
+// A kernel's time with its launch: what a compute task adds up per kernel.
+Duration launched_time(const CostModel& costs, const OpSignature& op, const DeviceSpec& device);
 
-class CostModel {
- public:
-  virtual ~CostModel() = default;
-  virtual std::string name() const = 0;
-  // Time of the op's kernels on `device` with the device to themselves.
-  virtual Duration op_time(const OpInstance& op, const DeviceSpec& device) const = 0;
-};
-
-// time = launch overhead + max(FLOPs / (peak(dtype) * efficiency * sustained compute
-// fraction), bytes / (HBM bandwidth * memory_bandwidth_fraction)), where GEMM-like ops
-// (matmul, attention, conv) reach an efficiency that grows with their size (see
-// DeviceEfficiency) and other ops run on the vector units at the fp32 peak (times the
-// sustained compute fraction too).
+// time = max(FLOPs / (peak(math) * efficiency * sustained compute fraction), bytes / (HBM
+// bandwidth * memory_bandwidth_fraction)), where GEMM-like kernels (GEMMs, batched GEMMs,
+// FlashAttention, convolutions) reach an efficiency that grows with their size (see
+// DeviceEfficiency) and other kernels run on the vector units at the fp32 peak (times the
+// sustained compute fraction too). The launch is not in it (see OpCost).
 class RooflineCostModel final : public CostModel {
  public:
   std::string name() const override { return "roofline"; }
-  Duration op_time(const OpInstance& op, const DeviceSpec& device) const override;
+  OpCost price(const OpSignature& op, const DeviceSpec& device) const override;
   // The fraction of peak a GEMM of this shape reaches on `device` when its math runs in
-  // `math` (exposed for tests and reports).
-  static double gemm_efficiency(const GemmShape& shape, const DeviceSpec& device, OpKind kind,
-                                DType math = DType::kBf16);
+  // `math` (exposed for tests and reports); attention and conv kernels reach a fraction of
+  // it (DeviceEfficiency::attention_factor, conv_factor).
+  static double gemm_efficiency(const GemmDims& shape, const DeviceSpec& device, KernelKind kind,
+                                bool attention_core = false, DType math = DType::kBf16);
 };
+
+// Whether the roofline prices `kind` as a GEMM (on the matrix units) rather than on the
+// vector units.
+bool is_gemm_like(KernelKind kind);
 
 // The dtype whose math a GEMM of `t` operands runs in on `device`: of those that can carry
 // them, the one with the highest peak (the first on a tie); fp16 on a P40, whose fp16 math

@@ -132,7 +132,23 @@ class StepEmitter {
   }
 
   const ChunkCost& cost(const RankContext& rc, int chunk_index, int begin, int end);
-  TaskId compute(const RankContext& rc, std::string name, Duration d, std::vector<TaskId> deps = {});
+  // A compute task's kernels as one op list of the graph, with their time and tally.
+  struct TaskOps {
+    OpListId id = kNoOps;
+    Duration time;
+    CostTally tally;
+  };
+  TaskOps add_ops(const PricedOps& ops);
+  // The kernels of layers [first, last) of a chunk's forward or backward pass, in the order
+  // the pass runs them (the backward from the last layer down).
+  const TaskOps& pass_ops(const ChunkCost& cc, bool forward, int first, int last);
+  const TaskOps& whole_pass(const ChunkCost& cc, bool forward) {
+    return pass_ops(cc, forward, 0, static_cast<int>(cc.layer_fwd.size()));
+  }
+  // One kernel of `op` on the rank's device, `times` over.
+  const TaskOps& kernel_ops(const RankContext& rc, const OpSignature& op, int times = 1);
+  TaskId compute(const RankContext& rc, std::string name, const TaskOps& ops,
+                 std::vector<TaskId> deps = {}, std::optional<uint16_t> stream = std::nullopt);
   TaskId memory(const RankContext& rc, bool alloc, std::string name, double bytes);
   // A collective task of `rank` on `stream`; nothing when the group is one rank or empty.
   std::optional<TaskId> collective(RankContext& rc, GroupKind kind, const std::vector<int>& group,
@@ -182,6 +198,8 @@ class StepEmitter {
   PerParameterBytes pp_bytes_;
   CallBook book_;
   std::map<std::tuple<const DeviceSpec*, int64_t, int, int>, ChunkCost> costs_;
+  std::map<std::tuple<const ChunkCost*, bool, int, int>, TaskOps> pass_ops_;
+  std::map<std::pair<const DeviceSpec*, int>, std::vector<std::pair<OpSignature, TaskOps>>> kernel_ops_;
   std::map<int64_t, Workload> classifier_workloads_;
 };
 
@@ -196,15 +214,51 @@ const ChunkCost& StepEmitter::cost(const RankContext& rc, int chunk_index, int b
   return it->second;
 }
 
-TaskId StepEmitter::compute(const RankContext& rc, std::string name, Duration d,
-                            std::vector<TaskId> deps) {
+StepEmitter::TaskOps StepEmitter::add_ops(const PricedOps& ops) {
+  std::vector<OpSignature> signatures;
+  signatures.reserve(ops.size());
+  for (const PricedOp& p : ops) signatures.push_back(p.op);
+  return TaskOps{g_.add_op_list(signatures), total_time(ops), tally_of(ops)};
+}
+
+const StepEmitter::TaskOps& StepEmitter::pass_ops(const ChunkCost& cc, bool forward, int first,
+                                                  int last) {
+  auto key = std::tuple{&cc, forward, first, last};
+  auto it = pass_ops_.find(key);
+  if (it == pass_ops_.end()) {
+    PricedOps ops;
+    for (int n = 0; n < last - first; ++n) {
+      const int l = forward ? first + n : last - 1 - n;
+      const PricedOps& layer = forward ? cc.layer_fwd_ops[l] : cc.layer_bwd_ops[l];
+      ops.insert(ops.end(), layer.begin(), layer.end());
+    }
+    it = pass_ops_.emplace(key, add_ops(ops)).first;
+  }
+  return it->second;
+}
+
+const StepEmitter::TaskOps& StepEmitter::kernel_ops(const RankContext& rc, const OpSignature& op,
+                                                    int times) {
+  auto& known = kernel_ops_[{rc.device, times}];
+  for (const auto& [signature, ops] : known) {
+    if (signature == op) return ops;
+  }
+  const PricedOps ops(static_cast<size_t>(times), price_op(op, *rc.device, *in_.costs));
+  known.emplace_back(op, add_ops(ops));
+  return known.back().second;
+}
+
+TaskId StepEmitter::compute(const RankContext& rc, std::string name, const TaskOps& ops,
+                            std::vector<TaskId> deps, std::optional<uint16_t> stream) {
   Task t;
   t.kind = TaskKind::kCompute;
   t.rank = rc.rank;
-  t.stream = s_.compute;
+  t.stream = stream.value_or(s_.compute);
   t.name = std::move(name);
-  t.duration = d;
+  t.duration = ops.time;
+  t.ops = ops.id;
   t.deps = std::move(deps);
+  out_.costs.add(ops.tally);
   return g_.add(std::move(t));
 }
 
@@ -327,7 +381,7 @@ TaskId StepEmitter::zero3_pass(RankContext& rc, const ChunkCost& cc, bool forwar
       needs.push_back(*t);
     }
     done.push_back(compute(rc, (forward ? "fwd " : "bwd ") + id + " l" + std::to_string(l),
-                           forward ? cc.layer_fwd[l] : cc.layer_bwd[l], needs));
+                           pass_ops(cc, forward, l, l + 1), needs));
     if (!forward) {
       collective(rc, GroupKind::kDp, rc.dp_group, stream, grad_op,
                  cc.layer_dense_params[l] * pp_bytes_.gradients,
@@ -346,18 +400,13 @@ TaskId StepEmitter::zero3_pass(RankContext& rc, const ChunkCost& cc, bool forwar
 
 TaskId StepEmitter::rank_copies(const RankContext& rc, uint16_t stream, double bytes,
                                 const std::string& gather, TaskId after) {
-  const auto ranks = static_cast<double>(rc.dp_group.size());
-  OpInstance one;  // one rank's share, read and written
-  one.kind = OpKind::kElementwise;
+  const int ranks = static_cast<int>(rc.dp_group.size());
+  OpSignature one;  // one rank's share, read and written
+  one.name = "gather copy";
+  one.kind = KernelKind::kCopy;
+  one.storage = in_.training.precision == Precision::kFp32 ? DType::kFp32 : DType::kBf16;
   one.bytes = 2 * bytes / ranks;
-  Task t;
-  t.kind = TaskKind::kCompute;
-  t.rank = rc.rank;
-  t.stream = stream;
-  t.name = gather + " copies";
-  t.duration = Duration::from_seconds(ranks * in_.costs->op_time(one, *rc.device).seconds());
-  t.deps = {after};
-  return g_.add(std::move(t));
+  return compute(rc, gather + " copies", kernel_ops(rc, one, ranks), {after}, stream);
 }
 
 int StepEmitter::rank_of_virtual_stage(const RankContext& rc, int k) const {
@@ -540,7 +589,7 @@ void StepEmitter::emit_forward(RankContext& rc, const PipeStep& st, int index) {
   collective(rc, GroupKind::kCp, rc.cp_group, s_.compute, CollectiveOp::kAllGather, cc.kv_bytes,
              "cp kv gather " + id, deps);
   TaskId last = in_.plan.zero_stage == 3 ? zero3_pass(rc, cc, true, id, deps)
-                                         : compute(rc, "fwd " + id, cc.fwd, deps);
+                                         : compute(rc, "fwd " + id, whole_pass(cc, true), deps);
   rc.step_compute[index] = last;
   const PassEnd end = model_parallel_comms(rc, cc, true, id, last, tp_inputs);
   last = end.last;
@@ -549,11 +598,11 @@ void StepEmitter::emit_forward(RankContext& rc, const PipeStep& st, int index) {
     // softmax's max and sum, then scatter the feature gradients back.
     collective(rc, GroupKind::kWorld, rc.world, s_.compute, CollectiveOp::kAllGather,
                rc.classifier_features, "classifier feature gather " + id);
-    compute(rc, "classifier fwd " + id, rc.classifier->fwd);
+    compute(rc, "classifier fwd " + id, whole_pass(*rc.classifier, true));
     collective(rc, GroupKind::kWorld, rc.world, s_.compute, CollectiveOp::kAllReduce,
                2.0 * 4.0 * static_cast<double>(rc.w->shape.micro_batch) * rp_.ranks,
                "softmax reduce " + id);
-    compute(rc, "classifier bwd " + id, rc.classifier->bwd);
+    compute(rc, "classifier bwd " + id, whole_pass(*rc.classifier, false));
     last = collective(rc, GroupKind::kWorld, rc.world, s_.compute, CollectiveOp::kReduceScatter,
                       rc.classifier_features, "classifier grad scatter " + id)
                .value_or(last);
@@ -586,18 +635,18 @@ TaskId StepEmitter::emit_bucketed_backward(RankContext& rc, const ChunkCost& cc,
   // as it is full, or, without overlap, after the whole pass.
   const double bucket_bytes = static_cast<double>(in_.plan.bucket.count());
   const int layers = static_cast<int>(cc.layer_bwd.size());
-  Duration segment;
+  int segment_end = layers;  // the segment runs layers [l, segment_end)
   double filled = 0;
   std::vector<double> buckets;
   std::vector<TaskId> parts;
   for (int l = layers - 1; l >= 0; --l) {
-    segment += cc.layer_bwd[l];
     filled += cc.layer_dense_params[l] * pp_bytes_.gradients;
     if (filled >= bucket_bytes || l == 0) {
       parts.push_back(compute(rc, "bwd " + id + (layers > 1 ? " part " + std::to_string(parts.size()) : ""),
-                              segment, parts.empty() ? deps : std::vector<TaskId>{}));
+                              pass_ops(cc, false, l, segment_end),
+                              parts.empty() ? deps : std::vector<TaskId>{}));
       buckets.push_back(filled);
-      segment = Duration::zero();
+      segment_end = l;
       filled = 0;
     }
   }
@@ -637,7 +686,7 @@ void StepEmitter::emit_backward(RankContext& rc, const PipeStep& st, int index, 
   } else if (in_.plan.zero_stage == 3) {
     last = zero3_pass(rc, cc, false, id, deps);
   } else {
-    last = compute(rc, "bwd " + id, cc.bwd, deps);
+    last = compute(rc, "bwd " + id, whole_pass(cc, false), deps);
   }
   rc.step_compute[index] = last;
   const PassEnd end = model_parallel_comms(rc, cc, false, id, last, tp_inputs);
@@ -685,15 +734,20 @@ void StepEmitter::emit_step_end(RankContext& rc) {
   const double opt_params =
       (zero >= 1 ? rc.dense / dp_size + rc.expert / edp_size : rc.dense + rc.expert) +
       (rc.classifier ? rc.classifier->dense_params : 0);
-  OpInstance opt;
-  opt.kind = OpKind::kElementwise;
-  opt.dtype = DType::kFp32;
+  OpSignature opt;
+  opt.name = "optimizer";
+  opt.kind = KernelKind::kOptimizerUpdate;
+  opt.pass = OpPass::kStep;
+  opt.storage = DType::kFp32;
+  opt.math = DType::kFp32;
+  opt.rows = 1;
+  opt.width = std::llround(opt_params);
   opt.flops = opt_params * optimizer_step_flops_per_parameter(in_.training.optimizer);
   opt.bytes = opt_params * optimizer_step_bytes_per_parameter(in_.training.precision,
                                                               in_.training.optimizer);
   std::vector<TaskId> opt_deps;
   if (rc.has_dp) opt_deps.push_back(rc.last_dp);
-  const TaskId step = compute(rc, "optimizer", in_.costs->op_time(opt, *rc.device), opt_deps);
+  const TaskId step = compute(rc, "optimizer", kernel_ops(rc, opt), opt_deps);
   if ((zero == 1 || zero == 2) && dp_size > 1) {
     collective(rc, GroupKind::kDp, rc.dp_group, s_.dp, CollectiveOp::kAllGather,
                rc.dense * pp_bytes_.weights, "param gather", {step}, rc.grad_algorithm);
@@ -767,6 +821,13 @@ LoweredStep lower_training_step(const LoweringInput& in) {
   out.model_params = any.params();
   StepEmitter emitter(in, rp, out);
   for (int r = 0; r < rp.ranks; ++r) {
+    if (in.control != nullptr) {
+      if (in.control->stop_requested()) {
+        out.cancelled = true;
+        break;
+      }
+      in.control->report("lowering", r, rp.ranks);
+    }
     emitter.emit_rank(r);
     if (r == 0 && rp.ranks > 1) {
       // Ranks of a plan emit about as much as the first: reserve for all of them with room

@@ -11,6 +11,7 @@
 #include "models/model_spec.h"
 #include "models/parallel_plan.h"
 #include "models/training.h"
+#include "sim/run_control.h"
 #include "sim/task_graph.h"
 #include "sim/topology.h"
 
@@ -38,6 +39,8 @@ struct LoweringInput {
   // With plan.sync_every > 1: whether this iteration is the one that averages parameters
   // across regions (the others reduce gradients inside each region only).
   bool global_sync = true;
+  // Progress (ranks emitted of all) and a stop, checked after each rank.
+  const RunControl* control = nullptr;
 };
 
 // Where a rank sits in the plan and what it holds.
@@ -66,6 +69,8 @@ struct LoweredStep {
   int64_t model_params = 0;
   std::vector<RankRole> roles;  // by cluster rank
   std::vector<std::string> notes;  // choices the lowering made that a user should know
+  CostTally costs;  // the compute tasks' kernels by where their times came from
+  bool cancelled = false;  // stopped through LoweringInput::control: the graph is partial
 };
 
 // Throws PlanError.

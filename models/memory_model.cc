@@ -67,7 +67,7 @@ double layer_activation_bytes(const Layer& layer, double input_bytes, Recompute 
   // Context parallelism splits the sequence, so every saved tensor divides by cp. The s^2
   // attention terms divide by cp only once too (a rank's s/cp queries against all s keys),
   // a fine approximation: ring attention runs with FlashAttention, which keeps none.
-  if (recompute == Recompute::kFull) {
+  if (recompute == Recompute::kFull && recomputed_by_full(layer.kind)) {
     return input_bytes / tp_divisor(TensorSplit::kSequence, split) / split.cp;
   }
   double bytes = 0;

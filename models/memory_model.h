@@ -28,6 +28,13 @@ struct ActivationSplit {
   int cp = 1;  // context parallel divides the sequence
 };
 
+// Full recomputation checkpoints the blocks between the embedding and the output layer
+// (Megatron-LM's --recompute-granularity full wraps the transformer layers only): the
+// embedding and the head keep their activations and are not run again.
+inline bool recomputed_by_full(LayerKind kind) {
+  return kind != LayerKind::kEmbedding && kind != LayerKind::kHead;
+}
+
 // Activation bytes one rank keeps for one micro-batch of `layer` until its backward pass:
 // the ops' saved_bytes divided as their TensorSplit says (kSequence ops only under
 // sequence parallelism), with `recompute`:

@@ -9,6 +9,7 @@
 
 #include "models/model_spec.h"
 #include "models/precision.h"
+#include "sim/op_signature.h"
 
 namespace dtsim::models {
 
@@ -35,14 +36,26 @@ struct GemmShape {
   int64_t n = 0;
   int64_t k = 0;
   int64_t batch = 1;
+  // B is stored [n, k] and multiplied transposed: a linear layer's or a convolution's
+  // weight, the keys of QK^T.
+  bool transpose_b = false;
   double flops() const { return 2.0 * static_cast<double>(m) * n * k * batch; }
 };
 
 struct Op {
   std::string name;  // "attn.qkv", "mlp.fc1", "conv2_1.a"
   OpKind kind = OpKind::kElementwise;
+  KernelKind kernel = KernelKind::kElementwise;  // the kernel that runs it
   TensorSplit split = TensorSplit::kReplicated;
   GemmShape gemm;    // matmul, attention, conv: the whole (unsplit) op
+  ConvDims conv;            // conv: the whole op's convolution
+  AttentionDims attention;  // FlashAttention: the whole op's heads and lengths
+  bool causal = false;      // attention masks the keys after each query
+  // Memory-bound ops: `rows` x `width` elements, the whole op. Tensor parallelism splits
+  // the rows of kHeads and kSequence ops (their rows count heads or tokens) and the width
+  // of the others; context parallelism splits the rows (tokens).
+  int64_t rows = 0;
+  int64_t width = 0;
   // For the whole op and one micro-batch:
   double fwd_flops = 0;
   double bwd_flops = 0;   // input gradient plus weight gradient

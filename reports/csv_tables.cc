@@ -14,8 +14,8 @@ std::string csv_field(std::string_view s) {
   return q + "\"";
 }
 
-void write_ranks_csv(std::ostream& out, const Scenario& scenario, const ScenarioRun& run) {
-  const Cluster& c = scenario.cluster;
+void write_ranks_csv(std::ostream& out, const LoweredScenario& scenario, const ScenarioRun& run) {
+  const Cluster& c = scenario.cluster_ref();
   out << "rank,device,vertex,node,region,compute_s,communication_s,exposed_communication_s,"
          "waiting_s,waiting_p2p_s,idle_s,tasks,peak_memory_bytes,memory_capacity_bytes,oom\n";
   for (int r = 0; r < c.num_ranks(); ++r) {
@@ -32,8 +32,8 @@ void write_ranks_csv(std::ostream& out, const Scenario& scenario, const Scenario
   }
 }
 
-void write_links_csv(std::ostream& out, const Scenario& scenario, const ScenarioRun& run) {
-  const Topology& t = scenario.cluster.topology;
+void write_links_csv(std::ostream& out, const LoweredScenario& scenario, const ScenarioRun& run) {
+  const Topology& t = scenario.cluster_ref().topology;
   const double span = run.result.end.seconds();
   out << "link,src,dst,kind,bandwidth_Bps,latency_s,bytes,busy_s,mean_utilization,"
          "peak_utilization\n";

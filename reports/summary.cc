@@ -14,14 +14,32 @@
 
 namespace dtsim {
 
-nlohmann::ordered_json make_summary(const Scenario& scenario, const ScenarioRun& run,
+nlohmann::ordered_json cost_sources_json(const CostTally& t) {
+  const double given = t.given.time.seconds();
+  double total = t.launches.time.seconds() + given;
+  for (CostSource src : kAllCostSources) total += t.of(src).time.seconds();
+  const auto share = [total](double seconds) { return total > 0 ? seconds / total : 0.0; };
+  nlohmann::ordered_json out;
+  for (CostSource src : kAllCostSources) {
+    const CostTally::Share& x = t.of(src);
+    out[std::string(cost_source_name(src))] = {
+        {"ops", x.ops}, {"time_s", x.time.seconds()}, {"share", share(x.time.seconds())}};
+  }
+  out["kernel_launch"] = {{"ops", t.launches.ops},
+                          {"time_s", t.launches.time.seconds()},
+                          {"share", share(t.launches.time.seconds())}};
+  out["given"] = {{"tasks", t.given.ops}, {"time_s", given}, {"share", share(given)}};
+  return out;
+}
+
+nlohmann::ordered_json make_summary(const LoweredScenario& scenario, const ScenarioRun& run,
                                     const SummaryOptions& options) {
   const RunResult& r = run.result;
-  const Cluster& c = scenario.cluster;
+  const Cluster& c = scenario.cluster_ref();
   nlohmann::ordered_json s;
   s["scenario"] = scenario.name;
   s["source"] = scenario.source;
-  s["network_model"] = scenario.simulation.network_model;
+  s["network_model"] = scenario.network_model;
   s["simulated_time_s"] = r.end.seconds();
   if (options.include_wall_time) s["wall_time_s"] = run.wall_time_s;
   s["events"] = r.events;
@@ -32,7 +50,10 @@ nlohmann::ordered_json make_summary(const Scenario& scenario, const ScenarioRun&
                   {"vertices", c.topology.num_vertices()},
                   {"links", c.topology.num_links()}};
   s["tasks"] = scenario.graph.tasks().size();
-  s["completed"] = r.stalled.empty();
+  s["cost_model"] = scenario.cost_model;
+  s["cost_sources"] = cost_sources_json(scenario.costs);
+  s["completed"] = r.stalled.empty() && !r.cancelled;
+  if (r.cancelled) s["cancelled"] = true;
   if (!r.stalled.empty()) s["stalled"] = r.stalled;
 
   if (scenario.training) {
@@ -197,7 +218,21 @@ std::string format_summary_text(const nlohmann::ordered_json& s) {
                        s["wall_time_s"].get<double>(), s["events"].get<uint64_t>(),
                        s["fast_forwarded_rounds"].get<int64_t>());
   }
-  if (!s["completed"].get<bool>()) {
+  if (s.contains("cost_sources")) {
+    std::string line;
+    for (const auto& [source, figures] : s["cost_sources"].items()) {
+      const double share = figures["share"].get<double>();
+      if (share <= 0) continue;
+      line += fmt::format("{}{} {:.1f}%", line.empty() ? "" : ", ", source, 100 * share);
+    }
+    if (!line.empty()) {
+      out += fmt::format("compute costs   {} ({} model; share of compute time)\n", line,
+                         s["cost_model"].get<std::string>());
+    }
+  }
+  if (s.contains("cancelled")) {
+    out += "CANCELLED: the run was stopped; the figures cover what ran\n";
+  } else if (!s["completed"].get<bool>()) {
     out += "NOT COMPLETED: some tasks never ran:\n";
     for (const auto& line : s["stalled"]) out += "  " + line.get<std::string>() + "\n";
   }

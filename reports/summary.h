@@ -5,8 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "scenarios/scenario.h"
-#include "scenarios/scenario_runner.h"
+#include "models/scenario_result.h"
 
 namespace dtsim {
 
@@ -16,7 +15,12 @@ struct SummaryOptions {
   int busiest_links = 10;
 };
 
-nlohmann::ordered_json make_summary(const Scenario& scenario, const ScenarioRun& run,
+// The "cost_sources" section: per source (measured, interpolated, extrapolated, roofline)
+// the kernels of every rank's compute tasks, their summed time and its share of all compute
+// time; kernel launches and the durations the scenario gave, likewise.
+nlohmann::ordered_json cost_sources_json(const CostTally& tally);
+
+nlohmann::ordered_json make_summary(const LoweredScenario& scenario, const ScenarioRun& run,
                                     const SummaryOptions& options = {});
 std::string format_summary_text(const nlohmann::ordered_json& summary);
 

@@ -57,8 +57,8 @@ class EventStream {
 
 }  // namespace
 
-TraceWriter::TraceWriter(const Scenario& scenario, int ranks) : ranks_(ranks) {
-  const Cluster& c = scenario.cluster;
+TraceWriter::TraceWriter(const LoweredScenario& scenario, int ranks) : ranks_(ranks) {
+  const Cluster& c = scenario.cluster_ref();
   if (ranks >= c.num_ranks()) return;
   std::vector<bool> node_traced(c.nodes.size(), false);
   for (int r = 0; r < ranks; ++r) node_traced[c.devices[r].node] = true;
@@ -79,8 +79,8 @@ TraceWriter::TraceWriter(const Scenario& scenario, int ranks) : ranks_(ranks) {
   }
 }
 
-void TraceWriter::write(std::ostream& out, const Scenario& scenario) const {
-  const Cluster& c = scenario.cluster;
+void TraceWriter::write(std::ostream& out, const LoweredScenario& scenario) const {
+  const Cluster& c = scenario.cluster_ref();
   const int ranks = c.num_ranks();
   const int collectives_pid = ranks;
   const int links_pid = ranks + 1;

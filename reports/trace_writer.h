@@ -7,7 +7,7 @@
 #include <ostream>
 #include <vector>
 
-#include "scenarios/scenario.h"
+#include "models/scenario_result.h"
 #include "sim/observer.h"
 
 namespace dtsim {
@@ -18,7 +18,7 @@ class TraceWriter final : public SimObserver {
   // Records only what concerns ranks below `ranks`: their tasks, the collective calls they
   // take part in, and the links of their nodes. A training step on thousands of ranks has
   // millions of tasks and link spans; a few pipelines' worth is what a reader can look at.
-  TraceWriter(const Scenario& scenario, int ranks);
+  TraceWriter(const LoweredScenario& scenario, int ranks);
   void on_task(const TaskRecord& r) override {
     if (r.rank < ranks_) tasks_.push_back(r);
   }
@@ -31,7 +31,7 @@ class TraceWriter final : public SimObserver {
 
   // Writes the Trace Event Format (JSON object form) that chrome://tracing and
   // ui.perfetto.dev open. Times are microseconds with nanosecond digits, written exactly.
-  void write(std::ostream& out, const Scenario& scenario) const;
+  void write(std::ostream& out, const LoweredScenario& scenario) const;
 
  private:
   int ranks_ = INT32_MAX;

@@ -22,7 +22,7 @@ double iterations_to_train(const models::TrainingSetup& t, const models::Lowered
 
 }  // namespace
 
-RankStats rank_stats_per_iteration(const Scenario& scenario, const ScenarioRun& run, int rank) {
+RankStats rank_stats_per_iteration(const LoweredScenario& scenario, const ScenarioRun& run, int rank) {
   RankStats st = run.result.ranks[rank];
   if (!run.local_step || !scenario.training) return st;
   const RankStats& local = run.local_step->ranks[rank];
@@ -43,11 +43,11 @@ RankStats rank_stats_per_iteration(const Scenario& scenario, const ScenarioRun& 
   return st;
 }
 
-nlohmann::ordered_json make_training_summary(const Scenario& scenario, const ScenarioRun& run) {
+nlohmann::ordered_json make_training_summary(const LoweredScenario& scenario, const ScenarioRun& run) {
   const TrainingWorkload& tw = *scenario.training;
   const models::LoweredStep& step = tw.step;
   const models::ParallelPlan& plan = step.plan;
-  const Cluster& cluster = scenario.cluster;
+  const Cluster& cluster = scenario.cluster_ref();
   const double sync_time = run.result.end.seconds();
   double iteration = sync_time;
   nlohmann::ordered_json s;

@@ -1,4 +1,4 @@
-// Validation against published results: runs, rows, median and worst error, and writers.
+// Validation against published results: rows, median and worst error, and writers.
 #include "reports/validation_report.h"
 
 #include <algorithm>
@@ -7,42 +7,8 @@
 
 #include <fmt/format.h>
 
-#include "reports/training_summary.h"
-#include "scenarios/loader.h"
-#include "scenarios/scenario_runner.h"
 
 namespace dtsim {
-
-ValidationRow run_validation_case(const std::string& path) {
-  Scenario scenario = load_scenario_file(path);
-  if (!scenario.reference) {
-    throw std::runtime_error(path + ": a validation scenario needs a \"reference\" block "
-                                    "(source, metric, value)");
-  }
-  if (!scenario.training) {
-    throw std::runtime_error(path + ": a reference compares a training step's figures; the "
-                                    "scenario needs \"model\", \"training\" and \"parallelism\"");
-  }
-  const ScenarioRun run = run_scenario(scenario);
-  if (!run.result.stalled.empty()) {
-    throw std::runtime_error(path + ": the run did not complete: " + run.result.stalled.front());
-  }
-  const auto ref = make_reference_summary(*scenario.reference, make_training_summary(scenario, run));
-  if (ref.at("predicted").is_null()) {
-    throw std::runtime_error(path + ": reference metric \"" + scenario.reference->metric +
-                             "\" has no predicted value (for time_to_train_s, give the run's "
-                             "length in \"training\")");
-  }
-  ValidationRow row;
-  row.scenario = path;
-  row.name = scenario.name;
-  row.source = scenario.reference->source;
-  row.metric = scenario.reference->metric;
-  row.reference = scenario.reference->value;
-  row.predicted = ref.at("predicted").get<double>();
-  row.error = ref.at("error").get<double>();
-  return row;
-}
 
 namespace {
 

@@ -1,4 +1,5 @@
-// The validation report: every scenario with a published `reference`, run and compared;
+// The validation report: every scenario with a published `reference`, run and compared
+// (runner/validation_cases.h runs them);
 // rows of (case, metric, reference, predicted, signed relative error) with their median
 // and worst, written as docs/validation.md and docs/validation.json.
 #pragma once
@@ -24,11 +25,6 @@ struct ValidationRow {
 // none worse than 25%.
 inline constexpr double kTargetMedianError = 0.10;
 inline constexpr double kTargetWorstError = 0.25;
-
-// Loads and runs one scenario (no trace) and reads its reference comparison. Throws
-// ScenarioError for bad input and std::runtime_error when the scenario has no reference
-// or the run did not complete.
-ValidationRow run_validation_case(const std::string& path);
 
 double median_abs_error(const std::vector<ValidationRow>& rows);
 double worst_abs_error(const std::vector<ValidationRow>& rows);

@@ -41,6 +41,24 @@ SimulationSettings read_simulation(const json* value, const std::string& pointer
   if (auto v = o->boolean("trace", Need::kOptional)) out.trace = *v;
   if (auto v = o->integer("trace_ranks", Need::kOptional, 1)) out.trace_ranks = static_cast<int>(*v);
   if (auto v = o->boolean("fast_forward", Need::kOptional)) out.fast_forward = *v;
+  static constexpr std::string_view kCostModels[] = {"roofline", "measured"};
+  if (auto v = o->choice("cost_model", Need::kOptional, kCostModels, "cost model")) {
+    out.cost_model = std::string(kCostModels[*v]);
+  }
+  if (auto v = o->string("costs", Need::kOptional)) {
+    if (v->empty()) {
+      d.error(o->pointer("costs"), "expected the path of a cost database, got an empty string");
+    } else {
+      out.costs_file = *v;
+    }
+  }
+  if (out.cost_model == "measured" && !out.costs_file) {
+    d.error(o->pointer("cost_model"),
+            "\"measured\" needs \"costs\": the cost database to read (dtsim calibrate writes one)");
+  }
+  if (out.cost_model == "roofline" && out.costs_file) {
+    d.error(o->pointer("costs"), "applies only with \"cost_model\": \"measured\"");
+  }
   o->report_unknown_keys();
   return out;
 }
@@ -85,13 +103,9 @@ void resolve_workload(const WorkloadSpec& spec, const Cluster& cluster, Diagnost
                       Scenario& out) {
   out.workload_kind = spec.kind;
   if (spec.kind == WorkloadKind::kCollective) {
-    const size_t errors_before = d.count();
     resolve_sweep(spec.sweep, cluster, d, out.collective);
-    if (d.count() == errors_before && spec.sweep.valid) {
-      out.graph = build_collective_sweep_graph(out.collective);
-    }
   } else {
-    resolve_task_graph(spec.graph, cluster, d, out.graph);
+    resolve_task_graph(spec.graph, cluster, d, out.task_graph);
   }
 }
 
@@ -151,7 +165,7 @@ Scenario load_scenario(nlohmann::json document, const std::string& source,
   std::string description;
   std::optional<scenario_detail::LoadedCluster> cluster;
   std::optional<scenario_detail::WorkloadSpec> workload;
-  std::optional<scenario_detail::TrainingSpec> training;
+  std::optional<scenario_detail::TrainingSection> training;
   std::optional<Reference> reference;
   SimulationSettings simulation;
   {
@@ -204,12 +218,12 @@ Scenario load_scenario(nlohmann::json document, const std::string& source,
                     .workload_kind = WorkloadKind::kCollective,
                     .collective = {},
                     .training = {},
-                    .reference = std::move(reference),
-                    .graph = {}};
+                    .task_graph = {},
+                    .reference = std::move(reference)};
   // The specs move as unique_ptrs, so the node groups' pointers stay valid.
   scenario.cluster.owned_specs = std::move(cluster->owned_specs);
   if (workload) scenario_detail::resolve_workload(*workload, scenario.cluster, d, scenario);
-  if (training) scenario_detail::resolve_training(*training, d, scenario);
+  if (training) scenario_detail::resolve_training(*training, scenario);
   if (!d.empty()) throw ScenarioError(d.format(source));
   scenario.document = std::move(document);
   return scenario;

@@ -1,5 +1,6 @@
 // A loaded scenario: the validated, typed form of a scenario JSON file (see
-// docs/scenario-format.md), with its cluster built and its workload lowered to a TaskGraph.
+// docs/scenario-format.md), with its cluster built. Its workload is a specification: the
+// caller lowers it with the cost model it chooses (scenarios/scenario_lowering.h).
 #pragma once
 
 #include <optional>
@@ -9,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/lowering.h"
+#include "models/scenario_result.h"
 #include "sim/cluster_spec.h"
 #include "sim/collectives/collective_plan.h"
 #include "sim/task_graph.h"
@@ -18,23 +20,11 @@ namespace dtsim {
 
 enum class WorkloadKind { kCollective, kTaskGraph, kTraining };
 
-// A published figure the scenario reproduces (scenarios/validation/): `dtsim run` prints
-// the prediction next to it.
-struct Reference {
-  std::string source;
-  std::string metric;  // a key of the summary's "training" section, e.g. "iteration_time_s"
-  double value = 0;
-  std::string note;
-};
-
-// A training step: model, set-up and plan, lowered to the scenario's TaskGraph.
-struct TrainingWorkload {
+// A training step as the scenario gives it: model, set-up and plan, checked but not lowered.
+struct TrainingSpec {
   models::ModelSpec model;
   models::TrainingSetup training;
-  models::LoweredStep step;  // the iteration that synchronizes across regions
-  // With parallelism.sync_every > 1 (local SGD across regions): an iteration that reduces
-  // gradients inside each region only; the reported iteration time averages the two.
-  std::optional<models::LoweredStep> local_step;
+  models::ParallelPlan plan;
 };
 
 // The nccl-tests-like sweep: every (op, algorithm, size) in turn, `iterations` times.
@@ -54,6 +44,10 @@ struct SimulationSettings {
   // links (all when unset).
   std::optional<int> trace_ranks;
   bool fast_forward = true;  // see SimulationOptions::fast_forward
+  // Which cost model prices the ops: "roofline", or the measured model over the cost
+  // database in `costs_file` (relative paths resolved against the scenario's folder).
+  std::string cost_model = "roofline";
+  std::optional<std::string> costs_file;
 };
 
 struct Scenario {
@@ -65,10 +59,12 @@ struct Scenario {
   Cluster cluster;  // built from cluster_spec; owns custom device specs
   SimulationSettings simulation;
   WorkloadKind workload_kind = WorkloadKind::kCollective;
-  CollectiveSweep collective;  // for kCollective
-  std::optional<TrainingWorkload> training;  // for kTraining (graph is training->step.graph)
+  CollectiveSweep collective;            // for kCollective
+  std::optional<TrainingSpec> training;  // for kTraining
+  // For kTaskGraph: the tasks as given. Compute tasks priced by FLOPs carry one op of
+  // unknown shape and no duration yet: lowering prices them with the chosen cost model.
+  TaskGraph task_graph;
   std::optional<Reference> reference;
-  TaskGraph graph;             // the workload as tasks (every kind)
 };
 
 }  // namespace dtsim

@@ -131,17 +131,17 @@ void read_compute(JsonObject& o, TaskSpec& out) {
   if (has_duration && has_flops) {
     d.error(o.pointer(), "give either \"duration\" or \"flops\", not both");
   } else if (!has_duration && !has_flops) {
-    d.error(o.pointer(), "a compute task needs \"duration\" (a fixed time) or \"flops\" (run at "
-                         "the device's peak for \"dtype\")");
+    d.error(o.pointer(), "a compute task needs \"duration\" (a fixed time) or \"flops\" (priced "
+                         "by the cost model as a GEMM in \"dtype\")");
   }
   if (auto v = o.duration("duration", Need::kOptional)) out.prototype.duration = *v;
-  if (auto v = o.flops("flops", Need::kOptional)) out.prototype.flops = *v;
+  if (auto v = o.flops("flops", Need::kOptional)) out.flops = *v;
   if (!has_duration) {
     std::vector<std::string_view> dtypes;
     for (DType t : kAllDTypes) dtypes.push_back(dtype_name(t));
     out.dtype_given = o.value().contains("dtype");
     if (auto v = o.choice("dtype", Need::kOptional, dtypes, "dtype")) {
-      out.prototype.dtype = kAllDTypes[*v];
+      out.dtype = kAllDTypes[*v];
     }
   } else {
     o.reject("dtype", "applies only with \"flops\"");

@@ -73,13 +73,13 @@ bool check_task(const TaskSpec& t, const Copies& copies, const Cluster& cluster,
       return false;
     }
   }
-  if (p.kind == TaskKind::kCompute && p.flops) {
+  if (p.kind == TaskKind::kCompute && t.flops) {
     for (int r : copies.ranks) {
       const DeviceSpec& device = *cluster.devices[static_cast<size_t>(r)].spec;
-      if (device.peak_for(p.dtype).flops_per_second() <= 0) {
+      if (device.peak_for(t.dtype).flops_per_second() <= 0) {
         d.error(child_pointer(t.pointer, t.dtype_given ? "dtype" : "flops"),
                 "rank " + std::to_string(r) + "'s device \"" + device.name + "\" has no " +
-                    std::string(dtype_name(p.dtype)) +
+                    std::string(dtype_name(t.dtype)) +
                     " peak FLOP rate (give a dtype it supports, or a duration)");
         return false;
       }
@@ -189,6 +189,16 @@ void resolve_task_graph(const TaskGraphSpec& spec, const Cluster& cluster, Diagn
     first_id[i] = static_cast<TaskId>(out.tasks().size());
     const uint16_t stream = out.stream(t.stream);
     uint32_t call = 0;
+    OpListId ops = kNoOps;
+    if (t.flops) {
+      OpSignature gemm;
+      gemm.name = t.id;
+      gemm.kind = KernelKind::kGemm;
+      gemm.storage = t.dtype == DType::kTf32 ? DType::kFp32 : t.dtype;
+      gemm.math = t.dtype;
+      gemm.flops = t.flops->count();
+      ops = out.add_op_list(std::span<const OpSignature>(&gemm, 1));
+    }
     if (t.collective) {
       // Each task entry that names a collective is one call of it.
       const CollectiveDef& def = spec.collectives[*t.collective];
@@ -201,6 +211,7 @@ void resolve_task_graph(const TaskGraphSpec& spec, const Cluster& cluster, Diagn
       task.stream = stream;
       task.name = t.id;
       task.collective = call;
+      task.ops = ops;
       for (const TaskDep& dep : t.deps) {
         const Copies& target = *copies[dep.task];
         const size_t position = target.position_of(r).value_or(0);

@@ -298,33 +298,13 @@ std::optional<models::ParallelPlan> read_plan(const json& value, const std::stri
   return p;
 }
 
-// "parallelism.tp: ..." -> ("/parallelism/tp", "...").
-void report_plan_error(const std::string& message, Diagnostics& d) {
-  const size_t colon = message.find(": ");
-  const std::string key = colon == std::string::npos ? "" : message.substr(0, colon);
-  if (key.empty() || key.find(' ') != std::string::npos) {
-    d.error("", message);
-    return;
-  }
-  std::string pointer;
-  size_t start = 0;
-  while (start <= key.size()) {
-    const size_t dot = key.find('.', start);
-    pointer = child_pointer(pointer, key.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
-    if (dot == std::string::npos) break;
-    start = dot + 1;
-  }
-  d.error(pointer, message.substr(colon + 2));
-}
-
-const models::RooflineCostModel kRoofline;
 
 }  // namespace
 
-std::optional<TrainingSpec> read_training(const json* model, const json* training,
+std::optional<TrainingSection> read_training(const json* model, const json* training,
                                           const json* parallelism, const std::string& source,
                                           Diagnostics& d) {
-  TrainingSpec out;
+  TrainingSection out;
   const size_t errors_before = d.count();
   std::optional<models::ModelSpec> m;
   if (model == nullptr) {
@@ -344,9 +324,9 @@ std::optional<TrainingSpec> read_training(const json* model, const json* trainin
                                      " family takes no sequence");
     return out;
   }
-  out.model = *m;
-  out.training = *t;
-  out.plan = *p;
+  out.spec.model = *m;
+  out.spec.training = *t;
+  out.spec.plan = *p;
   out.valid = true;
   return out;
 }
@@ -370,32 +350,28 @@ std::optional<Reference> read_reference(const json& value, const std::string& po
   return r;
 }
 
-void resolve_training(const TrainingSpec& spec, Diagnostics& d, Scenario& out) {
-  out.workload_kind = WorkloadKind::kTraining;
-  if (!spec.valid) return;
-  models::LoweringInput in;
-  in.cluster = &out.cluster;
-  in.model = spec.model;
-  in.training = spec.training;
-  in.plan = spec.plan;
-  in.costs = &kRoofline;
-  try {
-    TrainingWorkload w;
-    w.model = spec.model;
-    w.training = spec.training;
-    w.step = models::lower_training_step(in);
-    if (spec.plan.sync_every > 1) {
-      in.global_sync = false;
-      w.local_step = models::lower_training_step(in);
-    }
-    out.graph = std::move(w.step.graph);
-    w.step.graph = TaskGraph{};
-    out.training = std::move(w);
-  } catch (const models::PlanError& e) {
-    for (const std::string& m : e.messages()) report_plan_error(m, d);
-  } catch (const std::invalid_argument& e) {
-    d.error("", e.what());
+// "parallelism.tp: ..." -> ("/parallelism/tp", "...").
+void report_plan_error(const std::string& message, Diagnostics& d) {
+  const size_t colon = message.find(": ");
+  const std::string key = colon == std::string::npos ? "" : message.substr(0, colon);
+  if (key.empty() || key.find(' ') != std::string::npos) {
+    d.error("", message);
+    return;
   }
+  std::string pointer;
+  size_t start = 0;
+  while (start <= key.size()) {
+    const size_t dot = key.find('.', start);
+    pointer = child_pointer(pointer, key.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  d.error(pointer, message.substr(colon + 2));
+}
+
+void resolve_training(const TrainingSection& section, Scenario& out) {
+  out.workload_kind = WorkloadKind::kTraining;
+  if (section.valid) out.training = section.spec;
 }
 
 }  // namespace dtsim::scenario_detail

@@ -1,5 +1,6 @@
 // The training sections of a scenario (`model`, `training`, `parallelism`, `reference`):
-// read without the cluster, then lowered to a TaskGraph once the cluster is built.
+// read and checked without the cluster; lowering (scenarios/scenario_lowering.h) checks the
+// plan against the cluster.
 #pragma once
 
 #include <optional>
@@ -11,21 +12,22 @@
 
 namespace dtsim::scenario_detail {
 
-struct TrainingSpec {
-  models::ModelSpec model;
-  models::TrainingSetup training;
-  models::ParallelPlan plan;
+struct TrainingSection {
+  TrainingSpec spec;
   bool valid = false;
 };
 
 // `model`, `training` and `parallelism` values (nullptr when absent); `source` resolves a
 // relative hf_config path.
-std::optional<TrainingSpec> read_training(const json* model, const json* training,
+std::optional<TrainingSection> read_training(const json* model, const json* training,
                                           const json* parallelism, const std::string& source,
                                           Diagnostics& d);
 std::optional<Reference> read_reference(const json& value, const std::string& pointer,
                                         Diagnostics& d);
-// Lowers the spec on `out.cluster` and fills out.training and out.graph.
-void resolve_training(const TrainingSpec& spec, Diagnostics& d, Scenario& out);
+// Fills out.workload_kind and, when the section is valid, out.training.
+void resolve_training(const TrainingSection& section, Scenario& out);
+
+// A plan error ("parallelism.tp: ...") reported at the key it names.
+void report_plan_error(const std::string& message, Diagnostics& d);
 
 }  // namespace dtsim::scenario_detail

@@ -56,6 +56,10 @@ struct TaskSpec {
   Task prototype;  // kind, stream name (below), kind-specific fields; rank and deps unset
   std::string stream;
   std::optional<size_t> collective;  // index into TaskGraphSpec::collectives
+  // compute: FLOPs of a GEMM in `dtype`, priced when the scenario is lowered (in place of
+  // prototype.duration).
+  std::optional<Flops> flops;
+  DType dtype = DType::kFp32;
   bool dtype_given = false;
   std::vector<TaskDep> deps;
   bool valid = false;
@@ -86,6 +90,8 @@ SweepSpec read_sweep(JsonObject& o);
 void resolve_sweep(const SweepSpec& spec, const Cluster& cluster, Diagnostics& d,
                    CollectiveSweep& out);
 TaskGraphSpec read_task_graph(JsonObject& o);
+// Builds the graph as given: a compute task priced by FLOPs carries one op signature (a GEMM
+// of unknown shape named after the task) and no duration until lowering prices it.
 void resolve_task_graph(const TaskGraphSpec& spec, const Cluster& cluster, Diagnostics& d,
                         TaskGraph& out);
 

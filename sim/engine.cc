@@ -67,9 +67,17 @@ void Engine::run_due_events() {
   }
 }
 
-Time Engine::run(Time until) {
+Time Engine::run(Time until, const std::function<bool()>& poll, uint64_t poll_every) {
   Time last = now_;
+  uint64_t polled_at = instants_;
   while (true) {
+    if (poll && instants_ - polled_at >= poll_every) {
+      polled_at = instants_;
+      if (poll()) {
+        stopped_ = true;
+        break;
+      }
+    }
     const Time event_t = next_event_time();
     Time model_t = Time::infinite();
     for (ResourceModel* m : models_) model_t = std::min(model_t, m->next_completion());
@@ -77,6 +85,7 @@ Time Engine::run(Time until) {
     if (t.is_infinite() || t > until) break;
     DTSIM_CHECK(t >= now_, "time went backwards");
     now_ = last = t;
+    ++instants_;
     // Events first (including those they schedule for now), then model completions; the
     // next turn of the loop picks up whatever those schedule for the same instant.
     if (event_t == t) run_due_events();

@@ -54,8 +54,15 @@ class Engine {
   void add_model(ResourceModel* model) { models_.push_back(model); }
 
   // Runs until nothing is pending or the next thing would happen after `until`.
-  // Returns the time of the last thing that happened.
-  Time run(Time until = Time::infinite());
+  // Returns the time of the last thing that happened. With a `poll`, the engine calls it
+  // before every `poll_every`-th instant (a time at which events run or models complete
+  // actions) and stops (stopped() turns true) when it returns true: a stop costs at most
+  // `poll_every` instants of work.
+  Time run(Time until = Time::infinite(), const std::function<bool()>& poll = {},
+           uint64_t poll_every = 1 << 14);
+  bool stopped() const { return stopped_; }
+  // Instants the run loop has handled.
+  uint64_t instants() const { return instants_; }
 
   // Earliest time at which a timed event is pending (infinite if none). Models use it to
   // know how far they may look ahead without anything else changing.
@@ -75,6 +82,8 @@ class Engine {
   void run_due_events();
 
   Time now_ = Time::zero();
+  bool stopped_ = false;
+  uint64_t instants_ = 0;
   uint64_t events_processed_ = 0;
   size_t live_events_ = 0;
   EventQueue queue_;

@@ -23,11 +23,11 @@ Simulation::Simulation(const Cluster& cluster, const SimulationOptions& options)
 
 Simulation::~Simulation() = default;
 
-RunResult Simulation::run(const TaskGraph& graph) {
+RunResult Simulation::run(const TaskGraph& graph, const RunControl& control) {
   DTSIM_CHECK(!ran_, "a Simulation runs one graph");
   ran_ = true;
   TaskRuntime runtime(*this, graph);
-  return runtime.run();
+  return runtime.run(control);
 }
 
 GroupLayout Simulation::layout_of(const std::vector<int>& members) const {

@@ -12,6 +12,7 @@
 #include "sim/network_model.h"
 #include "sim/observer.h"
 #include "sim/router.h"
+#include "sim/run_control.h"
 #include "sim/task_graph.h"
 #include "sim/topology.h"
 
@@ -52,8 +53,11 @@ struct RunResult {
   std::vector<CollectiveRecord> collectives;  // in completion order
   std::vector<MemoryOverflowRecord> memory_overflows;
   // Tasks that never ran (a dependency cycle through rendezvous, a collective whose
-  // members wait on each other): one sentence each; empty when everything completed.
+  // members wait on each other): one sentence each; empty when everything completed or
+  // the run was cancelled.
   std::vector<std::string> stalled;
+  // Stopped through RunControl::stop before the end: the figures cover what ran.
+  bool cancelled = false;
 };
 
 class Simulation {
@@ -63,8 +67,9 @@ class Simulation {
   ~Simulation();
 
   void add_observer(SimObserver* observer) { observers_.add(observer); }
-  // Runs the graph to completion; a Simulation runs one graph.
-  RunResult run(const TaskGraph& graph);
+  // Runs the graph to completion, or until `control` asks it to stop; a Simulation runs
+  // one graph. Progress counts finished tasks.
+  RunResult run(const TaskGraph& graph, const RunControl& control = {});
 
   const Cluster& cluster() const { return cluster_; }
   Engine& engine() { return engine_; }

@@ -54,12 +54,12 @@ TaskId TaskGraph::add(const Task& task) {
     throw std::length_error("a TaskGraph holds at most " + std::to_string(kMaxId) +
                             " tasks and as many dependencies");
   }
-  if (task.flops && task.flops->count() < 0) {
-    throw std::invalid_argument("task \"" + task.name + "\": FLOPs cannot be negative");
+  if (task.ops != kNoOps && task.ops >= num_op_lists()) {
+    throw std::invalid_argument("task \"" + task.name + "\": op list " + std::to_string(task.ops) +
+                                " is not in the graph");
   }
   Record r;
   r.fields = task;
-  if (task.flops) r.flops = *task.flops;
   // A collective's member tasks follow one another under one name: store it once.
   const Record* prev = records_.empty() ? nullptr : &records_.back();
   if (prev != nullptr && std::string_view(names_).substr(prev->name_first, prev->name_size) ==
@@ -74,6 +74,33 @@ TaskId TaskGraph::add(const Task& task) {
   deps_.insert(deps_.end(), task.deps.begin(), task.deps.end());
   records_.push_back(r);
   return static_cast<TaskId>(records_.size() - 1);
+}
+
+OpListId TaskGraph::add_op_list(std::span<const OpSignature> ops) {
+  size_t h = ops.size();
+  for (const OpSignature& op : ops) h = h * 1000003 ^ hash_value(op);
+  const auto [first, last] = op_list_index_.equal_range(h);
+  for (auto it = first; it != last; ++it) {
+    const std::span<const OpSignature> held = op_list(it->second);
+    if (std::equal(held.begin(), held.end(), ops.begin(), ops.end())) return it->second;
+  }
+  if (ops_.size() + ops.size() >= std::numeric_limits<uint32_t>::max()) {
+    throw std::length_error("a TaskGraph holds at most 2^32 - 1 op signatures");
+  }
+  const auto id = static_cast<OpListId>(num_op_lists());
+  ops_.insert(ops_.end(), ops.begin(), ops.end());
+  op_list_first_.push_back(static_cast<uint32_t>(ops_.size()));
+  op_list_index_.emplace(h, id);
+  return id;
+}
+
+size_t TaskGraph::op_list_bytes() const {
+  size_t bytes = ops_.capacity() * sizeof(OpSignature) + op_list_first_.capacity() * sizeof(uint32_t) +
+                 op_list_index_.size() * (sizeof(size_t) + sizeof(OpListId) + 2 * sizeof(void*));
+  for (const OpSignature& op : ops_) {
+    if (op.name.capacity() > 15) bytes += op.name.capacity() + 1;  // beyond the small-string buffer
+  }
+  return bytes;
 }
 
 void TaskGraph::reserve_like_first(size_t times) {

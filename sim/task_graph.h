@@ -8,16 +8,21 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/collectives/collective_plan.h"
 #include "sim/device.h"
 #include "sim/observer.h"
+#include "sim/op_signature.h"
 #include "sim/units.h"
 
 namespace dtsim {
 
 using TaskId = uint32_t;
+// The kernels a compute task runs, in order: an index into TaskGraph's op lists.
+using OpListId = uint32_t;
+inline constexpr OpListId kNoOps = UINT32_MAX;
 
 enum class MemcpyKind : uint8_t { kHostToDevice, kDeviceToHost, kDeviceToDevice, kPeer };
 std::string_view memcpy_kind_name(MemcpyKind k);
@@ -41,7 +46,8 @@ struct CollectiveCall {
 // What a task is, apart from its name, dependencies and FLOPs: the part that Task (what
 // callers add), the graph's compact record and TaskView (what it gives back) share.
 struct TaskFields {
-  // compute: a fixed duration (or see Task::flops).
+  // compute: how long its kernels run on its device (the cost model's price of `ops`, or
+  // the time a scenario gave).
   Duration duration;
   // send, recv, memcpy, alloc, free
   Bytes bytes;
@@ -51,17 +57,17 @@ struct TaskFields {
   int peer = -1;
   uint32_t collective = 0;  // collective: index into TaskGraph::collectives()
   uint32_t tag = 0;
+  // compute: the kernels it runs (TaskGraph::op_list); kNoOps when the scenario gave only
+  // a duration.
+  OpListId ops = kNoOps;
   uint16_t stream = 0;  // index into TaskGraph::streams()
   TaskKind kind = TaskKind::kCompute;
-  DType dtype = DType::kFp32;  // compute priced by FLOPs: at the device's peak for it
   MemcpyKind memcpy_kind = MemcpyKind::kHostToDevice;
 };
 
 struct Task : TaskFields {
   std::string name;
   std::vector<TaskId> deps;
-  // compute: FLOPs at the device's peak for `dtype`, in place of `duration`.
-  std::optional<Flops> flops;
 };
 
 // A task as the graph holds it, read back: the name and the dependencies view the graph's
@@ -69,13 +75,14 @@ struct Task : TaskFields {
 struct TaskView : TaskFields {
   std::string_view name;
   std::span<const TaskId> deps;
-  std::optional<Flops> flops;
 };
 
 // Tasks on one (rank, stream) run one at a time in the order they were added, like CUDA
 // streams; tasks on different streams run concurrently once their dependencies are done.
 // A training step holds millions of tasks, so the graph keeps them compact: fixed-size
-// records, every name in one character array and every dependency list in one id array.
+// records, every name in one character array and every dependency list in one id array;
+// the ranks of a stage run the same kernels, so each distinct op list is stored once and
+// tasks point at it.
 class TaskGraph {
  public:
   // Returns the stream's index, adding it if new.
@@ -83,8 +90,19 @@ class TaskGraph {
   const std::vector<std::string>& streams() const { return streams_; }
 
   // Throws std::length_error past 2^32 - 1 tasks or dependencies (ids are 32-bit), and
-  // std::invalid_argument for negative FLOPs.
+  // std::invalid_argument for an op list the graph does not hold.
   TaskId add(const Task& task);
+  // A compute task's duration, set once its ops are priced.
+  void set_duration(TaskId id, Duration d) { records_[id].fields.duration = d; }
+
+  // Returns the list's id: the one it already has when an equal list was added before.
+  OpListId add_op_list(std::span<const OpSignature> ops);
+  std::span<const OpSignature> op_list(OpListId id) const {
+    return {ops_.data() + op_list_first_[id], op_list_first_[id + 1] - op_list_first_[id]};
+  }
+  size_t num_op_lists() const { return op_list_first_.size() - 1; }
+  // Bytes the op lists take (signatures and their index), for memory reports.
+  size_t op_list_bytes() const;
   uint32_t add_collective(CollectiveCall call);
   // Adds the call and one task per member on `stream`, named after its label, with no
   // dependencies (stream order sequences calls on one stream). Returns the call's id.
@@ -135,21 +153,23 @@ class TaskGraph {
   std::vector<std::string> validate(int num_ranks) const;
 
  private:
-  // 64 bytes per task, against 128 and two heap blocks for a Task.
+  // 56 bytes per task, against 120 and two heap blocks for a Task.
   struct Record {
     TaskFields fields;
-    Flops flops{-1};  // negative: none (FLOPs are never negative)
     uint64_t name_first = 0;  // into names_
     uint32_t name_size = 0;
     uint32_t deps_first = 0;  // into deps_; the list ends where the next task's begins
   };
-  static_assert(sizeof(Record) == 64);
+  static_assert(sizeof(Record) == 56);
 
   std::vector<std::string> streams_;
   std::vector<Record> records_;
   std::string names_;
   std::vector<TaskId> deps_;
   std::vector<CollectiveCall> collectives_;
+  std::vector<OpSignature> ops_;
+  std::vector<uint32_t> op_list_first_{0};  // list i is ops_[first[i], first[i + 1])
+  std::unordered_multimap<size_t, OpListId> op_list_index_;  // by the list's hash
 };
 
 // Inline: the runtime reads a task at every issue and finish.
@@ -161,7 +181,6 @@ inline TaskView TaskGraph::task(TaskId id) const {
   static_cast<TaskFields&>(v) = r.fields;
   v.name = std::string_view(names_).substr(r.name_first, r.name_size);
   v.deps = std::span<const TaskId>(deps_.data() + r.deps_first, deps_end - r.deps_first);
-  if (r.flops.count() >= 0) v.flops = r.flops;
   return v;
 }
 

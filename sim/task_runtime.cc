@@ -69,7 +69,7 @@ TaskRuntime::TaskRuntime(Simulation& sim, const TaskGraph& graph)
     st.link = t.kind == TaskKind::kCollective ? t.collective : t.tag;
     if (t.kind == TaskKind::kCompute) {
       const ClusterDevice& dev = sim.cluster().devices[t.rank];
-      const Duration nominal = t.flops ? *t.flops / dev.spec->peak_for(t.dtype) : t.duration;
+      const Duration nominal = t.duration;
       st.amount =
           (dev.speed == 1 ? nominal : ceil_ns(static_cast<double>(nominal.count_ns()) / dev.speed))
               .count_ns();
@@ -106,13 +106,23 @@ TaskRuntime::TaskRuntime(Simulation& sim, const TaskGraph& graph)
   }
 }
 
-RunResult TaskRuntime::run() {
+RunResult TaskRuntime::run(const RunControl& control) {
   // Issue every stream's first task whose dependencies are already met.
   for (Stream& s : streams_) {
     if (!s.empty()) try_issue(stream_tasks_[s.first]);
   }
   Engine& engine = sim_.engine_;
-  const Time end = engine.run();
+  const auto total = static_cast<int64_t>(graph_.num_tasks());
+  const auto poll = [&] {
+    int64_t done = 0;
+    for (const RankClock& r : ranks_) done += r.stats.tasks;
+    control.report("simulation", done, total);
+    return control.stop_requested();
+  };
+  const bool polled = control.progress || control.stop.stop_possible();
+  const Time end = engine.run(Time::infinite(), polled ? std::function<bool()>(poll) : nullptr,
+                              static_cast<uint64_t>(std::max<int64_t>(1, control.check_every)));
+  result_.cancelled = engine.stopped();
   sim_.network_->finish(end);
   result_.end = end;
   result_.events = engine.events_processed();
@@ -121,7 +131,7 @@ RunResult TaskRuntime::run() {
     account(r, Activity::kNone, 0);  // close the last interval, stalled tasks included
     result_.ranks.push_back(ranks_[r].stats);
   }
-  result_.stalled = describe_stalled();
+  if (!result_.cancelled) result_.stalled = describe_stalled();
   return result_;
 }
 

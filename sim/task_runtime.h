@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "sim/run_control.h"
 #include "sim/simulation.h"
 
 namespace dtsim {
@@ -14,7 +15,7 @@ namespace dtsim {
 class TaskRuntime {
  public:
   TaskRuntime(Simulation& sim, const TaskGraph& graph);
-  RunResult run();
+  RunResult run(const RunControl& control);
 
  private:
   // Time accounting per rank: counters of tasks per state, integrated at every change.

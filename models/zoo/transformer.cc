@@ -108,8 +108,9 @@ Dims dims_of(const ModelSpec& spec, const BuildShape& shape) {
 
 void add_norm(std::vector<Op>& ops, const Dims& d, std::string name) {
   const double elements = d.token_elements();
-  Op norm = memory_bound_op(std::move(name), OpKind::kNorm, TensorSplit::kSequence, elements,
-                            d.gpt_style ? kLayerNormFlops : kRmsNormFlops, 2 * d.act);
+  Op norm = run_by(memory_bound_op(std::move(name), OpKind::kNorm, TensorSplit::kSequence, elements,
+                                   d.gpt_style ? kLayerNormFlops : kRmsNormFlops, 2 * d.act, d.hidden),
+                   d.gpt_style ? KernelKind::kLayerNorm : KernelKind::kRmsNorm);
   norm.params = d.gpt_style ? 2 * d.hidden : d.hidden;  // LayerNorm has a bias, RMSNorm not
   ops.push_back(saving(std::move(norm), elements * d.act, TensorSplit::kSequence));
 }
@@ -120,11 +121,12 @@ void add_norm(std::vector<Op>& ops, const Dims& d, std::string name) {
 // selective recomputation keeps too, since it reruns the core from them.
 Op qkv_preparation(const Dims& d) {
   const double qkv_elements = static_cast<double>(d.tokens) * (d.q_width + 2 * d.kv_width);
+  // Rows of one head's width: tensor parallelism splits them by heads.
   Op op = d.gpt_style ? memory_bound_op("attn.qkv_bias", OpKind::kElementwise, TensorSplit::kHeads,
-                                        qkv_elements, kAddFlops, 2 * d.act)
+                                        qkv_elements, kAddFlops, 2 * d.act, d.head_dim)
                       : memory_bound_op("attn.rope", OpKind::kElementwise, TensorSplit::kHeads,
                                         static_cast<double>(d.tokens) * (d.q_width + d.kv_width),
-                                        kRopeFlops, 2 * d.act);
+                                        kRopeFlops, 2 * d.act, d.head_dim);
   return saving(std::move(op), qkv_elements * d.act, TensorSplit::kHeads);
 }
 
@@ -132,8 +134,9 @@ Op qkv_preparation(const Dims& d) {
 // It keeps its inputs for the backward pass, as the block's other norms do.
 Op qk_norm_op(const Dims& d) {
   const double elements = static_cast<double>(d.tokens) * (d.q_width + d.kv_width);
-  Op op = memory_bound_op("attn.qk_norm", OpKind::kNorm, TensorSplit::kHeads, elements,
-                          kRmsNormFlops, 2 * d.act);
+  Op op = run_by(memory_bound_op("attn.qk_norm", OpKind::kNorm, TensorSplit::kHeads, elements,
+                                 kRmsNormFlops, 2 * d.act, d.head_dim),
+                 KernelKind::kRmsNorm);
   op.params = 2 * d.head_dim;
   return saving(std::move(op), elements * d.act, TensorSplit::kHeads);
 }
@@ -144,6 +147,7 @@ Op attention_gemm(std::string name, const GemmShape& gemm, double act) {
   Op op;
   op.name = std::move(name);
   op.kind = OpKind::kAttention;
+  op.kernel = KernelKind::kBatchedGemm;
   op.split = TensorSplit::kHeads;
   op.gemm = gemm;
   op.saved_split = TensorSplit::kHeads;
@@ -174,7 +178,11 @@ Op attention_core_op(Op op) {
 // as FlashAttention-2's window_size skips the tiles wholly outside it.
 Op flash_attention_op(const Dims& d, bool causal) {
   const int64_t batch = d.batch * d.heads;
-  Op op = attention_gemm("attn.flash", GemmShape{d.seq, d.seq, d.head_dim, batch}, d.act);
+  Op op = attention_gemm("attn.flash", GemmShape{d.seq, d.seq, d.head_dim, batch, true}, d.act);
+  op.kernel = KernelKind::kFlashAttention;
+  op.attention = AttentionDims{d.batch, d.heads, d.kv_width / d.head_dim, d.head_dim, d.seq, d.seq,
+                               causal ? d.window : 0};
+  op.causal = causal;
   op.fwd_flops *= 2;
   op.bwd_flops = 2.5 * op.fwd_flops;
   // Q and O have every head; K and V the key/value heads only (grouped-query attention).
@@ -203,17 +211,21 @@ Op flash_attention_op(const Dims& d, bool causal) {
 void add_unfused_attention_core(std::vector<Op>& ops, const Dims& d) {
   const int64_t score_batch = d.batch * d.heads;
   // Its inputs Q and K are kept by the QKV preparation above.
-  ops.push_back(
-      attention_gemm("attn.score", GemmShape{d.seq, d.seq, d.head_dim, score_batch}, d.act));
+  Op score = attention_gemm("attn.score", GemmShape{d.seq, d.seq, d.head_dim, score_batch, true},
+                            d.act);
+  score.causal = d.family != ModelFamily::kBert;
+  ops.push_back(std::move(score));
   const double scores = d.score_elements();
   ops.push_back(saving(
       attention_core_op(memory_bound_op("attn.softmax", OpKind::kSoftmax, TensorSplit::kHeads,
-                                        scores, kSoftmaxFlops, 2 * d.act)),
+                                        scores, kSoftmaxFlops, 2 * d.act, d.seq)),
       scores * d.act, TensorSplit::kHeads));
   if (d.gpt_style) {
     ops.push_back(saving(
-        attention_core_op(memory_bound_op("attn.dropout", OpKind::kElementwise, TensorSplit::kHeads,
-                                          scores, kDropoutFlops, 2 * d.act + kMaskBytes)),
+        attention_core_op(run_by(memory_bound_op("attn.dropout", OpKind::kElementwise,
+                                                 TensorSplit::kHeads, scores, kDropoutFlops,
+                                                 2 * d.act + kMaskBytes, d.seq),
+                                 KernelKind::kDropout)),
         scores * kMaskBytes, TensorSplit::kHeads));
   }
   // Attention over V keeps the dropout output; without dropout it reads the softmax
@@ -248,11 +260,12 @@ void add_residual(std::vector<Op>& ops, const Dims& d, const std::string& prefix
   if (d.gpt_style) {
     ops.push_back(saving(
         memory_bound_op(prefix + ".dropout_add", OpKind::kElementwise, TensorSplit::kSequence,
-                        elements, kAddFlops + kDropoutFlops + kAddFlops, 3 * d.act + kMaskBytes),
+                        elements, kAddFlops + kDropoutFlops + kAddFlops, 3 * d.act + kMaskBytes,
+                        d.hidden),
         elements * kMaskBytes, TensorSplit::kSequence));
   } else {
     ops.push_back(memory_bound_op(prefix + ".residual", OpKind::kElementwise,
-                                  TensorSplit::kSequence, elements, kAddFlops, 3 * d.act));
+                                  TensorSplit::kSequence, elements, kAddFlops, 3 * d.act, d.hidden));
   }
 }
 
@@ -263,8 +276,9 @@ void add_gelu_mlp(std::vector<Op>& ops, const Dims& d) {
   ops.push_back(
       saving(linear("mlp.fc1", TensorSplit::kColumn, d.tokens, d.hidden, d.ffn, true, d.act),
              d.token_elements() * d.act, TensorSplit::kSequence));
-  ops.push_back(saving(memory_bound_op("mlp.gelu", OpKind::kElementwise, TensorSplit::kColumn,
-                                       ffn_elements, kGeluFlops, 2 * d.act),
+  ops.push_back(saving(run_by(memory_bound_op("mlp.gelu", OpKind::kElementwise, TensorSplit::kColumn,
+                                              ffn_elements, kGeluFlops, 2 * d.act, d.ffn),
+                              KernelKind::kGelu),
                        ffn_elements * d.act, TensorSplit::kColumn));
   ops.push_back(saving(linear("mlp.fc2", TensorSplit::kRow, d.tokens, d.ffn, d.hidden, true, d.act),
                        ffn_elements * d.act, TensorSplit::kRow));
@@ -281,8 +295,10 @@ std::vector<Op> swiglu_ops(const Dims& d, const std::string& prefix, int64_t row
              static_cast<double>(rows) * d.hidden * d.act, input_split));
   // Reads the same input as the gate, kept once there.
   ops.push_back(linear(prefix + ".up", TensorSplit::kColumn, rows, d.hidden, d.ffn, false, d.act));
-  ops.push_back(saving(memory_bound_op(prefix + ".swiglu", OpKind::kElementwise,
-                                       TensorSplit::kColumn, ffn_elements, kSwigluFlops, 3 * d.act),
+  ops.push_back(saving(run_by(memory_bound_op(prefix + ".swiglu", OpKind::kElementwise,
+                                              TensorSplit::kColumn, ffn_elements, kSwigluFlops,
+                                              3 * d.act, d.ffn),
+                              KernelKind::kSwiglu),
                        2 * ffn_elements * d.act, TensorSplit::kColumn));
   ops.push_back(
       saving(linear(prefix + ".down", TensorSplit::kRow, rows, d.ffn, d.hidden, false, d.act),
@@ -312,7 +328,7 @@ void add_moe_mlp(std::vector<Op>& ops, const Dims& d) {
   }
   const double routed_elements = static_cast<double>(routed) * d.hidden;
   ops.push_back(saving(memory_bound_op("moe.combine", OpKind::kElementwise, TensorSplit::kSequence,
-                                       routed_elements, kCombineFlops, 2 * d.act),
+                                       routed_elements, kCombineFlops, 2 * d.act, d.hidden),
                        routed_elements * d.act, TensorSplit::kSequence));
 }
 
@@ -365,7 +381,8 @@ Layer block_layer(const Dims& d, int index) {
 // A lookup (and add) into a table of `rows` x hidden: reads a row, writes the activation.
 Op embedding_lookup(std::string name, TensorSplit split, const Dims& d, int64_t rows) {
   const double elements = d.token_elements();
-  Op op = memory_bound_op(std::move(name), OpKind::kEmbedding, split, elements, 0, 2 * d.act);
+  Op op = memory_bound_op(std::move(name), OpKind::kEmbedding, split, elements, 0, 2 * d.act,
+                          d.hidden);
   op.params = rows * d.hidden;
   op.bwd_flops = elements;  // the gradient rows are added into the table's gradient
   return op;
@@ -394,8 +411,9 @@ Layer embedding_layer(const Dims& d) {
   }
   if (d.gpt_style) {
     layer.ops.push_back(
-        saving(memory_bound_op("embed.dropout", OpKind::kElementwise, TensorSplit::kSequence,
-                               elements, kDropoutFlops, 2 * d.act + kMaskBytes),
+        saving(run_by(memory_bound_op("embed.dropout", OpKind::kElementwise, TensorSplit::kSequence,
+                                      elements, kDropoutFlops, 2 * d.act + kMaskBytes, d.hidden),
+                      KernelKind::kDropout),
                elements * kMaskBytes, TensorSplit::kSequence));
   }
   layer.output_bytes = elements * d.act;
@@ -426,8 +444,10 @@ void add_bert_heads(std::vector<Op>& ops, const Dims& d) {
   ops.push_back(saving(
       linear("head.mlm.dense", TensorSplit::kSequence, d.tokens, d.hidden, d.hidden, true, d.act),
       elements * d.act, TensorSplit::kSequence));
-  ops.push_back(saving(memory_bound_op("head.mlm.gelu", OpKind::kElementwise,
-                                       TensorSplit::kSequence, elements, kGeluFlops, 2 * d.act),
+  ops.push_back(saving(run_by(memory_bound_op("head.mlm.gelu", OpKind::kElementwise,
+                                              TensorSplit::kSequence, elements, kGeluFlops,
+                                              2 * d.act, d.hidden),
+                              KernelKind::kGelu),
                        elements * d.act, TensorSplit::kSequence));
   add_norm(ops, d, "head.mlm.norm");
   add_lm_logits_and_loss(ops, d, "head.mlm", true);
@@ -439,7 +459,7 @@ void add_bert_heads(std::vector<Op>& ops, const Dims& d) {
   // tanh costs about what GeLU's tanh approximation does.
   ops.push_back(
       saving(memory_bound_op("head.pooler.tanh", OpKind::kElementwise, TensorSplit::kReplicated,
-                             first_tokens, kGeluFlops, 2 * d.act),
+                             first_tokens, kGeluFlops, 2 * d.act, d.hidden),
              first_tokens * d.act, TensorSplit::kReplicated));
   ops.push_back(saving(
       linear("head.nsp", TensorSplit::kReplicated, d.batch, d.hidden, kBertNspClasses, true, d.act),

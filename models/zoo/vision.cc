@@ -58,20 +58,27 @@ class NetBuilder {
     Op op = weighted_gemm(std::move(name), OpKind::kConv, TensorSplit::kReplicated, gemm,
                           out_channels * k, bias ? out_channels : 0, in_elements,
                           static_cast<double>(batch_) * out.per_sample(), act_);
+    op.conv = ConvDims{batch_, map_.channels, map_.height, map_.width, out_channels, kernel, kernel,
+                       stride, pad};
     ops_.push_back(keep(std::move(op), keep_input ? in_elements * act_ : 0));
     map_ = out;
   }
 
   void batch_norm(std::string name) {
-    Op op = memory_bound_op(std::move(name), OpKind::kNorm, TensorSplit::kReplicated, elements(),
-                            kBatchNormFlops, kBatchNormTraffic * act_);
+    // Statistics per channel: rows of the channels' width (NHWC, as cuDNN runs it).
+    Op op = run_by(memory_bound_op(std::move(name), OpKind::kNorm, TensorSplit::kReplicated,
+                                   elements(), kBatchNormFlops, kBatchNormTraffic * act_,
+                                   map_.channels),
+                   KernelKind::kBatchNorm);
     op.params = 2 * map_.channels;  // scale and shift
     ops_.push_back(keep(std::move(op), elements() * act_));
   }
 
   void relu(std::string name, bool keep_output = false) {
-    ops_.push_back(keep(memory_bound_op(std::move(name), OpKind::kElementwise,
-                                        TensorSplit::kReplicated, elements(), kReluFlops, 2 * act_),
+    ops_.push_back(keep(run_by(memory_bound_op(std::move(name), OpKind::kElementwise,
+                                               TensorSplit::kReplicated, elements(), kReluFlops,
+                                               2 * act_, map_.per_sample()),
+                               KernelKind::kRelu),
                         keep_output ? elements() * act_ : 0));
   }
 
@@ -91,13 +98,15 @@ class NetBuilder {
 
   void residual_add(std::string name) {
     ops_.push_back(memory_bound_op(std::move(name), OpKind::kElementwise, TensorSplit::kReplicated,
-                                   elements(), kAddFlops, 3 * act_));
+                                   elements(), kAddFlops, 3 * act_, map_.per_sample()));
   }
 
   void dropout(std::string name) {
     ops_.push_back(
-        keep(memory_bound_op(std::move(name), OpKind::kElementwise, TensorSplit::kReplicated,
-                             elements(), kDropoutFlops, 2 * act_ + kMaskBytes),
+        keep(run_by(memory_bound_op(std::move(name), OpKind::kElementwise, TensorSplit::kReplicated,
+                                    elements(), kDropoutFlops, 2 * act_ + kMaskBytes,
+                                    map_.per_sample()),
+                    KernelKind::kDropout),
              elements() * kMaskBytes));
   }
 
@@ -142,7 +151,10 @@ class NetBuilder {
     Op op;
     op.name = std::move(name);
     op.kind = OpKind::kPool;
+    op.kernel = KernelKind::kPool;
     op.split = TensorSplit::kReplicated;
+    op.rows = batch_;
+    op.width = out.per_sample();
     op.fwd_flops = out_elements * window;  // a compare or an add per window element
     op.bwd_flops = in_elements;            // route or spread the gradient back
     op.fwd_bytes = (in_elements + out_elements) * act_;

@@ -2,6 +2,7 @@
 // constructors they share (GEMMs with weights, memory-bound ops, the softmax loss).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -61,8 +62,12 @@ inline Op weighted_gemm(std::string name, OpKind kind, TensorSplit split, const 
   Op op;
   op.name = std::move(name);
   op.kind = kind;
+  op.kernel = kind == OpKind::kConv     ? KernelKind::kConv
+              : kind == OpKind::kRouter ? KernelKind::kRouter
+                                        : KernelKind::kGemm;
   op.split = split;
   op.gemm = gemm;
+  op.gemm.transpose_b = true;  // weights stored [out, in]
   op.params = weights + biases;
   op.fwd_flops = gemm.flops();
   op.bwd_flops = 2 * op.fwd_flops;
@@ -79,16 +84,37 @@ inline Op linear(std::string name, TensorSplit split, int64_t rows, int64_t in, 
                        static_cast<double>(rows) * out, act_bytes);
 }
 
-// A memory-bound op over `elements` elements with `flops_per_element` FLOPs and
-// `bytes_per_element` bytes of HBM traffic (every tensor it reads and writes) per element
-// in the forward pass. The backward pass reads the output gradient besides what the
-// forward read: about twice the bytes and the arithmetic.
+// The kernel that runs a memory-bound op of `kind` unless its builder names a finer one
+// (RMSNorm, GeLU, ...).
+inline KernelKind default_kernel(OpKind kind) {
+  switch (kind) {
+    case OpKind::kNorm: return KernelKind::kLayerNorm;
+    case OpKind::kSoftmax: return KernelKind::kSoftmax;
+    case OpKind::kEmbedding: return KernelKind::kEmbedding;
+    case OpKind::kPool: return KernelKind::kPool;
+    case OpKind::kLoss: return KernelKind::kCrossEntropy;
+    case OpKind::kRouter: return KernelKind::kRouter;
+    case OpKind::kMatmul: return KernelKind::kGemm;
+    case OpKind::kAttention: return KernelKind::kBatchedGemm;
+    case OpKind::kConv: return KernelKind::kConv;
+    case OpKind::kElementwise: return KernelKind::kElementwise;
+  }
+  return KernelKind::kElementwise;
+}
+
+// A memory-bound op over `elements` elements, `width` to a row, with `flops_per_element`
+// FLOPs and `bytes_per_element` bytes of HBM traffic (every tensor it reads and writes) per
+// element in the forward pass. The backward pass reads the output gradient besides what
+// the forward read: about twice the bytes and the arithmetic.
 inline Op memory_bound_op(std::string name, OpKind kind, TensorSplit split, double elements,
-                          double flops_per_element, double bytes_per_element) {
+                          double flops_per_element, double bytes_per_element, int64_t width) {
   Op op;
   op.name = std::move(name);
   op.kind = kind;
+  op.kernel = default_kernel(kind);
   op.split = split;
+  op.width = width;
+  op.rows = width > 0 ? std::llround(elements / static_cast<double>(width)) : 0;
   op.fwd_flops = elements * flops_per_element;
   op.bwd_flops = 2 * op.fwd_flops;
   op.fwd_bytes = elements * bytes_per_element;
@@ -109,8 +135,14 @@ inline Op softmax_cross_entropy(std::string name, TensorSplit split, double rows
                                 double act_bytes, double prob_bytes) {
   const double elements = rows * classes;
   return saving(memory_bound_op(std::move(name), OpKind::kLoss, split, elements, kCrossEntropyFlops,
-                                act_bytes + prob_bytes),
+                                act_bytes + prob_bytes, static_cast<int64_t>(classes)),
                 elements * prob_bytes, split);
+}
+
+// The op, run by `kernel`.
+inline Op run_by(Op op, KernelKind kernel) {
+  op.kernel = kernel;
+  return op;
 }
 
 }  // namespace dtsim::models::zoo

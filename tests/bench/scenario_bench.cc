@@ -5,7 +5,7 @@
 #include <string>
 
 #include "scenarios/loader.h"
-#include "scenarios/scenario_runner.h"
+#include "runner/scenario_runner.h"
 
 namespace dtsim {
 namespace {
@@ -22,7 +22,7 @@ void BM_RingAllReduceScenario(benchmark::State& state) {
   uint64_t events = 0;
   for (auto _ : state) {
     const Scenario scenario = load_scenario_file(path, overrides);
-    const ScenarioRun run = run_scenario(scenario);
+    const ScenarioRun run = run_scenario(scenario, lower_with_chosen_costs(scenario));
     simulated = run.result.end.seconds();
     events = run.result.events;
     benchmark::DoNotOptimize(simulated);

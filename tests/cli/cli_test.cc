@@ -243,3 +243,63 @@ TEST(Cli, SweepRunsTheCartesianProduct) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Cli, CostsFileIsReservedForTheMeasuredModel) {
+  const Result r = dtsim("run " + example("allreduce-8xH100-nvswitch.json") +
+                         " --costs costs.json --out " + scratch("costs").string());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--costs costs.json: the measured cost model"), std::string::npos)
+      << r.output;
+  EXPECT_FALSE(fs::exists(scratch("costs") / "summary.json"));
+  // The scenario key: a measured model names its database, relative to the scenario file.
+  const Result key = dtsim("check " + example("allreduce-8xH100-nvswitch.json") +
+                           " --set simulation.cost_model=measured --set simulation.costs=db.json");
+  EXPECT_EQ(key.exit_code, 2) << key.output;
+  EXPECT_NE(key.output.find("/simulation/cost_model: \"measured\" (costs " +
+                            example("db.json") + ")"),
+            std::string::npos)
+      << key.output;
+  const Result missing =
+      dtsim("check " + example("allreduce-8xH100-nvswitch.json") + " --set simulation.cost_model=measured");
+  EXPECT_EQ(missing.exit_code, 2) << missing.output;
+  EXPECT_NE(missing.output.find("\"measured\" needs \"costs\""), std::string::npos) << missing.output;
+}
+
+TEST(Cli, SummaryCountsOpsByCostSource) {
+  const fs::path out = scratch("cost_sources");
+  const Result r = dtsim("run " + example("llama3-70b-64xH100.json") + " --no-timing --out " +
+                         out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("compute costs   roofline"), std::string::npos) << r.output;
+  const auto s = nlohmann::json::parse(slurp(out / "summary.json"));
+  EXPECT_EQ(s["cost_model"], "roofline");
+  const auto& c = s["cost_sources"];
+  EXPECT_GT(c["roofline"]["ops"].get<int64_t>(), 0);
+  EXPECT_EQ(c["measured"]["ops"].get<int64_t>(), 0);
+  EXPECT_EQ(c["kernel_launch"]["ops"], c["roofline"]["ops"]);
+  EXPECT_NEAR(c["roofline"]["share"].get<double>() + c["kernel_launch"]["share"].get<double>(), 1,
+              1e-12);
+}
+
+// Ctrl-C during a long run stops it and writes nothing: the process is interrupted while
+// it simulates (the 1,024-GPU step runs for seconds), exits 130, and leaves no outputs.
+TEST(Cli, InterruptStopsTheRunAndWritesNothing) {
+  const fs::path out = scratch("interrupt");
+  const std::string cmd = std::string(DTSIM_BINARY) + " run " + example("gpt3-175b-1024xA100.json") +
+                          " --out " + out.string() + " > " + (fs::temp_directory_path() / "dtsim_int.log").string() +
+                          " 2>&1 & pid=$!; sleep 1; kill -INT $pid; wait $pid; echo $?";
+  FILE* p = popen(cmd.c_str(), "r");
+  char buf[64] = {};
+  const size_t n = fread(buf, 1, sizeof buf - 1, p);
+  pclose(p);
+  const int code = std::stoi(std::string(buf, n));
+  const std::string log = slurp(fs::temp_directory_path() / "dtsim_int.log");
+  EXPECT_EQ(code, 130) << log;
+  EXPECT_NE(log.find("nothing was written"), std::string::npos) << log;
+  EXPECT_FALSE(fs::exists(out / "summary.json"));
+  EXPECT_FALSE(fs::exists(out / "trace.json"));
+}
+
+}  // namespace

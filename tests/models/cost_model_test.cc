@@ -40,14 +40,16 @@ DeviceSpec test_gpu() {
   return d;
 }
 
-OpInstance gemm(int64_t m, int64_t n, int64_t k, DType dtype = DType::kBf16, int64_t batch = 1) {
-  OpInstance op;
-  op.kind = OpKind::kMatmul;
+OpSignature gemm(int64_t m, int64_t n, int64_t k, DType dtype = DType::kBf16, int64_t batch = 1) {
+  OpSignature op;
+  op.kind = KernelKind::kGemm;
   op.gemm = {.m = m, .n = n, .k = k, .batch = batch};
-  op.flops = op.gemm.flops();
+  op.flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) *
+             static_cast<double>(batch);
   // A, B and C read or written once, 2 bytes an element.
   op.bytes = 2.0 * static_cast<double>(m * k + k * n + m * n) * static_cast<double>(batch);
-  op.dtype = dtype;
+  op.storage = dtype;
+  op.math = dtype;
   return op;
 }
 
@@ -67,18 +69,18 @@ TEST(RooflineCostModel, BigGemmRunsNearGemmMaxTimesPeak) {
   // memory  = 3 * 8192^2 * 2 B = 402.7 MB / 800 GB/s = 503'316.5 ns (well below compute)
   // time    = 5'000 + 6'899'419 = 6'904'419 ns
   const RooflineCostModel model;
-  const OpInstance op = gemm(8192, 8192, 8192);
+  const OpSignature op = gemm(8192, 8192, 8192);
   EXPECT_NEAR(RooflineCostModel::gemm_efficiency(op.gemm, test_gpu(), op.kind), 0.796815, 1e-6);
-  EXPECT_NEAR(ns(model.op_time(op, test_gpu())), 6'904'419, 1);
+  EXPECT_NEAR(ns(launched_time(model, op, test_gpu())), 6'904'419, 1);
 }
 
 TEST(RooflineCostModel, BigBf16GemmOnA100NearGemmMaxTimesPeak) {
   // Within 1% of FLOPs / (gemm_max * 312 TFLOPS): the size factors are both above 0.99.
   const DeviceSpec& a100 = catalog("A100-80GB");
-  const OpInstance op = gemm(8192, 8192, 8192);
+  const OpSignature op = gemm(8192, 8192, 8192);
   const double ideal_s =
       op.flops / (a100.efficiency.gemm_max * a100.peak_for(DType::kBf16).flops_per_second());
-  const double seconds = RooflineCostModel().op_time(op, a100).seconds();
+  const double seconds = launched_time(RooflineCostModel(), op, a100).seconds();
   EXPECT_GT(seconds, ideal_s);
   EXPECT_LT(seconds, ideal_s * 1.01);
 }
@@ -89,8 +91,8 @@ TEST(RooflineCostModel, TinyGemmIsDominatedByLaunch) {
   // compute = 524'288 / (200e12 * 0.0027816) = 942.4 ns -> 943 ns
   // memory  = 3 * 64^2 * 2 B / 800 GB/s = 30.7 ns
   // time    = 5'000 + 943 = 5'943 ns, 84% of it launch
-  const OpInstance op = gemm(64, 64, 64);
-  const Duration t = RooflineCostModel().op_time(op, test_gpu());
+  const OpSignature op = gemm(64, 64, 64);
+  const Duration t = launched_time(RooflineCostModel(), op, test_gpu());
   EXPECT_NEAR(ns(t), 5'943, 1);
   EXPECT_GT(ns(test_gpu().efficiency.kernel_launch), 0.8 * ns(t));
 }
@@ -98,21 +100,21 @@ TEST(RooflineCostModel, TinyGemmIsDominatedByLaunch) {
 TEST(RooflineCostModel, MemoryBoundElementwiseStreamsAtTheReachableBandwidth) {
   // 400 MB moved, 1e8 FLOPs: compute = 1e8 / 20e12 (fp32 vector rate) = 5 us;
   // memory = 4e8 B / (1000 GB/s * 0.8) = 500 us; time = 5 us + 500 us = 505 us.
-  OpInstance op;
-  op.kind = OpKind::kElementwise;
+  OpSignature op;
+  op.kind = KernelKind::kElementwise;
   op.flops = 1e8;
   op.bytes = 4e8;
-  EXPECT_NEAR(ns(RooflineCostModel().op_time(op, test_gpu())), 505'000, 1);
+  EXPECT_NEAR(ns(launched_time(RooflineCostModel(), op, test_gpu())), 505'000, 1);
 }
 
 TEST(RooflineCostModel, NonGemmComputeRunsAtTheFp32PeakWhateverTheDtype) {
   // 1e12 FLOPs at 20 TFLOPS = 50 ms, efficiency 1, for bf16 as for fp32.
-  OpInstance op;
-  op.kind = OpKind::kSoftmax;
+  OpSignature op;
+  op.kind = KernelKind::kSoftmax;
   op.flops = 1e12;
   op.bytes = 1e3;
-  op.dtype = DType::kBf16;
-  EXPECT_NEAR(ns(RooflineCostModel().op_time(op, test_gpu())), 50'005'000, 1);
+  op.storage = DType::kBf16;
+  EXPECT_NEAR(ns(launched_time(RooflineCostModel(), op, test_gpu())), 50'005'000, 1);
 }
 
 TEST(RooflineCostModel, SustainedComputeFractionSlowsFlopBoundTimeOnly) {
@@ -123,19 +125,19 @@ TEST(RooflineCostModel, SustainedComputeFractionSlowsFlopBoundTimeOnly) {
   DeviceSpec d = test_gpu();
   d.efficiency.sustained_compute_fraction = 0.5;
   const RooflineCostModel model;
-  EXPECT_NEAR(ns(model.op_time(gemm(8192, 8192, 8192), d)), 13'803'838, 1);
-  OpInstance softmax;
-  softmax.kind = OpKind::kSoftmax;
+  EXPECT_NEAR(ns(launched_time(model, gemm(8192, 8192, 8192), d)), 13'803'838, 1);
+  OpSignature softmax;
+  softmax.kind = KernelKind::kSoftmax;
   softmax.flops = 1e12;
   softmax.bytes = 1e3;
-  EXPECT_NEAR(ns(model.op_time(softmax, d)), 100'005'000, 1);
-  OpInstance elementwise;
-  elementwise.kind = OpKind::kElementwise;
+  EXPECT_NEAR(ns(launched_time(model, softmax, d)), 100'005'000, 1);
+  OpSignature elementwise;
+  elementwise.kind = KernelKind::kElementwise;
   elementwise.flops = 1e8;
   elementwise.bytes = 4e8;
-  EXPECT_NEAR(ns(model.op_time(elementwise, d)), 505'000, 1);
+  EXPECT_NEAR(ns(launched_time(model, elementwise, d)), 505'000, 1);
   // The efficiency a GEMM's shape reaches is the kernel's, unchanged.
-  EXPECT_NEAR(RooflineCostModel::gemm_efficiency(gemm(8192, 8192, 8192).gemm, d, OpKind::kMatmul),
+  EXPECT_NEAR(RooflineCostModel::gemm_efficiency(gemm(8192, 8192, 8192).gemm, d, KernelKind::kGemm),
               0.796815, 1e-6);
 }
 
@@ -153,9 +155,9 @@ TEST(RooflineCostModel, EfficiencyGrowsMonotonicallyWithSize) {
     double wide = 0;
     for (int64_t s : sizes) {
       // Cubes, and a growing n with m and k fixed at 1024: both never lose efficiency.
-      const double e_cube = RooflineCostModel::gemm_efficiency({s, s, s, 1}, *d, OpKind::kMatmul);
+      const double e_cube = RooflineCostModel::gemm_efficiency({s, s, s, 1}, *d, KernelKind::kGemm);
       const double e_wide =
-          RooflineCostModel::gemm_efficiency({1024, s, 1024, 1}, *d, OpKind::kMatmul);
+          RooflineCostModel::gemm_efficiency({1024, s, 1024, 1}, *d, KernelKind::kGemm);
       EXPECT_GT(e_cube, cube) << d->name << " " << s;
       EXPECT_GE(e_wide, wide) << d->name << " " << s;
       EXPECT_LT(e_cube, d->efficiency.gemm_max) << d->name << " " << s;
@@ -171,25 +173,25 @@ TEST(RooflineCostModel, WaveQuantizationWastesThePartlyFilledLastWave) {
   // tiles = 2.67 waves of 108, run as 3: 288 / 324 = 0.889 of the efficiency without.
   DeviceSpec a100 = catalog("A100-80GB");
   ASSERT_EQ(a100.efficiency.compute_units, 108);
-  const GemmShape qkv{2048, 4608, 12288, 1};
-  const double with = RooflineCostModel::gemm_efficiency(qkv, a100, OpKind::kMatmul);
+  const GemmDims qkv{2048, 4608, 12288, 1};
+  const double with = RooflineCostModel::gemm_efficiency(qkv, a100, KernelKind::kGemm);
   DeviceSpec unquantized = a100;
   unquantized.efficiency.compute_units = 0;
-  const double without = RooflineCostModel::gemm_efficiency(qkv, unquantized, OpKind::kMatmul);
+  const double without = RooflineCostModel::gemm_efficiency(qkv, unquantized, KernelKind::kGemm);
   EXPECT_NEAR(with / without, 288.0 / 324.0, 1e-12);
   // Exactly two full waves (216 tiles: m 3072 -> 12 tile rows, n 2304 -> 18 tile columns)
   // lose nothing, and neither does a GEMM smaller than one wave.
-  EXPECT_NEAR(RooflineCostModel::gemm_efficiency({3072, 2304, 4096, 1}, a100, OpKind::kMatmul),
-              RooflineCostModel::gemm_efficiency({3072, 2304, 4096, 1}, unquantized, OpKind::kMatmul),
+  EXPECT_NEAR(RooflineCostModel::gemm_efficiency({3072, 2304, 4096, 1}, a100, KernelKind::kGemm),
+              RooflineCostModel::gemm_efficiency({3072, 2304, 4096, 1}, unquantized, KernelKind::kGemm),
               1e-15);
-  EXPECT_NEAR(RooflineCostModel::gemm_efficiency({512, 512, 4096, 1}, a100, OpKind::kMatmul),
-              RooflineCostModel::gemm_efficiency({512, 512, 4096, 1}, unquantized, OpKind::kMatmul),
+  EXPECT_NEAR(RooflineCostModel::gemm_efficiency({512, 512, 4096, 1}, a100, KernelKind::kGemm),
+              RooflineCostModel::gemm_efficiency({512, 512, 4096, 1}, unquantized, KernelKind::kGemm),
               1e-15);
   // Batched GEMMs count every batch's tiles: attention with b x heads = 12 batches of
   // 2048 x 2048 -> 12 x 8 x 16 = 1536 tiles = 14.2 waves, run as 15.
-  const GemmShape scores{2048, 2048, 128, 12};
-  EXPECT_NEAR(RooflineCostModel::gemm_efficiency(scores, a100, OpKind::kAttention) /
-                  RooflineCostModel::gemm_efficiency(scores, unquantized, OpKind::kAttention),
+  const GemmDims scores{2048, 2048, 128, 12};
+  EXPECT_NEAR(RooflineCostModel::gemm_efficiency(scores, a100, KernelKind::kBatchedGemm, true) /
+                  RooflineCostModel::gemm_efficiency(scores, unquantized, KernelKind::kBatchedGemm, true),
               1536.0 / (15 * 108), 1e-12);
 }
 
@@ -199,9 +201,9 @@ TEST(RooflineCostModel, ThinGemmHasLowEfficiency) {
   // compute = 134'217'728 / (200e12 * 0.013892) = 48'307.4 ns
   // memory  = (8192 + 8192^2 + 8192) * 2 B / 800 GB/s = 167'813.1 ns -> 167'814 ns (the bound)
   // time    = 5'000 + 167'814 = 172'814 ns
-  const OpInstance op = gemm(1, 8192, 8192);
+  const OpSignature op = gemm(1, 8192, 8192);
   EXPECT_NEAR(RooflineCostModel::gemm_efficiency(op.gemm, test_gpu(), op.kind), 0.013892, 1e-6);
-  EXPECT_NEAR(ns(RooflineCostModel().op_time(op, test_gpu())), 172'814, 1);
+  EXPECT_NEAR(ns(launched_time(RooflineCostModel(), op, test_gpu())), 172'814, 1);
   // On the catalog GPUs too, a single-row GEMM reaches under 5% of the peak.
   for (const DeviceSpec& d : builtin_devices()) {
     EXPECT_LT(RooflineCostModel::gemm_efficiency(op.gemm, d, op.kind), 0.05) << d.name;
@@ -210,11 +212,11 @@ TEST(RooflineCostModel, ThinGemmHasLowEfficiency) {
 
 TEST(RooflineCostModel, DtypeWithoutMathFallsBackToTheFastestThatCarriesIt) {
   const RooflineCostModel model;
-  const OpInstance big = gemm(8192, 8192, 8192);
+  const OpSignature big = gemm(8192, 8192, 8192);
   auto time_at = [&](const DeviceSpec& d, DType t) {
-    OpInstance op = big;
-    op.dtype = t;
-    return model.op_time(op, d);
+    OpSignature op = big;
+    op.math = t;
+    return launched_time(model, op, d);
   };
   // The test GPU has no bf16 math once it is removed: bf16 runs at the fp32 rate, 10x slower
   // in compute (bf16 never borrows fp16 math: their ranges differ).
@@ -251,63 +253,85 @@ TEST(RooflineCostModel, DtypeWithNoUsableMathIsAnError) {
   set_peak(fp16_only, DType::kFp16, 100);
   fp16_only.memory_bandwidth = Bandwidth::gb_per_s(100);
   const RooflineCostModel model;
-  EXPECT_THROW(model.op_time(gemm(64, 64, 64, DType::kBf16), fp16_only), std::invalid_argument);
-  EXPECT_NO_THROW(model.op_time(gemm(64, 64, 64, DType::kFp16), fp16_only));
-  OpInstance norm;
-  norm.kind = OpKind::kNorm;
+  EXPECT_THROW(launched_time(model, gemm(64, 64, 64, DType::kBf16), fp16_only), std::invalid_argument);
+  EXPECT_NO_THROW(launched_time(model, gemm(64, 64, 64, DType::kFp16), fp16_only));
+  OpSignature norm;
+  norm.kind = KernelKind::kLayerNorm;
   norm.flops = 1e6;
-  EXPECT_THROW(model.op_time(norm, fp16_only), std::invalid_argument);
+  EXPECT_THROW(launched_time(model, norm, fp16_only), std::invalid_argument);
 }
 
 TEST(RooflineCostModel, AttentionAndConvFactorsScaleTheGemmEfficiency) {
   // Attention scores: 32 heads of 4096 x 4096 x 64. f = 2 * 4096^2 * 64 * 32 = 6.87e10,
   // d = 64: GEMM efficiency = 0.8 * 6.87e10 / (6.87e10 + 1e8) * 64 / 96 = 0.532558;
   // attention runs at half of it (0.266279), a convolution at three quarters (0.399419).
-  const GemmShape scores{.m = 4096, .n = 4096, .k = 64, .batch = 32};
+  const GemmDims scores{.m = 4096, .n = 4096, .k = 64, .batch = 32};
   const DeviceSpec d = test_gpu();
-  const double matmul = RooflineCostModel::gemm_efficiency(scores, d, OpKind::kMatmul);
+  const double matmul = RooflineCostModel::gemm_efficiency(scores, d, KernelKind::kGemm);
   EXPECT_NEAR(matmul, 0.532558, 1e-6);
-  EXPECT_NEAR(RooflineCostModel::gemm_efficiency(scores, d, OpKind::kAttention), 0.266279, 1e-6);
-  EXPECT_NEAR(RooflineCostModel::gemm_efficiency(scores, d, OpKind::kConv), 0.399419, 1e-6);
+  EXPECT_NEAR(RooflineCostModel::gemm_efficiency(scores, d, KernelKind::kBatchedGemm, true), 0.266279, 1e-6);
+  EXPECT_NEAR(RooflineCostModel::gemm_efficiency(scores, d, KernelKind::kConv), 0.399419, 1e-6);
   // Reading only Q and K (fused attention keeps the scores on chip), 33.5 MB: compute-bound
   // (6.87e10 / (200e12 * 0.532558) = 645'183 ns as a GEMM against 42 us of memory), so the
   // time beyond launch doubles.
-  OpInstance op = gemm(4096, 4096, 64, DType::kBf16, 32);
+  OpSignature op = gemm(4096, 4096, 64, DType::kBf16, 32);
   op.bytes = 2.0 * 2 * 4096 * 64 * 32;
   const RooflineCostModel model;
   const Duration launch = d.efficiency.kernel_launch;
-  const double as_matmul = ns(model.op_time(op, d) - launch);
+  const double as_matmul = ns(launched_time(model, op, d) - launch);
   EXPECT_NEAR(as_matmul, 645'183, 1);
-  op.kind = OpKind::kAttention;
-  EXPECT_NEAR(ns(model.op_time(op, d) - launch), 2 * as_matmul, 2);
+  op.kind = KernelKind::kBatchedGemm;
+  op.attention_core = true;
+  EXPECT_NEAR(ns(launched_time(model, op, d) - launch), 2 * as_matmul, 2);
 }
 
-TEST(RooflineCostModel, BackwardUsesTheForwardShapesEfficiency) {
-  // The backward pass of a GEMM is two GEMMs of the same dimensions: twice the FLOPs at the
-  // same efficiency, so twice the compute time.
+TEST(RooflineCostModel, BackwardGemmsArePricedOnTheirOwnShapes) {
+  // A linear layer's backward is two GEMMs of the forward's FLOPs: the data gradient
+  // [m, k] and the weight gradient [n, k]. Without wave quantization (test GPU) each costs
+  // the forward's time; on an A100 the weight gradient of GPT-3's QKV (4608 x 12288 out,
+  // 36 x 96 = 3456 tiles = 32 full waves) fills its waves, while the forward
+  // (2048 x 4608 out, 288 tiles = 2.67 waves) wastes 1 - 288/324 of its last.
   const RooflineCostModel model;
   const DeviceSpec d = test_gpu();
-  OpInstance fwd = gemm(4096, 4096, 4096);
-  OpInstance bwd = fwd;
-  bwd.backward = true;
-  bwd.flops = 2 * fwd.flops;
-  const Duration launch = d.efficiency.kernel_launch;
-  EXPECT_NEAR(ns(model.op_time(bwd, d) - launch), 2 * ns(model.op_time(fwd, d) - launch), 2);
+  OpSignature fwd = gemm(4096, 4096, 4096);
+  fwd.gemm.transpose_b = true;
+  OpSignature data = fwd;
+  data.pass = OpPass::kBackwardData;
+  data.gemm = backward_data_gemm(fwd.gemm);
+  OpSignature weight = fwd;
+  weight.pass = OpPass::kBackwardWeight;
+  weight.gemm = backward_weight_gemm(fwd.gemm);
+  EXPECT_EQ(model.price(data, d).time, model.price(fwd, d).time);
+  EXPECT_EQ(model.price(weight, d).time, model.price(fwd, d).time);
+  const DeviceSpec& a100 = catalog("A100-80GB");
+  const GemmDims qkv{2048, 4608, 12288, 1, false, true};
+  const double forward = RooflineCostModel::gemm_efficiency(qkv, a100, KernelKind::kGemm);
+  const double wgrad =
+      RooflineCostModel::gemm_efficiency(backward_weight_gemm(qkv), a100, KernelKind::kGemm);
+  EXPECT_NEAR(forward / wgrad, 288.0 / 324.0, 1e-9);
+}
+
+TEST(RooflineCostModel, PricesTheKernelWithoutItsLaunch) {
+  const RooflineCostModel model;
+  const OpSignature op = gemm(8192, 8192, 8192);
+  const OpCost c = model.price(op, test_gpu());
+  EXPECT_EQ(c.source, CostSource::kRoofline);
+  EXPECT_EQ(c.time + test_gpu().efficiency.kernel_launch, launched_time(model, op, test_gpu()));
 }
 
 TEST(RooflineCostModel, GemmWithoutAShapeUsesItsFlops) {
   // No shape: efficiency = 0.8 * f / (f + 1e8) with no dimension factor. f = 1e8 gives 0.4:
   // compute = 1e8 / (200e12 * 0.4) = 1'250 ns; time = 6'250 ns.
-  OpInstance op;
-  op.kind = OpKind::kMatmul;
+  OpSignature op;
+  op.kind = KernelKind::kGemm;
   op.flops = 1e8;
-  EXPECT_NEAR(ns(RooflineCostModel().op_time(op, test_gpu())), 6'250, 1);
+  EXPECT_NEAR(ns(launched_time(RooflineCostModel(), op, test_gpu())), 6'250, 1);
   EXPECT_EQ(RooflineCostModel::gemm_efficiency(op.gemm, test_gpu(), op.kind), 0);
 }
 
 TEST(RooflineCostModel, EmptyOpCostsTheLaunch) {
-  OpInstance op;
-  EXPECT_EQ(RooflineCostModel().op_time(op, test_gpu()), Duration::us(5));
+  OpSignature op;
+  EXPECT_EQ(launched_time(RooflineCostModel(), op, test_gpu()), Duration::us(5));
   EXPECT_EQ(RooflineCostModel().name(), "roofline");
 }
 

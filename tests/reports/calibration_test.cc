@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "reports/validation_report.h"
+#include "runner/validation_cases.h"
 
 namespace dtsim {
 namespace {

@@ -29,7 +29,8 @@
 
 #include "reports/training_summary.h"
 #include "scenarios/loader.h"
-#include "scenarios/scenario_runner.h"
+#include "runner/scenario_runner.h"
+#include "tests/prepared_scenario.h"
 
 namespace dtsim {
 namespace {
@@ -97,10 +98,10 @@ nlohmann::json figures_of(const nlohmann::ordered_json& t) {
 }
 
 nlohmann::json run_example(const std::string& name) {
-  const Scenario scenario =
-      load_scenario_file(examples_dir() + name + ".json", {"simulation.trace=false"});
+  const auto scenario_prepared = test_support::prepare_file(examples_dir() + name + ".json", {"simulation.trace=false"});
+  const LoweredScenario& scenario = scenario_prepared->lowered;
   if (!scenario.training) throw std::runtime_error(name + " is not a training scenario");
-  const ScenarioRun run = run_scenario(scenario);
+  const ScenarioRun run = run_scenario(scenario_prepared->scenario, scenario);
   return figures_of(make_training_summary(scenario, run));
 }
 

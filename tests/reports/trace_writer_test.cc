@@ -12,7 +12,8 @@
 #include <vector>
 
 #include "scenarios/loader.h"
-#include "scenarios/scenario_runner.h"
+#include "runner/scenario_runner.h"
+#include "tests/prepared_scenario.h"
 
 namespace dtsim {
 namespace {
@@ -27,18 +28,19 @@ constexpr const char* kScenario = R"({
   "parallelism": { "tp": 2, "pp": 2 }
 })";
 
-nlohmann::json traced(const Scenario& s, int ranks) {
+nlohmann::json traced(const test_support::Prepared& p, int ranks) {
+  const LoweredScenario& s = p.lowered;
   TraceWriter trace(s, ranks);
-  run_scenario(s, {&trace});
+  run_scenario(p.scenario, s, {&trace});
   std::ostringstream out;
   trace.write(out, s);
   return nlohmann::json::parse(out.str());
 }
 
 TEST(TraceWriter, KeepsOnlyTheTracedRanks) {
-  const Scenario s = load_scenario(nlohmann::json::parse(kScenario), "t.json");
-  const auto all = traced(s, 4)["traceEvents"];
-  const auto two = traced(s, 2)["traceEvents"];
+  const auto s_prepared = test_support::prepare(nlohmann::json::parse(kScenario), "t.json");
+  const auto all = traced(*s_prepared, 4)["traceEvents"];
+  const auto two = traced(*s_prepared, 2)["traceEvents"];
   // pids 0-3 are the ranks, 4 the collective calls, 5 the links (trace_writer.cc).
   std::set<int> task_pids;
   int all_links = 0, two_links = 0, all_calls = 0, two_calls = 0;
@@ -73,9 +75,10 @@ TEST(TraceWriter, KeepsOnlyTheTracedRanks) {
 // states first, peaks at the rank's peak_memory, and returns to the model states once the
 // activations are freed.
 TEST(TraceWriter, MemoryCounterFollowsAllocAndFree) {
-  const Scenario s = load_scenario(nlohmann::json::parse(kScenario), "t.json");
+  const auto s_prepared = test_support::prepare(nlohmann::json::parse(kScenario), "t.json");
+  const LoweredScenario& s = s_prepared->lowered;
   TraceWriter trace(s, 4);
-  const ScenarioRun run = run_scenario(s, {&trace});
+  const ScenarioRun run = run_scenario(s_prepared->scenario, s, {&trace});
   std::ostringstream out;
   trace.write(out, s);
   const auto events = nlohmann::json::parse(out.str())["traceEvents"];

@@ -15,7 +15,8 @@
 #include "reports/csv_tables.h"
 #include "reports/summary.h"
 #include "scenarios/loader.h"
-#include "scenarios/scenario_runner.h"
+#include "runner/scenario_runner.h"
+#include "tests/prepared_scenario.h"
 #include "sim/device_catalog.h"
 
 namespace dtsim {
@@ -23,8 +24,9 @@ namespace {
 
 nlohmann::ordered_json summary_of(const std::string& path, std::vector<std::string> overrides) {
   overrides.push_back("simulation.trace=false");
-  const Scenario s = load_scenario_file(std::string(DTSIM_SOURCE_DIR) + "/" + path, overrides);
-  return make_training_summary(s, run_scenario(s));
+  const auto s_prepared = test_support::prepare_file(std::string(DTSIM_SOURCE_DIR) + "/" + path, overrides);
+  const LoweredScenario& s = s_prepared->lowered;
+  return make_training_summary(s, run_scenario(s_prepared->scenario, s));
 }
 
 // Each rank's compute, exposed communication, waiting (bubble and collective peers) and
@@ -100,10 +102,11 @@ TEST(TrainingSummary, ThroughputAndTimeToTrainFollowFromTheIteration) {
 // weigh the local step 7/8 and the synchronizing one 1/8, so the ranks' times still add
 // up to the iteration.
 TEST(TrainingSummary, LocalSgdRankTimesAverageBothSteps) {
-  const Scenario s = load_scenario_file(
+  const auto s_prepared = test_support::prepare_file(
       std::string(DTSIM_SOURCE_DIR) + "/scenarios/examples/geo-2regions-llama3-8b.json",
       {"model.layers=4", "simulation.trace=false"});
-  const ScenarioRun run = run_scenario(s);
+  const LoweredScenario& s = s_prepared->lowered;
+  const ScenarioRun run = run_scenario(s_prepared->scenario, s);
   const auto t = make_training_summary(s, run);
   const double local = t["local_iteration_time_s"].get<double>();
   const double sync = t["sync_iteration_time_s"].get<double>();
@@ -159,9 +162,10 @@ TEST(TrainingSummary, BalancedStagesFitTheirMemory) {
 TEST(TrainingSummary, PrintedPlanAndBatchLines) {
   auto text_of = [](std::vector<std::string> overrides) {
     overrides.push_back("simulation.trace=false");
-    const Scenario s = load_scenario_file(
+    const auto s_prepared = test_support::prepare_file(
         std::string(DTSIM_SOURCE_DIR) + "/scenarios/examples/llama3-70b-64xH100.json", overrides);
-    return format_summary_text(make_summary(s, run_scenario(s)));
+  const LoweredScenario& s = s_prepared->lowered;
+    return format_summary_text(make_summary(s, run_scenario(s_prepared->scenario, s)));
   };
   const std::string tp8 = text_of({"model.layers=8", "training.global_batch=8"});
   EXPECT_NE(tp8.find(", sequence parallel\n"), std::string::npos) << tp8;

@@ -1,6 +1,7 @@
 // The validation report: errors, median and worst, the JSON and Markdown writers, and the
 // run of one reference scenario.
 #include "reports/validation_report.h"
+#include "runner/validation_cases.h"
 
 #include <cstdio>
 #include <fstream>

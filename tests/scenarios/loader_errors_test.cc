@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "scenarios/loader.h"
+#include "tests/prepared_scenario.h"
 
 namespace dtsim {
 namespace {
@@ -17,7 +18,8 @@ using nlohmann::json;
 std::vector<std::string> errors_of(const std::string& text,
                                    const std::vector<std::string>& overrides = {}) {
   try {
-    load_scenario(json::parse(text), "t.json", overrides);
+    // Plan errors come from lowering, where the plan meets the cluster.
+    test_support::prepare(json::parse(text), "t.json", overrides);
   } catch (const ScenarioError& e) {
     return e.messages();
   }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "scenarios/loader.h"
+#include "tests/prepared_scenario.h"
 
 namespace dtsim {
 namespace {
@@ -29,7 +30,7 @@ std::string training_doc(const std::string& model, const std::string& training =
 
 std::vector<std::string> errors_of(const std::string& text) {
   try {
-    load_scenario(json::parse(text), "t.json");
+    test_support::prepare(json::parse(text), "t.json");
   } catch (const ScenarioError& e) {
     return e.messages();
   }
@@ -52,14 +53,15 @@ testing::AssertionResult has_error(const std::vector<std::string>& messages,
 }
 
 TEST(TrainingLoader, LoadsAndLowersAStep) {
-  const Scenario s = load_scenario(
+  const auto s_prepared = test_support::prepare(
       json::parse(training_doc(kSmallGpt, R"({"global_batch": 16, "micro_batch": 2,
                                                "precision": "bf16", "recompute": "selective",
                                                "iterations": 100})",
                                R"({"tp": 2, "pp": 2, "schedule": "gpipe"})")),
       "t.json");
+  const LoweredScenario& s = s_prepared->lowered;
   ASSERT_TRUE(s.training.has_value());
-  EXPECT_EQ(s.workload_kind, WorkloadKind::kTraining);
+  EXPECT_EQ(s_prepared->scenario.workload_kind, WorkloadKind::kTraining);
   EXPECT_EQ(s.training->step.plan.dp, 2);  // 8 ranks / (tp 2 x pp 2)
   EXPECT_EQ(s.training->step.micro_batches, 4);  // 16 / (2 x dp 2)
   EXPECT_EQ(s.training->step.samples_per_iteration, 16);
@@ -70,21 +72,22 @@ TEST(TrainingLoader, LoadsAndLowersAStep) {
   EXPECT_FALSE(s.training->step.plan.tp_comm_overlap);
   EXPECT_FALSE(s.training->training.flash_attention);
 
-  const Scenario overlapped = load_scenario(
+  const auto overlapped_prepared = test_support::prepare(
       json::parse(training_doc(kSmallGpt, R"({"global_batch": 16, "flash_attention": true})",
                                R"({"tp": 2, "sequence_parallel": true, "tp_comm_overlap": true})")),
       "t.json");
+  const LoweredScenario& overlapped = overlapped_prepared->lowered;
   ASSERT_TRUE(overlapped.training.has_value());
   EXPECT_TRUE(overlapped.training->step.plan.tp_comm_overlap);
   EXPECT_TRUE(overlapped.training->training.flash_attention);
   EXPECT_TRUE(overlapped.training->step.plan.overlap_param_gather);
 
-  const Scenario serial =
-      load_scenario(json::parse(training_doc(kSmallGpt, R"({"global_batch": 16})",
+  const auto serial_prepared = test_support::prepare(json::parse(training_doc(kSmallGpt, R"({"global_batch": 16})",
                                              R"({"zero_stage": 3, "overlap_param_gather": false,
                                    "per_parameter_gather": true, "persistence_threshold": 100000,
                                    "gather_copies_per_rank": true, "grad_all_reduce": true})")),
                     "t.json");
+  const LoweredScenario& serial = serial_prepared->lowered;
   ASSERT_TRUE(serial.training.has_value());
   const models::ParallelPlan& deepspeed = serial.training->step.plan;
   EXPECT_FALSE(deepspeed.overlap_param_gather);
@@ -94,10 +97,11 @@ TEST(TrainingLoader, LoadsAndLowersAStep) {
   EXPECT_TRUE(deepspeed.grad_all_reduce);
 
   // "even" spells out the defaults.
-  const Scenario even = load_scenario(
+  const auto even_prepared = test_support::prepare(
       json::parse(training_doc(kSmallGpt, R"({"global_batch": 16})",
                                R"({"pp": 2, "stage_layers": "even", "replica_micro_batch": "even"})")),
       "t.json");
+  const LoweredScenario& even = even_prepared->lowered;
   ASSERT_TRUE(even.training.has_value());
   const auto& resolved = even.training->step.plan;
   EXPECT_FALSE(resolved.balance_stages);
@@ -106,11 +110,12 @@ TEST(TrainingLoader, LoadsAndLowersAStep) {
 }
 
 TEST(TrainingLoader, PresetWithOverridesAndReference) {
-  const Scenario s = load_scenario(
+  const auto s_prepared = test_support::prepare(
       json::parse(training_doc(R"({"preset": "gpt3-1.3b", "layers": 8})", R"({"global_batch": 8})",
                                "{}",
                                R"(, "reference": {"source": "s", "metric": "mfu", "value": 0.4})")),
       "t.json");
+  const LoweredScenario& s = s_prepared->lowered;
   EXPECT_EQ(s.training->model.layers, 8);
   EXPECT_EQ(s.training->model.hidden, 2048);
   ASSERT_TRUE(s.reference.has_value());
@@ -278,8 +283,9 @@ TEST(TrainingLoader, SectionsAndReferenceErrors) {
 }
 
 TEST(TrainingLoader, OverridesReachTheTrainingKeys) {
-  const Scenario s = load_scenario(json::parse(training_doc(kSmallGpt, R"({"global_batch": 8})")),
+  const auto s_prepared = test_support::prepare(json::parse(training_doc(kSmallGpt, R"({"global_batch": 8})")),
                                    "t.json", {"parallelism.tp=4", "training.micro_batch=2"});
+  const LoweredScenario& s = s_prepared->lowered;
   EXPECT_EQ(s.training->step.plan.tp, 4);
   EXPECT_EQ(s.training->step.plan.dp, 2);
   EXPECT_EQ(s.training->step.micro_batches, 2);

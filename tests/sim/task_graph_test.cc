@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <stdexcept>
+#include <vector>
 
 #include "sim/task_graph.h"
 
@@ -18,8 +19,13 @@ TEST(TaskGraphStorage, ReadsBackWhatWasAdded) {
   a.name = "fwd mb0 with a name longer than any small-string buffer";
   a.rank = 3;
   a.stream = s;
-  a.flops = Flops(2e12);
-  a.dtype = DType::kBf16;
+  OpSignature gemm;
+  gemm.name = "attn.qkv";
+  gemm.kind = KernelKind::kGemm;
+  gemm.gemm = GemmDims{2048, 4608, 12288, 1, false, true};
+  gemm.flops = 2.0 * 2048 * 4608 * 12288;
+  a.ops = g.add_op_list(std::vector<OpSignature>{gemm, gemm});
+  a.duration = Duration::ms(2);
   const TaskId ia = g.add(a);
   Task b;
   b.kind = TaskKind::kSend;
@@ -34,7 +40,6 @@ TEST(TaskGraphStorage, ReadsBackWhatWasAdded) {
   Task c;
   c.kind = TaskKind::kMemcpy;
   c.memcpy_kind = MemcpyKind::kPeer;
-  c.flops = Flops(0);  // zero FLOPs is not "no FLOPs"
   c.deps = {ia, ib};
   const TaskId ic = g.add(c);
 
@@ -43,9 +48,9 @@ TEST(TaskGraphStorage, ReadsBackWhatWasAdded) {
   EXPECT_EQ(va.name, a.name);
   EXPECT_EQ(va.rank, 3);
   EXPECT_EQ(va.stream, s);
-  ASSERT_TRUE(va.flops.has_value());
-  EXPECT_EQ(*va.flops, Flops(2e12));
-  EXPECT_EQ(va.dtype, DType::kBf16);
+  EXPECT_EQ(va.duration, Duration::ms(2));
+  ASSERT_EQ(g.op_list(va.ops).size(), 2u);
+  EXPECT_EQ(g.op_list(va.ops)[1], gemm);
   EXPECT_TRUE(va.deps.empty());
   const TaskView vb = g.task(ib);
   EXPECT_EQ(vb.kind, TaskKind::kSend);
@@ -54,12 +59,11 @@ TEST(TaskGraphStorage, ReadsBackWhatWasAdded) {
   EXPECT_EQ(vb.tag, 17u);
   EXPECT_EQ(vb.bytes, Bytes(1 << 20));
   EXPECT_EQ(vb.duration, Duration::us(3));
-  EXPECT_FALSE(vb.flops.has_value());
+  EXPECT_EQ(vb.ops, kNoOps);
   EXPECT_THAT(vb.deps, ElementsAre(ia));
   const TaskView vc = g.task(ic);
   EXPECT_EQ(vc.memcpy_kind, MemcpyKind::kPeer);
-  ASSERT_TRUE(vc.flops.has_value());
-  EXPECT_EQ(*vc.flops, Flops(0));
+  EXPECT_EQ(vc.ops, kNoOps);
   EXPECT_THAT(vc.deps, ElementsAre(ia, ib));
   // Iteration visits the same views in id order.
   size_t i = 0;
@@ -82,13 +86,66 @@ TEST(TaskGraphStorage, CollectiveMembersShareOneName) {
   }
 }
 
-TEST(TaskGraphStorage, RefusesNegativeFlops) {
+TEST(TaskGraphStorage, RefusesAnOpListItDoesNotHold) {
   TaskGraph g;
   Task t;
   t.name = "bad";
-  t.flops = Flops(-1);
+  t.ops = 0;
   EXPECT_THROW(g.add(t), std::invalid_argument);
   EXPECT_EQ(g.num_tasks(), 0u);
+}
+
+// Equal lists are stored once; a list that differs in any field (here one transpose flag,
+// then the order) is a list of its own.
+TEST(TaskGraphStorage, StoresEachDistinctOpListOnce) {
+  TaskGraph g;
+  OpSignature norm;
+  norm.name = "attn.norm";
+  norm.kind = KernelKind::kLayerNorm;
+  norm.rows = 2048;
+  norm.width = 12288;
+  OpSignature gemm;
+  gemm.name = "attn.qkv";
+  gemm.kind = KernelKind::kGemm;
+  gemm.gemm = GemmDims{2048, 4608, 12288, 1, false, true};
+  const OpListId a = g.add_op_list(std::vector<OpSignature>{norm, gemm});
+  EXPECT_EQ(g.add_op_list(std::vector<OpSignature>{norm, gemm}), a);
+  OpSignature other = gemm;
+  other.gemm.transpose_b = false;
+  const OpListId b = g.add_op_list(std::vector<OpSignature>{norm, other});
+  const OpListId c = g.add_op_list(std::vector<OpSignature>{gemm, norm});
+  EXPECT_NE(b, a);
+  EXPECT_NE(c, a);
+  EXPECT_NE(c, b);
+  EXPECT_EQ(g.num_op_lists(), 3u);
+  EXPECT_EQ(g.op_list(c)[0], gemm);
+  EXPECT_EQ(g.op_list(b)[1].gemm.transpose_b, false);
+}
+
+// A linear layer's backward GEMMs (Megatron's QKV: 2048 tokens, 12288 in, 4608 out per
+// rank): dX[2048, 12288] = dY[2048, 4608] W[4608, 12288], and dW[4608, 12288] = dY^T X.
+TEST(OpSignature, BackwardGemmsOfALinearLayer) {
+  const GemmDims forward{2048, 4608, 12288, 1, false, true};
+  const GemmDims data = backward_data_gemm(forward);
+  EXPECT_EQ(data, (GemmDims{2048, 12288, 4608, 1, false, false}));
+  const GemmDims weight = backward_weight_gemm(forward);
+  EXPECT_EQ(weight, (GemmDims{4608, 12288, 2048, 1, true, false}));
+  // Attention over V (B = V stored [k, n]): dV[s, d] = P^T dO, output [k, n].
+  const GemmDims context{2048, 128, 2048, 96, false, false};
+  EXPECT_EQ(backward_data_gemm(context), (GemmDims{2048, 2048, 128, 96, false, true}));
+  EXPECT_EQ(backward_weight_gemm(context), (GemmDims{2048, 128, 2048, 96, true, false}));
+}
+
+TEST(OpSignature, NamesRoundTrip) {
+  for (int k = 0; k <= static_cast<int>(KernelKind::kCopy); ++k) {
+    const auto kind = static_cast<KernelKind>(k);
+    EXPECT_EQ(kernel_kind_from_name(kernel_kind_name(kind)), kind);
+  }
+  for (int p = 0; p <= static_cast<int>(OpPass::kStep); ++p) {
+    const auto pass = static_cast<OpPass>(p);
+    EXPECT_EQ(op_pass_from_name(op_pass_name(pass)), pass);
+  }
+  EXPECT_EQ(kernel_kind_from_name("matmul"), std::nullopt);
 }
 
 // Reserving for the rest of the graph keeps what is there and where it is: views taken

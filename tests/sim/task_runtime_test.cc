@@ -2,6 +2,8 @@
 // per-rank accounting.
 #include <gtest/gtest.h>
 
+#include <stop_token>
+
 #include "sim/simulation.h"
 #include "tests/sim/test_clusters.h"
 
@@ -105,15 +107,12 @@ TEST(TaskRuntime, DeviceSpeedsSpreadAroundTheCatalogAndScaleCompute) {
   }
 }
 
-TEST(TaskRuntime, DependenciesCrossRanksAndFlopsUseThePeakRate) {
+TEST(TaskRuntime, DependenciesCrossRanks) {
   const Cluster c = two_h100();
   TaskGraph g;
   const uint16_t s = g.stream("compute");
   const TaskId a = g.add(compute(0, s, Duration::ms(3)));
-  Task f = compute(1, s, Duration::zero(), {a});
-  f.flops = Flops(989.4e12 * 0.002);  // 2 ms at H100's bf16 peak
-  f.dtype = DType::kBf16;
-  const TaskId b = g.add(f);
+  const TaskId b = g.add(compute(1, s, Duration::ms(2), {a}));
   Simulation sim(c, {});
   Recorder rec;
   sim.add_observer(&rec);
@@ -366,6 +365,77 @@ TEST(TaskRuntime, LongChainsOfEmptyCollectivesDoNotRecurse) {
   EXPECT_TRUE(r.stalled.empty());
   EXPECT_EQ(r.collectives.size(), 200'000u);
   EXPECT_EQ(r.end, Time::zero());
+}
+
+}  // namespace
+}  // namespace dtsim
+
+namespace dtsim {
+namespace {
+
+// A chain of `n` tasks on each of two ranks, each rank's k-th task after the other's
+// (k-1)-th: one or two completions at every instant.
+TaskGraph ping_pong_chain(int n) {
+  TaskGraph g;
+  const uint16_t s = g.stream("compute");
+  std::vector<TaskId> last(2);
+  for (int k = 0; k < n; ++k) {
+    for (int r = 0; r < 2; ++r) {
+      std::vector<TaskId> deps;
+      if (k > 0) deps = {last[1 - r]};
+      last[r] = g.add(compute(r, s, Duration::us(1 + r), deps));
+    }
+  }
+  return g;
+}
+
+TEST(TaskRuntime, StopsWithinTheCheckIntervalAndSaysItWasCancelled) {
+  const Cluster c = two_h100();
+  const TaskGraph g = ping_pong_chain(20'000);
+  Simulation sim(c, {});
+  std::stop_source stop;
+  RunControl control;
+  control.stop = stop.get_token();
+  control.check_every = 500;
+  uint64_t instants_at_stop = 0;
+  int64_t last_done = -1;
+  control.progress = [&](std::string_view phase, int64_t done, int64_t total) {
+    EXPECT_EQ(phase, "simulation");
+    EXPECT_EQ(total, 40'000);
+    EXPECT_GE(done, last_done);
+    last_done = done;
+    if (done >= total / 2 && !stop.stop_requested()) {
+      stop.request_stop();
+      instants_at_stop = sim.engine().instants();
+    }
+  };
+  const RunResult r = sim.run(g, control);
+  EXPECT_TRUE(r.cancelled);
+  EXPECT_TRUE(r.stalled.empty());  // a stopped run is not a stalled one
+  ASSERT_GT(instants_at_stop, 0u);
+  // The stop is honoured at the next poll, check_every instants later at most.
+  EXPECT_LE(sim.engine().instants() - instants_at_stop, 500u);
+  int64_t done = 0;
+  for (const RankStats& s : r.ranks) done += s.tasks;
+  EXPECT_LT(done, 40'000 * 3 / 4);
+  EXPECT_GE(done, 40'000 / 2);
+}
+
+TEST(TaskRuntime, AControlWithoutAStopRunsToTheEnd) {
+  const Cluster c = two_h100();
+  const TaskGraph g = ping_pong_chain(2'000);
+  Simulation plain_sim(c, {});
+  const RunResult plain = plain_sim.run(g);
+  Simulation sim(c, {});
+  RunControl control;
+  control.check_every = 100;
+  int calls = 0;
+  control.progress = [&](std::string_view, int64_t, int64_t) { ++calls; };
+  const RunResult r = sim.run(g, control);
+  EXPECT_FALSE(r.cancelled);
+  EXPECT_EQ(r.end, plain.end);
+  EXPECT_EQ(r.events, plain.events);
+  EXPECT_GT(calls, 10);
 }
 
 }  // namespace

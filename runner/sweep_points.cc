@@ -1,7 +1,7 @@
 // Sweep point expansion.
-#include "cli/sweep_points.h"
+#include "runner/sweep_points.h"
 
-namespace dtsim::cli {
+namespace dtsim {
 
 std::string SweepPoint::describe() const {
   std::string s;
@@ -74,4 +74,4 @@ std::vector<SweepPoint> expand_sweep_points(const std::vector<std::string>& vary
   return points;
 }
 
-}  // namespace dtsim::cli
+}  // namespace dtsim

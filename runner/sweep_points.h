@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-namespace dtsim::cli {
+namespace dtsim {
 
 struct SweepPoint {
   std::vector<std::pair<std::string, std::string>> assignments;  // key, value
@@ -19,4 +19,4 @@ std::vector<SweepPoint> expand_sweep_points(const std::vector<std::string>& vary
                                             std::vector<std::string>& errors);
 std::vector<std::string> split_top_level(const std::string& values);
 
-}  // namespace dtsim::cli
+}  // namespace dtsim

@@ -1,0 +1,62 @@
+// The progress bar and the SIGINT handler behind RunSession.
+#include "cli/run_session.h"
+
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+
+#include <fmt/format.h>
+
+namespace dtsim::cli {
+
+namespace {
+
+volatile std::sig_atomic_t g_interrupted = 0;
+
+extern "C" void on_interrupt(int) { g_interrupted = 1; }
+
+using Clock = std::chrono::steady_clock;
+
+}  // namespace
+
+RunSession::RunSession(bool progress)
+    : show_(progress && ::isatty(STDERR_FILENO) == 1), start_(Clock::now()) {
+  g_interrupted = 0;
+  std::signal(SIGINT, on_interrupt);
+  control_.stop = stop_.get_token();
+  control_.progress = [this](std::string_view phase, int64_t done, int64_t total) {
+    // The handler only sets a flag (request_stop is not async-signal-safe); the stop is
+    // requested here, at the next check of the run in flight.
+    if (g_interrupted != 0) stop_.request_stop();
+    draw(phase, done, total);
+  };
+}
+
+RunSession::~RunSession() {
+  std::signal(SIGINT, SIG_DFL);
+  if (drawn_) std::fputs("\r\033[K", stderr);
+}
+
+bool RunSession::interrupted() const { return g_interrupted != 0; }
+
+void RunSession::draw(std::string_view phase, int64_t done, int64_t total) {
+  const auto now = Clock::now();
+  // Short runs show nothing; longer ones redraw about ten times a second.
+  if (!show_ || now - start_ < std::chrono::seconds(1) ||
+      (drawn_ && now - last_draw_ < std::chrono::milliseconds(100))) {
+    return;
+  }
+  constexpr int kWidth = 30;
+  const double fraction = total > 0 ? static_cast<double>(done) / static_cast<double>(total) : 0;
+  const int filled = static_cast<int>(fraction * kWidth);
+  const std::string bar = std::string(static_cast<size_t>(filled), '#') +
+                          std::string(static_cast<size_t>(kWidth - filled), '.');
+  fmt::print(stderr, "\r\033[K{:<10} [{}] {:5.1f}%  {:.0f} s (Ctrl-C stops)", phase, bar,
+             100 * fraction, std::chrono::duration<double>(now - start_).count());
+  std::fflush(stderr);
+  drawn_ = true;
+  last_draw_ = now;
+}
+
+}  // namespace dtsim::cli

@@ -1,0 +1,40 @@
+// Scenario execution: choose the costs, lower, build a Simulation, subscribe observers, run
+// the TaskGraph, time it.
+#include "runner/scenario_runner.h"
+
+#include <chrono>
+
+#include "scenarios/scenario_lowering.h"
+
+namespace dtsim {
+
+LoweredScenario lower_with_chosen_costs(const Scenario& scenario,
+                                        const std::optional<std::string>& costs_option,
+                                        const RunControl& control) {
+  const auto costs = choose_cost_model(scenario, costs_option);
+  return lower_scenario(scenario, *costs, control);
+}
+
+ScenarioRun run_scenario(const Scenario& scenario, const LoweredScenario& lowered,
+                         const std::vector<SimObserver*>& observers, const RunControl& control) {
+  const auto t0 = std::chrono::steady_clock::now();
+  SimulationOptions options;
+  options.network_model = scenario.simulation.network_model;
+  options.fast_forward = scenario.simulation.fast_forward;
+  Simulation sim(scenario.cluster, options);
+  for (SimObserver* o : observers) sim.add_observer(o);
+  ScenarioRun run;
+  run.result = sim.run(lowered.graph, control);
+  if (lowered.training && lowered.training->local_step && !run.result.cancelled) {
+    Simulation local(scenario.cluster, options);
+    run.local_step = local.run(lowered.training->local_step->graph, control);
+    run.result.cancelled = run.local_step->cancelled;
+  }
+  run.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const LinkStatsTable& table = sim.network().link_stats();
+  run.links.reserve(table.size());
+  for (LinkId l = 0; l < table.size(); ++l) run.links.push_back(table.stats(l));
+  return run;
+}
+
+}  // namespace dtsim

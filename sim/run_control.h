@@ -1,0 +1,28 @@
+// Progress and cancellation for long library calls (lowering, simulation): the caller
+// passes a stop token and a progress callback; the callee checks the token and reports
+// progress every `check_every` units of its work (tasks emitted, events run), so a stop is
+// honoured within a bounded amount of work and a cancelled call returns a result marked
+// cancelled instead of throwing.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <stop_token>
+#include <string_view>
+
+namespace dtsim {
+
+struct RunControl {
+  std::stop_token stop;
+  // Called with the work done and the work in all; `phase` names the call ("lowering",
+  // "simulation").
+  std::function<void(std::string_view phase, int64_t done, int64_t total)> progress;
+  int64_t check_every = 1 << 14;
+
+  bool stop_requested() const { return stop.stop_requested(); }
+  void report(std::string_view phase, int64_t done, int64_t total) const {
+    if (progress) progress(phase, done, total);
+  }
+};
+
+}  // namespace dtsim
