@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -74,6 +75,44 @@ BENCHMARK(BM_Gpt3TrainingStep)
     ->Iterations(1)
     ->Unit(benchmark::kSecond)
     ->UseRealTime();
+
+// Cancel latency: the 1,024-GPU step is stopped halfway through its simulation (by tasks
+// finished, as a GUI's stop button would, from the progress callback) and the time from the
+// request until run_scenario returns is measured; the same for a stop halfway through the
+// lowering.
+void BM_Gpt3CancelLatency(benchmark::State& state) {
+  const bool in_lowering = state.range(0) == 1;
+  const std::string path =
+      std::string(DTSIM_SOURCE_DIR) + "/scenarios/examples/gpt3-175b-1024xA100.json";
+  double latency_s = 0;
+  bool cancelled = false;
+  for (auto _ : state) {
+    const Scenario scenario = load_scenario_file(path, {"simulation.trace=false"});
+    std::stop_source stop;
+    std::chrono::steady_clock::time_point requested;
+    RunControl control;
+    control.stop = stop.get_token();
+    control.progress = [&](std::string_view phase, int64_t done, int64_t total) {
+      if ((phase == "lowering") == in_lowering && 2 * done >= total && !stop.stop_requested()) {
+        requested = std::chrono::steady_clock::now();
+        stop.request_stop();
+      }
+    };
+    const LoweredScenario lowered = lower_with_chosen_costs(scenario, {}, control);
+    if (in_lowering) {
+      latency_s = seconds_since(requested);
+      cancelled = lowered.cancelled;
+    } else {
+      const ScenarioRun run = run_scenario(scenario, lowered, {}, control);
+      latency_s = seconds_since(requested);
+      cancelled = run.result.cancelled;
+    }
+  }
+  state.SetLabel(in_lowering ? "stop while lowering" : "stop while simulating");
+  state.counters["cancel_latency_s"] = latency_s;
+  state.counters["cancelled"] = cancelled ? 1 : 0;
+}
+BENCHMARK(BM_Gpt3CancelLatency)->Arg(0)->Arg(1)->Iterations(1)->Unit(benchmark::kSecond)->UseRealTime();
 
 }  // namespace
 }  // namespace dtsim
