@@ -98,7 +98,7 @@ OpSignature split_kernel(const Op& op, bool backward, const RankShard& shard, DT
     }
     g.m = scaled(g.m, tokens);
   }
-  out.gemm = GemmDims{g.m, g.n, g.k, g.batch, false, g.transpose_b};
+  out.gemm = g;
   out.conv = op.conv;
   if (op.kernel == KernelKind::kFlashAttention) {
     out.attention = op.attention;

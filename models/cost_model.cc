@@ -28,11 +28,6 @@ double gemm_like_efficiency(double flops, std::optional<double> min_dim, const D
 
 bool shape_known(const GemmDims& s) { return s.m > 0 && s.n > 0 && s.k > 0 && s.batch > 0; }
 
-double gemm_flops(const GemmDims& s) {
-  return 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k) *
-         static_cast<double>(s.batch);
-}
-
 // The fraction of its waves a GEMM fills: tiles / (units x whole waves). Below one wave
 // cuBLAS picks smaller tiles or splits k, which the size terms already price.
 double wave_efficiency(const GemmDims& s, const DeviceEfficiency& e) {
@@ -116,7 +111,7 @@ double RooflineCostModel::gemm_efficiency(const GemmDims& shape, const DeviceSpe
                                           KernelKind kind, bool attention_core, DType math) {
   if (!shape_known(shape)) return 0;
   const double min_dim = static_cast<double>(std::min({shape.m, shape.n, shape.k}));
-  return gemm_like_efficiency(gemm_flops(shape), min_dim, device.efficiency, kind, attention_core,
+  return gemm_like_efficiency(shape.flops(), min_dim, device.efficiency, kind, attention_core,
                               math) *
          wave_efficiency(shape, device.efficiency);
 }

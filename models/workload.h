@@ -28,19 +28,12 @@ enum class TensorSplit {
 };
 std::string_view tensor_split_name(TensorSplit s);
 
-// A GEMM C[m, n] = A[m, k] B[k, n], `batch` times (attention scores: batch = b * heads).
-// Convolutions are their implicit GEMM: m = batch * out_h * out_w, n = out_channels,
-// k = in_channels * kernel_h * kernel_w.
-struct GemmShape {
-  int64_t m = 0;
-  int64_t n = 0;
-  int64_t k = 0;
-  int64_t batch = 1;
-  // B is stored [n, k] and multiplied transposed: a linear layer's or a convolution's
-  // weight, the keys of QK^T.
-  bool transpose_b = false;
-  double flops() const { return 2.0 * static_cast<double>(m) * n * k * batch; }
-};
+// A GEMM C[m, n] = op(A)[m, k] op(B)[k, n], `batch` times (attention scores: batch = b *
+// heads), as the signature holds it (sim/op_signature.h). Convolutions are their implicit
+// GEMM: m = batch * out_h * out_w, n = out_channels, k = in_channels * kernel_h * kernel_w.
+// Linear layers' and convolutions' weights, and the keys of QK^T, are B stored [n, k]
+// (transpose_b).
+using GemmShape = GemmDims;
 
 struct Op {
   std::string name;  // "attn.qkv", "mlp.fc1", "conv2_1.a"

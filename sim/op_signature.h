@@ -55,6 +55,10 @@ struct GemmDims {
   int64_t batch = 1;
   bool transpose_a = false;
   bool transpose_b = false;
+  double flops() const {
+    return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) *
+           static_cast<double>(batch);
+  }
   bool operator==(const GemmDims&) const = default;
 };
 

@@ -178,7 +178,7 @@ Op attention_core_op(Op op) {
 // as FlashAttention-2's window_size skips the tiles wholly outside it.
 Op flash_attention_op(const Dims& d, bool causal) {
   const int64_t batch = d.batch * d.heads;
-  Op op = attention_gemm("attn.flash", GemmShape{d.seq, d.seq, d.head_dim, batch, true}, d.act);
+  Op op = attention_gemm("attn.flash", GemmShape{d.seq, d.seq, d.head_dim, batch, false, true}, d.act);
   op.kernel = KernelKind::kFlashAttention;
   op.attention = AttentionDims{d.batch, d.heads, d.kv_width / d.head_dim, d.head_dim, d.seq, d.seq,
                                causal ? d.window : 0};
@@ -211,7 +211,7 @@ Op flash_attention_op(const Dims& d, bool causal) {
 void add_unfused_attention_core(std::vector<Op>& ops, const Dims& d) {
   const int64_t score_batch = d.batch * d.heads;
   // Its inputs Q and K are kept by the QKV preparation above.
-  Op score = attention_gemm("attn.score", GemmShape{d.seq, d.seq, d.head_dim, score_batch, true},
+  Op score = attention_gemm("attn.score", GemmShape{d.seq, d.seq, d.head_dim, score_batch, false, true},
                             d.act);
   score.causal = d.family != ModelFamily::kBert;
   ops.push_back(std::move(score));
