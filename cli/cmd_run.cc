@@ -37,7 +37,8 @@ std::string folder_name(std::string name) {
   return name.empty() ? "scenario" : name;
 }
 
-int interrupted() {
+int interrupted(RunSession& session) {
+  session.finish();
   std::cerr << "interrupted: the run was stopped; nothing was written\n";
   return kExitInterrupted;
 }
@@ -46,7 +47,7 @@ int run(const RunArgs& args) {
   RunSession session(!args.quiet);
   const Scenario scenario = load_scenario_file(args.scenario, args.sets);
   const LoweredScenario lowered = lower_with_chosen_costs(scenario, args.costs, session.control());
-  if (lowered.cancelled || session.interrupted()) return interrupted();
+  if (lowered.cancelled || session.interrupted()) return interrupted(session);
   const std::filesystem::path out =
       args.out.empty() ? std::filesystem::path("dtsim-out") / folder_name(scenario.name)
                        : std::filesystem::path(args.out);
@@ -57,11 +58,15 @@ int run(const RunArgs& args) {
   std::vector<SimObserver*> observers;
   if (scenario.simulation.trace) observers.push_back(trace.get());
   const ScenarioRun result = run_scenario(scenario, lowered, observers, session.control());
-  if (result.result.cancelled || session.interrupted()) return interrupted();
+  if (result.result.cancelled || session.interrupted()) return interrupted(session);
 
   SummaryOptions opts;
   opts.include_wall_time = !args.no_timing;
   const auto summary = make_summary(lowered, result, opts);
+  // The last point at which a Ctrl-C still leaves nothing written; one during the writes
+  // below leaves each file whole (old or new).
+  if (session.interrupted()) return interrupted(session);
+  session.finish();
   std::filesystem::create_directories(out);
   write_file_atomically(out / "summary.json", summary.dump(2) + "\n");
   write_file_atomically(out / "ranks.csv",

@@ -20,6 +20,7 @@ struct Command {
 
 Command add_run_command(CLI::App& app);
 Command add_check_command(CLI::App& app);
+Command add_lower_command(CLI::App& app);
 Command add_list_command(CLI::App& app);
 Command add_sweep_command(CLI::App& app);
 Command add_reproduce_command(CLI::App& app);

@@ -14,7 +14,16 @@ namespace {
 
 volatile std::sig_atomic_t g_interrupted = 0;
 
-extern "C" void on_interrupt(int) { g_interrupted = 1; }
+// The first Ctrl-C asks for a stop; a second one, for a run that has not reached its next
+// check (or will not), ends the process the default way.
+extern "C" void on_interrupt(int signal) {
+  if (g_interrupted != 0) {
+    std::signal(signal, SIG_DFL);
+    std::raise(signal);
+    return;
+  }
+  g_interrupted = 1;
+}
 
 using Clock = std::chrono::steady_clock;
 
@@ -23,7 +32,9 @@ using Clock = std::chrono::steady_clock;
 RunSession::RunSession(bool progress)
     : show_(progress && ::isatty(STDERR_FILENO) == 1), start_(Clock::now()) {
   g_interrupted = 0;
-  std::signal(SIGINT, on_interrupt);
+  // A process started with SIGINT ignored keeps ignoring it.
+  handling_ = std::signal(SIGINT, on_interrupt) != SIG_IGN;
+  if (!handling_) std::signal(SIGINT, SIG_IGN);
   control_.stop = stop_.get_token();
   control_.progress = [this](std::string_view phase, int64_t done, int64_t total) {
     // The handler only sets a flag (request_stop is not async-signal-safe); the stop is
@@ -34,8 +45,14 @@ RunSession::RunSession(bool progress)
 }
 
 RunSession::~RunSession() {
-  std::signal(SIGINT, SIG_DFL);
+  if (handling_) std::signal(SIGINT, SIG_DFL);
+  finish();
+}
+
+void RunSession::finish() {
   if (drawn_) std::fputs("\r\033[K", stderr);
+  drawn_ = false;
+  show_ = false;
 }
 
 bool RunSession::interrupted() const { return g_interrupted != 0; }

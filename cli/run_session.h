@@ -15,8 +15,9 @@ inline constexpr int kExitInterrupted = 130;  // 128 + SIGINT, as shells report 
 
 class RunSession {
  public:
-  // Installs a SIGINT handler for the session's lifetime; `progress` draws the bar on
-  // stderr when it is a terminal.
+  // Installs a SIGINT handler for the session's lifetime (unless SIGINT was ignored, as in
+  // a background job): the first Ctrl-C asks the run to stop, a second one ends the process
+  // as Ctrl-C normally does. `progress` draws the bar on stderr when it is a terminal.
   explicit RunSession(bool progress);
   ~RunSession();
   RunSession(const RunSession&) = delete;
@@ -25,6 +26,8 @@ class RunSession {
   const RunControl& control() const { return control_; }
   // Ctrl-C was pressed (also before any lowering or simulation polled for it).
   bool interrupted() const;
+  // Erases the progress bar; call it before printing anything else.
+  void finish();
 
  private:
   void draw(std::string_view phase, int64_t done, int64_t total);
@@ -32,6 +35,7 @@ class RunSession {
   std::stop_source stop_;
   RunControl control_;
   bool show_ = false;
+  bool handling_ = false;  // the handler is installed
   bool drawn_ = false;
   std::chrono::steady_clock::time_point start_;
   std::chrono::steady_clock::time_point last_draw_;

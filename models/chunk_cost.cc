@@ -42,9 +42,6 @@ DType op_dtype(const Op& op, DType math) {
   return math == DType::kFp8 && !fp8_linear(op, math) ? DType::kBf16 : math;
 }
 
-// The element type a tensor of `math` math is stored in: tf32 is a mode of fp32 math.
-DType storage_of(DType math) { return math == DType::kTf32 ? DType::kFp32 : math; }
-
 // An FP8 Linear's input is cast to FP8 before its GEMM, with a transposed copy for the
 // weight-gradient GEMM (2 bytes read, 2 x 1 written per element), and in the backward pass
 // its output gradient likewise: memory-bound kernels of their own, priced on the rank's
@@ -80,7 +77,7 @@ OpSignature split_kernel(const Op& op, bool backward, const RankShard& shard, DT
   const bool gemm_like = is_gemm_like(op.kernel);
   out.storage = casts_to_fp8(op, math, device) ? DType::kFp8
                 : dtype == DType::kFp8        ? DType::kBf16
-                                              : storage_of(dtype);
+                                              : storage_dtype(dtype);
   out.math = gemm_like ? gemm_math_dtype(dtype, device) : DType::kFp32;
   out.accumulate = DType::kFp32;
   const double f = tensor_fraction(op.split, shard);
@@ -107,9 +104,12 @@ OpSignature split_kernel(const Op& op, bool backward, const RankShard& shard, DT
     out.attention.q_len = scaled(op.attention.q_len, tokens);
   }
   if (op.rows > 0) {
+    // A vocabulary-parallel lookup gathers whole rows of its shard of the table for every
+    // token (and masks the rest): neither its rows nor its width divide.
     const bool splits_rows = op.split == TensorSplit::kHeads || op.split == TensorSplit::kSequence;
+    const bool whole_rows = op.kernel == KernelKind::kEmbedding;
     out.rows = scaled(op.rows, (splits_rows ? f : 1.0) * tokens);
-    out.width = splits_rows ? op.width : scaled(op.width, f);
+    out.width = splits_rows || whole_rows ? op.width : scaled(op.width, f);
   }
   const double share = f * tokens;
   out.flops = (backward ? op.bwd_flops : op.fwd_flops) * share * op.executed_fraction;

@@ -1,7 +1,7 @@
-// The roofline cost model (Williams, Waterman and Patterson, "Roofline", CACM 2009): launch
-// overhead plus the larger of compute time and memory time, with GEMM efficiency growing with
-// the GEMM's size and falling with wave quantization, as the device's DeviceEfficiency
-// describes.
+// The roofline cost model (Williams, Waterman and Patterson, "Roofline", CACM 2009): the
+// larger of compute time and memory time (the launch is the caller's), with GEMM efficiency
+// growing with the GEMM's size and falling with wave quantization, as the device's
+// DeviceEfficiency describes.
 #include "models/cost_model.h"
 
 #include <algorithm>

@@ -5,6 +5,7 @@
 #include "models/lowering.h"
 
 #include <algorithm>
+#include <deque>
 #include <unordered_map>
 
 #include "models/lowering_detail.h"
@@ -199,7 +200,8 @@ class StepEmitter {
   CallBook book_;
   std::map<std::tuple<const DeviceSpec*, int64_t, int, int>, ChunkCost> costs_;
   std::map<std::tuple<const ChunkCost*, bool, int, int>, TaskOps> pass_ops_;
-  std::map<std::pair<const DeviceSpec*, int>, std::vector<std::pair<OpSignature, TaskOps>>> kernel_ops_;
+  // A deque: kernel_ops hands out references that later additions must not move.
+  std::map<std::pair<const DeviceSpec*, int>, std::deque<std::pair<OpSignature, TaskOps>>> kernel_ops_;
   std::map<int64_t, Workload> classifier_workloads_;
 };
 

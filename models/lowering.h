@@ -39,7 +39,7 @@ struct LoweringInput {
   // With plan.sync_every > 1: whether this iteration is the one that averages parameters
   // across regions (the others reduce gradients inside each region only).
   bool global_sync = true;
-  // Progress (ranks emitted of all) and a stop, checked after each rank.
+  // Progress (ranks emitted of all) and a stop, checked before each rank.
   const RunControl* control = nullptr;
 };
 

@@ -28,11 +28,14 @@ struct ActivationSplit {
   int cp = 1;  // context parallel divides the sequence
 };
 
-// Full recomputation checkpoints the blocks between the embedding and the output layer
-// (Megatron-LM's --recompute-granularity full wraps the transformer layers only): the
-// embedding and the head keep their activations and are not run again.
+// Full recomputation checkpoints the blocks between the input layer and the output layer
+// (Megatron-LM's --recompute-granularity full wraps the transformer layers only): a
+// transformer's embedding and head, and the sharded classifier, keep their activations
+// and are not run again. (An MLP's output layer is a kDense layer like its hidden ones and
+// is recomputed with them.)
 inline bool recomputed_by_full(LayerKind kind) {
-  return kind != LayerKind::kEmbedding && kind != LayerKind::kHead;
+  return kind != LayerKind::kEmbedding && kind != LayerKind::kHead &&
+         kind != LayerKind::kClassifier;
 }
 
 // Activation bytes one rank keeps for one micro-batch of `layer` until its backward pass:

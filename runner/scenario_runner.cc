@@ -3,10 +3,42 @@
 #include "runner/scenario_runner.h"
 
 #include <chrono>
+#include <filesystem>
+
+#include "models/cost_model.h"
+#include "scenarios/loader.h"
 
 #include "scenarios/scenario_lowering.h"
 
 namespace dtsim {
+
+namespace {
+
+// A database path as the scenario wrote it, resolved against the scenario's folder.
+std::string scenario_relative(const Scenario& s, const std::string& path) {
+  const std::filesystem::path p(path);
+  if (p.is_absolute() || s.source.empty() || s.source.front() == '<') return path;
+  return (std::filesystem::path(s.source).parent_path() / p).lexically_normal().string();
+}
+
+}  // namespace
+
+std::unique_ptr<CostModel> choose_cost_model(const Scenario& scenario,
+                                             const std::optional<std::string>& costs_option) {
+  if (costs_option) {
+    throw ScenarioError({"--costs " + *costs_option +
+                         ": the measured cost model reads a cost database written by `dtsim "
+                         "calibrate`, which this build does not have yet; leave --costs out to "
+                         "use the roofline model"});
+  }
+  if (scenario.simulation.cost_model == "measured") {
+    throw ScenarioError({scenario.source + ": /simulation/cost_model: \"measured\" (costs " +
+                         scenario_relative(scenario, scenario.simulation.costs_file.value_or("")) +
+                         ") needs the cost database written by `dtsim calibrate`, which this "
+                         "build does not have yet; use \"roofline\""});
+  }
+  return std::make_unique<models::RooflineCostModel>();
+}
 
 LoweredScenario lower_with_chosen_costs(const Scenario& scenario,
                                         const std::optional<std::string>& costs_option,

@@ -2,19 +2,28 @@
 // the GUI share.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "models/scenario_result.h"
 #include "scenarios/scenario.h"
+#include "sim/cost_model.h"
 #include "sim/observer.h"
 #include "sim/run_control.h"
 
 namespace dtsim {
 
-// Lowers with the cost model the scenario asks for, or the database `costs_option` names
-// (see choose_cost_model). Throws ScenarioError.
+// The cost model a scenario asks for (simulation.cost_model, simulation.costs), or the
+// database `costs_option` names (the CLI's --costs, which wins over the scenario's keys).
+// Throws ScenarioError naming the key or the option: the measured model reads a cost
+// database that calibration writes, and calibration is not part of this build yet.
+std::unique_ptr<CostModel> choose_cost_model(const Scenario& scenario,
+                                             const std::optional<std::string>& costs_option = {});
+
+// Lowers with the cost model the scenario asks for, or the database `costs_option` names.
+// Throws ScenarioError.
 LoweredScenario lower_with_chosen_costs(const Scenario& scenario,
                                         const std::optional<std::string>& costs_option = {},
                                         const RunControl& control = {});

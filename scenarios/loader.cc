@@ -222,6 +222,14 @@ Scenario load_scenario(nlohmann::json document, const std::string& source,
                     .reference = std::move(reference)};
   // The specs move as unique_ptrs, so the node groups' pointers stay valid.
   scenario.cluster.owned_specs = std::move(cluster->owned_specs);
+  if (workload && workload->graph.graph_file) {
+    // Paths in a scenario are relative to the scenario file.
+    const std::filesystem::path file(*workload->graph.graph_file);
+    if (file.is_relative() && source.front() != '<') {
+      workload->graph.graph_file = (std::filesystem::path(source).parent_path() / file).string();
+    }
+    scenario.reprice_task_graph = workload->graph.reprice;
+  }
   if (workload) scenario_detail::resolve_workload(*workload, scenario.cluster, d, scenario);
   if (training) scenario_detail::resolve_training(*training, scenario);
   if (!d.empty()) throw ScenarioError(d.format(source));

@@ -25,9 +25,10 @@ class ScenarioError : public std::runtime_error {
   std::vector<std::string> messages_;
 };
 
-// Reads `path`, applies the overrides ("a.b.c=VALUE", in order), validates, builds the
-// cluster and the TaskGraph. Throws ScenarioError, also for a missing or unreadable file
-// and for invalid JSON (with line and column).
+// Reads `path`, applies the overrides ("a.b.c=VALUE", in order), validates and builds the
+// cluster; the workload stays a specification until it is lowered
+// (scenarios/scenario_lowering.h). Throws ScenarioError, also for a missing or unreadable
+// file and for invalid JSON (with line and column).
 Scenario load_scenario_file(const std::string& path, const std::vector<std::string>& overrides = {});
 // The same for a document already parsed; `source` names it in messages.
 Scenario load_scenario(nlohmann::json document, const std::string& source,

@@ -64,6 +64,9 @@ struct Scenario {
   // For kTaskGraph: the tasks as given. Compute tasks priced by FLOPs carry one op of
   // unknown shape and no duration yet: lowering prices them with the chosen cost model.
   TaskGraph task_graph;
+  // A lowered graph read from a file keeps the durations it holds unless the scenario asks
+  // for its ops to be priced again (workload.reprice).
+  bool reprice_task_graph = false;
   std::optional<Reference> reference;
 };
 

@@ -1,10 +1,9 @@
 // Lowering a loaded scenario: the cost model it asks for, then its workload as a TaskGraph.
 #include "scenarios/scenario_lowering.h"
 
-#include <filesystem>
 #include <stdexcept>
 
-#include "models/cost_model.h"
+#include "models/chunk_cost.h"
 #include "models/lowering.h"
 #include "scenarios/json_reader.h"
 #include "scenarios/loader.h"
@@ -14,21 +13,14 @@ namespace dtsim {
 
 namespace {
 
-// A database path as the scenario wrote it, resolved against the scenario's folder.
-std::string scenario_relative(const Scenario& s, const std::string& path) {
-  const std::filesystem::path p(path);
-  if (p.is_absolute() || s.source.empty() || s.source.front() == '<') return path;
-  return (std::filesystem::path(s.source).parent_path() / p).lexically_normal().string();
-}
-
-// Compute tasks that carry ops but no duration (priced by FLOPs) get their kernels' time on
-// their rank's device.
-void price_task_graph(const Cluster& cluster, const CostModel& costs, const RunControl& control,
-                      LoweredScenario& out) {
+// Compute tasks that carry ops but no duration (priced by FLOPs), or every compute task
+// with ops when `reprice`, get their kernels' time on their rank's device.
+void price_task_graph(const Cluster& cluster, const CostModel& costs, bool reprice,
+                      const RunControl& control, LoweredScenario& out) {
   TaskGraph& g = out.graph;
   const auto n = static_cast<int64_t>(g.num_tasks());
   for (TaskId id = 0; id < g.num_tasks(); ++id) {
-    if (id % static_cast<TaskId>(std::max<int64_t>(1, control.check_every)) == 0) {
+    if (static_cast<int64_t>(id) % std::max<int64_t>(1, control.check_every) == 0) {
       if (control.stop_requested()) {
         out.cancelled = true;
         return;
@@ -37,23 +29,16 @@ void price_task_graph(const Cluster& cluster, const CostModel& costs, const RunC
     }
     const TaskView t = g.task(id);
     if (t.kind != TaskKind::kCompute) continue;
-    if (t.ops == kNoOps) {
+    if (t.ops == kNoOps || (!reprice && t.duration > Duration::zero())) {
       ++out.costs.given.ops;
       out.costs.given.time += t.duration;
       continue;
     }
     const DeviceSpec& device = *cluster.devices[static_cast<size_t>(t.rank)].spec;
-    Duration total;
-    for (const OpSignature& op : g.op_list(t.ops)) {
-      const OpCost c = costs.price(op, device);
-      CostTally::Share& s = out.costs.of(c.source);
-      ++s.ops;
-      s.time += c.time;
-      ++out.costs.launches.ops;
-      out.costs.launches.time += device.efficiency.kernel_launch;
-      total += c.time + device.efficiency.kernel_launch;
-    }
-    g.set_duration(id, total);
+    models::PricedOps priced;
+    for (const OpSignature& op : g.op_list(t.ops)) priced.push_back(models::price_op(op, device, costs));
+    out.costs.add(models::tally_of(priced));
+    g.set_duration(id, models::total_time(priced));
   }
 }
 
@@ -93,23 +78,6 @@ void lower_training(const Scenario& s, const CostModel& costs, const RunControl&
 
 }  // namespace
 
-std::unique_ptr<CostModel> choose_cost_model(const Scenario& scenario,
-                                             const std::optional<std::string>& costs_option) {
-  if (costs_option) {
-    throw ScenarioError({"--costs " + *costs_option +
-                         ": the measured cost model reads a cost database written by `dtsim "
-                         "calibrate`, which this build does not have yet; leave --costs out to "
-                         "use the roofline model"});
-  }
-  if (scenario.simulation.cost_model == "measured") {
-    throw ScenarioError({scenario.source + ": /simulation/cost_model: \"measured\" (costs " +
-                         scenario_relative(scenario, scenario.simulation.costs_file.value_or("")) +
-                         ") needs the cost database written by `dtsim calibrate`, which this "
-                         "build does not have yet; use \"roofline\""});
-  }
-  return std::make_unique<models::RooflineCostModel>();
-}
-
 LoweredScenario lower_scenario(const Scenario& s, const CostModel& costs, const RunControl& control) {
   LoweredScenario out;
   out.source = s.source;
@@ -122,7 +90,7 @@ LoweredScenario lower_scenario(const Scenario& s, const CostModel& costs, const 
     case WorkloadKind::kCollective: out.graph = build_collective_sweep_graph(s.collective); break;
     case WorkloadKind::kTaskGraph:
       out.graph = s.task_graph;
-      price_task_graph(s.cluster, costs, control, out);
+      price_task_graph(s.cluster, costs, s.reprice_task_graph, control, out);
       break;
     case WorkloadKind::kTraining: lower_training(s, costs, control, out); break;
   }

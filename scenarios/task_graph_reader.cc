@@ -257,6 +257,22 @@ TaskSpec read_task(const json& value, const std::string& pointer, size_t index,
 TaskGraphSpec read_task_graph(JsonObject& o) {
   Diagnostics& d = o.diagnostics();
   TaskGraphSpec out;
+  // A lowered graph (`dtsim lower`) in its own file, in place of tasks and collectives.
+  if (o.has("graph_file")) {
+    out.graph_file_pointer = o.pointer("graph_file");
+    if (auto v = o.string("graph_file", Need::kRequired)) {
+      if (v->empty()) {
+        d.error(out.graph_file_pointer, "expected the path of a lowered-graph file, got an empty string");
+      } else {
+        out.graph_file = *v;
+      }
+    }
+    if (auto v = o.boolean("reprice", Need::kOptional)) out.reprice = *v;
+    o.reject("tasks", "a task graph gives \"tasks\" or \"graph_file\", not both");
+    o.reject("collectives", "a lowered graph's file holds its collectives");
+    return out;
+  }
+  o.reject("reprice", "applies only with \"graph_file\"");
   GraphNames names;
   if (const json* collectives = o.get("collectives", Need::kOptional, "")) {
     const std::string pointer = o.pointer("collectives");

@@ -5,7 +5,13 @@
 #include <map>
 #include <tuple>
 
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+#include "models/cost_model.h"
 #include "scenarios/collective_spec.h"
+#include "scenarios/lowered_graph_reader.h"
 #include "scenarios/workload_loader.h"
 
 namespace dtsim::scenario_detail {
@@ -76,11 +82,15 @@ bool check_task(const TaskSpec& t, const Copies& copies, const Cluster& cluster,
   if (p.kind == TaskKind::kCompute && t.flops) {
     for (int r : copies.ranks) {
       const DeviceSpec& device = *cluster.devices[static_cast<size_t>(r)].spec;
-      if (device.peak_for(t.dtype).flops_per_second() <= 0) {
+      // The math that can carry the dtype (bf16 on a V100 runs at its fp32 rate).
+      try {
+        (void)models::gemm_math_dtype(t.dtype, device);
+      } catch (const std::invalid_argument&) {
         d.error(child_pointer(t.pointer, t.dtype_given ? "dtype" : "flops"),
                 "rank " + std::to_string(r) + "'s device \"" + device.name + "\" has no " +
                     std::string(dtype_name(t.dtype)) +
-                    " peak FLOP rate (give a dtype it supports, or a duration)");
+                    " peak FLOP rate nor one of a dtype that can carry it (give a dtype it "
+                    "supports, or a duration)");
         return false;
       }
     }
@@ -127,6 +137,24 @@ void check_send_recv(const TaskGraphSpec& spec, const std::vector<std::optional<
 void resolve_task_graph(const TaskGraphSpec& spec, const Cluster& cluster, Diagnostics& d,
                         TaskGraph& out) {
   const int n = cluster.num_ranks();
+  if (spec.graph_file) {
+    std::ifstream in(*spec.graph_file, std::ios::binary);
+    if (!in) {
+      d.error(spec.graph_file_pointer, *spec.graph_file + ": cannot read the file: " + std::strerror(errno));
+      return;
+    }
+    std::string error;
+    auto graph = read_lowered_graph(in, n, error);
+    if (!graph) {
+      d.error(spec.graph_file_pointer, *spec.graph_file + ": " + error);
+      return;
+    }
+    for (const std::string& problem : graph->validate(n)) {
+      d.error(spec.graph_file_pointer, *spec.graph_file + ": " + problem);
+    }
+    out = std::move(*graph);
+    return;
+  }
   const size_t errors_before = d.count();
   std::vector<std::optional<std::vector<int>>> groups(spec.collectives.size());
   for (size_t i = 0; i < spec.collectives.size(); ++i) {
@@ -194,7 +222,7 @@ void resolve_task_graph(const TaskGraphSpec& spec, const Cluster& cluster, Diagn
       OpSignature gemm;
       gemm.name = t.id;
       gemm.kind = KernelKind::kGemm;
-      gemm.storage = t.dtype == DType::kTf32 ? DType::kFp32 : t.dtype;
+      gemm.storage = storage_dtype(t.dtype);
       gemm.math = t.dtype;
       gemm.flops = t.flops->count();
       ops = out.add_op_list(std::span<const OpSignature>(&gemm, 1));

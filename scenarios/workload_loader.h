@@ -66,6 +66,12 @@ struct TaskSpec {
 };
 
 struct TaskGraphSpec {
+  // A lowered-graph file (relative paths resolved against the scenario's folder) in place
+  // of tasks and collectives; with `reprice`, lowering prices its compute tasks' ops again
+  // with the chosen cost model instead of keeping the durations in the file.
+  std::optional<std::string> graph_file;
+  std::string graph_file_pointer;
+  bool reprice = false;
   std::string tasks_pointer;
   std::vector<CollectiveDef> collectives;
   std::vector<TaskSpec> tasks;

@@ -14,5 +14,7 @@ inline constexpr std::array kAllDTypes{DType::kFp64, DType::kFp32, DType::kTf32,
 std::string_view dtype_name(DType t);
 std::optional<DType> dtype_from_name(std::string_view name);
 int dtype_size_bytes(DType t);
+// The element type tensors of `math` math are stored in: tf32 is a mode of fp32 math.
+constexpr DType storage_dtype(DType math) { return math == DType::kTf32 ? DType::kFp32 : math; }
 
 }  // namespace dtsim

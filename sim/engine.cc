@@ -1,6 +1,8 @@
 // Engine loop: the earliest of the next timed event and the next model completion wins.
 #include "sim/engine.h"
 
+#include <chrono>
+
 #include "sim/check.h"
 
 namespace dtsim {
@@ -68,21 +70,33 @@ void Engine::run_due_events() {
 }
 
 Time Engine::run(Time until, const std::function<bool()>& poll, uint64_t poll_every) {
+  using Clock = std::chrono::steady_clock;
+  // A stop must not wait for poll_every instants when each is slow (a large max-min solve):
+  // the clock is read every 64 instants, and the poll also runs once 50 ms have passed.
+  constexpr uint64_t kClockEvery = 64;
+  constexpr auto kPollInterval = std::chrono::milliseconds(50);
   Time last = now_;
   uint64_t polled_at = instants_;
+  auto polled_time = Clock::now();
   while (true) {
-    if (poll && instants_ - polled_at >= poll_every) {
-      polled_at = instants_;
-      if (poll()) {
-        stopped_ = true;
-        break;
-      }
-    }
     const Time event_t = next_event_time();
     Time model_t = Time::infinite();
     for (ResourceModel* m : models_) model_t = std::min(model_t, m->next_completion());
     const Time t = std::min(event_t, model_t);
     if (t.is_infinite() || t > until) break;
+    if (poll) {
+      const uint64_t since = instants_ - polled_at;
+      bool due = since >= poll_every;
+      if (!due && since > 0 && since % kClockEvery == 0) due = Clock::now() - polled_time >= kPollInterval;
+      if (due) {
+        polled_at = instants_;
+        polled_time = Clock::now();
+        if (poll()) {
+          stopped_ = true;
+          break;
+        }
+      }
+    }
     DTSIM_CHECK(t >= now_, "time went backwards");
     now_ = last = t;
     ++instants_;

@@ -55,9 +55,10 @@ class Engine {
 
   // Runs until nothing is pending or the next thing would happen after `until`.
   // Returns the time of the last thing that happened. With a `poll`, the engine calls it
-  // before every `poll_every`-th instant (a time at which events run or models complete
-  // actions) and stops (stopped() turns true) when it returns true: a stop costs at most
-  // `poll_every` instants of work.
+  // before an instant (a time at which events run or models complete actions) once
+  // `poll_every` instants have run since the last call, or 50 ms have passed (the clock is
+  // read every 64 instants), and stops (stopped() turns true) when it returns true; a run
+  // with nothing left to do ends without a poll.
   Time run(Time until = Time::infinite(), const std::function<bool()>& poll = {},
            uint64_t poll_every = 1 << 14);
   bool stopped() const { return stopped_; }

@@ -1,8 +1,9 @@
 // Progress and cancellation for long library calls (lowering, simulation): the caller
-// passes a stop token and a progress callback; the callee checks the token and reports
-// progress every `check_every` units of its work (tasks emitted, events run), so a stop is
-// honoured within a bounded amount of work and a cancelled call returns a result marked
-// cancelled instead of throwing.
+// passes a stop token and a progress callback; the callee reports progress and checks the
+// token at bounded intervals of its work (lowering: before each rank it emits, and every
+// `check_every` tasks it prices; simulation: every `check_every` instants or 50 ms, see
+// Engine::run), so a stop is honoured within a bounded amount of work and a cancelled
+// call returns a result marked cancelled instead of throwing.
 #pragma once
 
 #include <cstdint>

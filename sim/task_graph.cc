@@ -54,9 +54,10 @@ TaskId TaskGraph::add(const Task& task) {
     throw std::length_error("a TaskGraph holds at most " + std::to_string(kMaxId) +
                             " tasks and as many dependencies");
   }
-  if (task.ops != kNoOps && task.ops >= num_op_lists()) {
+  if (task.ops != kNoOps && (task.ops >= num_op_lists() || task.kind != TaskKind::kCompute)) {
     throw std::invalid_argument("task \"" + task.name + "\": op list " + std::to_string(task.ops) +
-                                " is not in the graph");
+                                (task.kind != TaskKind::kCompute ? " on a task that runs no kernels"
+                                                                 : " is not in the graph"));
   }
   Record r;
   r.fields = task;
@@ -89,13 +90,13 @@ OpListId TaskGraph::add_op_list(std::span<const OpSignature> ops) {
   }
   const auto id = static_cast<OpListId>(num_op_lists());
   ops_.insert(ops_.end(), ops.begin(), ops.end());
-  op_list_first_.push_back(static_cast<uint32_t>(ops_.size()));
+  op_list_end_.push_back(static_cast<uint32_t>(ops_.size()));
   op_list_index_.emplace(h, id);
   return id;
 }
 
 size_t TaskGraph::op_list_bytes() const {
-  size_t bytes = ops_.capacity() * sizeof(OpSignature) + op_list_first_.capacity() * sizeof(uint32_t) +
+  size_t bytes = ops_.capacity() * sizeof(OpSignature) + op_list_end_.capacity() * sizeof(uint32_t) +
                  op_list_index_.size() * (sizeof(size_t) + sizeof(OpListId) + 2 * sizeof(void*));
   for (const OpSignature& op : ops_) {
     if (op.name.capacity() > 15) bytes += op.name.capacity() + 1;  // beyond the small-string buffer

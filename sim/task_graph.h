@@ -43,8 +43,8 @@ struct CollectiveCall {
   bool analytical = false;
 };
 
-// What a task is, apart from its name, dependencies and FLOPs: the part that Task (what
-// callers add), the graph's compact record and TaskView (what it gives back) share.
+// What a task is, apart from its name and dependencies: the part that Task (what callers
+// add), the graph's compact record and TaskView (what it gives back) share.
 struct TaskFields {
   // compute: how long its kernels run on its device (the cost model's price of `ops`, or
   // the time a scenario gave).
@@ -90,7 +90,8 @@ class TaskGraph {
   const std::vector<std::string>& streams() const { return streams_; }
 
   // Throws std::length_error past 2^32 - 1 tasks or dependencies (ids are 32-bit), and
-  // std::invalid_argument for an op list the graph does not hold.
+  // std::invalid_argument for an op list the graph does not hold or ops on a task that is
+  // not a compute task.
   TaskId add(const Task& task);
   // A compute task's duration, set once its ops are priced.
   void set_duration(TaskId id, Duration d) { records_[id].fields.duration = d; }
@@ -98,9 +99,10 @@ class TaskGraph {
   // Returns the list's id: the one it already has when an equal list was added before.
   OpListId add_op_list(std::span<const OpSignature> ops);
   std::span<const OpSignature> op_list(OpListId id) const {
-    return {ops_.data() + op_list_first_[id], op_list_first_[id + 1] - op_list_first_[id]};
+    const uint32_t first = id == 0 ? 0 : op_list_end_[id - 1];
+    return {ops_.data() + first, op_list_end_[id] - first};
   }
-  size_t num_op_lists() const { return op_list_first_.size() - 1; }
+  size_t num_op_lists() const { return op_list_end_.size(); }
   // Bytes the op lists take (signatures and their index), for memory reports.
   size_t op_list_bytes() const;
   uint32_t add_collective(CollectiveCall call);
@@ -168,7 +170,7 @@ class TaskGraph {
   std::vector<TaskId> deps_;
   std::vector<CollectiveCall> collectives_;
   std::vector<OpSignature> ops_;
-  std::vector<uint32_t> op_list_first_{0};  // list i is ops_[first[i], first[i + 1])
+  std::vector<uint32_t> op_list_end_;  // list i is ops_[end[i - 1] (0 for the first), end[i])
   std::unordered_multimap<size_t, OpListId> op_list_index_;  // by the list's hash
 };
 

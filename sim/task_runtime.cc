@@ -69,10 +69,9 @@ TaskRuntime::TaskRuntime(Simulation& sim, const TaskGraph& graph)
     st.link = t.kind == TaskKind::kCollective ? t.collective : t.tag;
     if (t.kind == TaskKind::kCompute) {
       const ClusterDevice& dev = sim.cluster().devices[t.rank];
-      const Duration nominal = t.duration;
-      st.amount =
-          (dev.speed == 1 ? nominal : ceil_ns(static_cast<double>(nominal.count_ns()) / dev.speed))
-              .count_ns();
+      st.amount = (dev.speed == 1 ? t.duration
+                                  : ceil_ns(static_cast<double>(t.duration.count_ns()) / dev.speed))
+                      .count_ns();
     } else {
       st.amount = t.bytes.count();
     }
@@ -114,9 +113,7 @@ RunResult TaskRuntime::run(const RunControl& control) {
   Engine& engine = sim_.engine_;
   const auto total = static_cast<int64_t>(graph_.num_tasks());
   const auto poll = [&] {
-    int64_t done = 0;
-    for (const RankClock& r : ranks_) done += r.stats.tasks;
-    control.report("simulation", done, total);
+    control.report("simulation", static_cast<int64_t>(finished_), total);
     return control.stop_requested();
   };
   const bool polled = control.progress || control.stop.stop_possible();

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -287,9 +288,14 @@ TEST(Cli, SummaryCountsOpsByCostSource) {
 // it simulates (the 1,024-GPU step runs for seconds), exits 130, and leaves no outputs.
 TEST(Cli, InterruptStopsTheRunAndWritesNothing) {
   const fs::path out = scratch("interrupt");
-  const std::string cmd = std::string(DTSIM_BINARY) + " run " + example("gpt3-175b-1024xA100.json") +
-                          " --out " + out.string() + " > " + (fs::temp_directory_path() / "dtsim_int.log").string() +
-                          " 2>&1 & pid=$!; sleep 1; kill -INT $pid; wait $pid; echo $?";
+  // A shell starts background jobs with SIGINT ignored, which dtsim keeps (as a job under
+  // nohup would want); the run is started with SIGINT at its default, as from a terminal.
+  const std::string cmd =
+      "python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+      "os.execv(sys.argv[1], sys.argv[1:])' " + std::string(DTSIM_BINARY) + " run " +
+      example("gpt3-175b-1024xA100.json") + " --out " + out.string() + " > " +
+      (fs::temp_directory_path() / "dtsim_int.log").string() +
+      " 2>&1 & pid=$!; sleep 1; kill -INT $pid; wait $pid; echo $?";
   FILE* p = popen(cmd.c_str(), "r");
   char buf[64] = {};
   const size_t n = fread(buf, 1, sizeof buf - 1, p);
@@ -300,6 +306,87 @@ TEST(Cli, InterruptStopsTheRunAndWritesNothing) {
   EXPECT_NE(log.find("nothing was written"), std::string::npos) << log;
   EXPECT_FALSE(fs::exists(out / "summary.json"));
   EXPECT_FALSE(fs::exists(out / "trace.json"));
+}
+
+}  // namespace
+
+namespace {
+
+double simulated_time(const fs::path& summary) {
+  return nlohmann::json::parse(slurp(summary))["simulated_time_s"].get<double>();
+}
+
+// `dtsim lower` writes the step as a task_graph scenario; running that gives the training
+// scenario's step time (within 0.1%; the graph is the same, so it is exact), both with the
+// durations in the file and with its ops priced again from their signatures.
+void expect_lowered_graph_reproduces(const std::string& name, const std::string& sets) {
+  const fs::path dir = scratch("lower_" + name);
+  const std::string set = sets + " --set simulation.trace=false";
+  const Result direct = dtsim("run " + example(name + ".json") + set + " --no-timing --quiet --out " +
+                              (dir / "direct").string());
+  ASSERT_EQ(direct.exit_code, 0) << direct.output;
+  const Result lowered = dtsim("lower " + example(name + ".json") + sets + " --out " + (dir / "graph.json").string());
+  ASSERT_EQ(lowered.exit_code, 0) << lowered.output;
+  ASSERT_TRUE(fs::exists(dir / "graph.tasks.jsonl"));
+  const double expected = simulated_time(dir / "direct" / "summary.json");
+  for (const std::string reprice : {"false", "true"}) {
+    const fs::path out = dir / ("rerun_" + reprice);
+    const Result rerun = dtsim("run " + (dir / "graph.json").string() + " --set workload.reprice=" + reprice +
+                               " --no-timing --quiet --out " + out.string());
+    ASSERT_EQ(rerun.exit_code, 0) << rerun.output;
+    EXPECT_NEAR(simulated_time(out / "summary.json") / expected, 1, 1e-3) << name << " reprice " << reprice;
+    const auto s = nlohmann::json::parse(slurp(out / "summary.json"));
+    // Repriced, every kernel's time is the roofline's again; kept, the file's durations.
+    EXPECT_EQ(s["cost_sources"]["roofline"]["ops"].get<int64_t>() > 0, reprice == "true") << name;
+  }
+}
+
+TEST(CliLower, ScaledDownExamplesReproduceTheirStepTime) {
+  expect_lowered_graph_reproduces("gpt3-175b-1024xA100",
+                                  " --set cluster.nodes.0.count=16 --set training.global_batch=32");
+  expect_lowered_graph_reproduces("llama3-70b-64xH100",
+                                  " --set model.layers=8 --set training.seq_len=2048 --set training.global_batch=8");
+  expect_lowered_graph_reproduces("resnet50-256xP100",
+                                  " --set cluster.nodes.0.count=2 --set training.global_batch=512");
+  expect_lowered_graph_reproduces("classifier-100m-classes-256xV100",
+                                  " --set cluster.nodes.0.count=2 --set training.global_batch=512");
+  expect_lowered_graph_reproduces("hetero-a100-v100-gpt", "");
+}
+
+// The full examples (label bench: minutes, not for every CI run).
+TEST(CliLower, FullExamplesReproduceTheirStepTime) {
+  if (std::getenv("DTSIM_FULL_EXAMPLES") == nullptr) GTEST_SKIP() << "set DTSIM_FULL_EXAMPLES=1";
+  for (const char* name : {"gpt3-175b-1024xA100", "llama3-70b-64xH100", "resnet50-256xP100",
+                           "classifier-100m-classes-256xV100", "hetero-a100-v100-gpt"}) {
+    expect_lowered_graph_reproduces(name, "");
+  }
+}
+
+TEST(CliLower, LocalSgdIsRefusedWithItsReason) {
+  const Result r = dtsim("lower " + example("geo-2regions-llama3-8b.json") + " --out " +
+                         (scratch("lower_geo") / "g.json").string());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("/parallelism/sync_every: local SGD lowers two graphs"), std::string::npos)
+      << r.output;
+}
+
+// A damaged lowered-graph file is bad input naming the file, the line and the field.
+TEST(CliLower, ADamagedGraphFileNamesItsLineAndField) {
+  const fs::path dir = scratch("lower_damaged");
+  ASSERT_EQ(dtsim("lower " + example("hetero-a100-v100-gpt.json") + " --quiet --out " +
+                  (dir / "g.json").string()).exit_code, 0);
+  std::string text = slurp(dir / "g.tasks.jsonl");
+  // The first collective call's line (keys are written in alphabetical order).
+  const size_t line = text.rfind('\n', text.find("\"collective\":0,")) + 1;
+  const size_t at = text.find("\"bytes\":", line);
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, 8, "\"bites\":");
+  std::ofstream(dir / "g.tasks.jsonl") << text;
+  const Result r = dtsim("check " + (dir / "g.json").string());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("/workload/graph_file: " + (dir / "g.tasks.jsonl").string() + ": line "),
+            std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\"bytes\": missing"), std::string::npos) << r.output;
 }
 
 }  // namespace

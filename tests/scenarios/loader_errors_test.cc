@@ -537,11 +537,23 @@ TEST(ScenarioErrors, RankAndRanksTogether) {
   EXPECT_TRUE(has_error(e, "/workload/tasks/0", "give either \"rank\" (one rank) or \"ranks\""));
 }
 
+// bf16 on a P100 runs at its fp32 rate; fp64 on a device with only an fp16 peak has no
+// math that can carry it.
 TEST(ScenarioErrors, DtypeWithoutPeak) {
-  auto e = errors_of(doc(R"({"nodes": [{"count": 1, "device": "P100", "devices_per_node": 2, "nics": 0}]})",
-                         graph(R"([{"id": "c", "ranks": "all", "kind": "compute", "flops": "1TFLOP",
-                                    "dtype": "bf16"}])")));
-  EXPECT_TRUE(has_error(e, "/workload/tasks/0/dtype", "device \"P100\" has no bf16 peak FLOP rate"));
+  const std::string task = R"([{"id": "c", "ranks": "all", "kind": "compute", "flops": "1TFLOP",
+                                 "dtype": "DTYPE"}])";
+  const auto with = [&](const std::string& dtype) {
+    std::string t = task;
+    t.replace(t.find("DTYPE"), 5, dtype);
+    return t;
+  };
+  EXPECT_TRUE(errors_of(doc(R"({"nodes": [{"count": 1, "device": "P100", "devices_per_node": 2, "nics": 0}]})",
+                            graph(with("bf16")))).empty());
+  auto e = errors_of(doc(R"({"devices": [{"name": "X1", "peak": {"fp16": "10TFLOPS"}, "memory": "16GiB",
+                                          "memory_bandwidth": "1TB/s", "pcie_bandwidth": "32GB/s"}],
+    "nodes": [{"count": 1, "device": "X1", "devices_per_node": 1, "nics": 0}]})",
+                         graph(with("fp64"))));
+  EXPECT_TRUE(has_error(e, "/workload/tasks/0/dtype", "device \"X1\" has no fp64 peak FLOP rate"));
 }
 
 TEST(ScenarioErrors, MemcpyPeerNeedsPeer) {

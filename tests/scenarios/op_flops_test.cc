@@ -205,3 +205,44 @@ TEST(ScenarioLowering, StopsAtTheNextRankWhenAsked) {
 
 }  // namespace
 }  // namespace dtsim
+
+namespace dtsim {
+namespace {
+
+// A task-graph task priced by FLOPs goes through the cost model the caller chose: a GEMM of
+// unknown shape, at gemm_max x f / (f + gemm_half_flops) of its dtype's peak times the
+// sustained fraction, plus one launch; a task with a duration keeps it and is counted as
+// given.
+TEST(ScenarioLowering, FlopTasksArePricedByTheChosenCostModel) {
+  const auto p = test_support::prepare(nlohmann::json::parse(R"({
+    "cluster": {"nodes": [{"count": 1, "device": "H100", "devices_per_node": 2,
+                           "nic_bandwidth": "400Gbps"}], "fabric": {"kind": "none"}},
+    "workload": {"kind": "task_graph", "tasks": [
+      {"id": "gemm", "ranks": "all", "kind": "compute", "flops": "40TFLOP", "dtype": "bf16"},
+      {"id": "wait", "rank": 0, "kind": "compute", "duration": "3ms", "deps": ["gemm"]}]}})"));
+  const DeviceSpec& h100 = *p->scenario.cluster.devices[0].spec;
+  const DeviceEfficiency& e = h100.efficiency;
+  const double f = 40e12;
+  const double rate = h100.peak_for(DType::kBf16).flops_per_second() * e.gemm_max * f /
+                      (f + e.gemm_half_flops) * e.sustained_compute_fraction;
+  const TaskView gemm = p->lowered.graph.task(0);
+  EXPECT_NEAR(gemm.duration.seconds(), f / rate + e.kernel_launch.seconds(), 2e-9);
+  EXPECT_EQ(p->lowered.graph.task(2).duration, Duration::ms(3));
+  EXPECT_EQ(p->lowered.costs.of(CostSource::kRoofline).ops, 2);
+  EXPECT_EQ(p->lowered.costs.given.ops, 1);
+  EXPECT_EQ(p->lowered.costs.given.time, Duration::ms(3));
+}
+
+// bf16 on a V100, which has no bf16 math, runs at its fp32 rate rather than being an error.
+TEST(ScenarioLowering, FlopTasksTakeTheMathThatCarriesTheirDtype) {
+  const auto p = test_support::prepare(nlohmann::json::parse(R"({
+    "cluster": {"nodes": [{"count": 1, "device": "V100", "devices_per_node": 1,
+                           "nic_bandwidth": "100Gbps"}], "fabric": {"kind": "none"}},
+    "workload": {"kind": "task_graph", "tasks": [
+      {"id": "bf16", "rank": 0, "kind": "compute", "flops": "1TFLOP", "dtype": "bf16"},
+      {"id": "fp32", "rank": 0, "kind": "compute", "flops": "1TFLOP", "dtype": "fp32"}]}})"));
+  EXPECT_EQ(p->lowered.graph.task(0).duration, p->lowered.graph.task(1).duration);
+}
+
+}  // namespace
+}  // namespace dtsim

@@ -1,0 +1,90 @@
+// `dtsim lower`: lower a scenario and write its TaskGraph as a scenario of its own, a
+// task_graph workload over the same cluster whose tasks are in a lowered-graph file.
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "cli/run_session.h"
+#include "reports/atomic_file.h"
+#include "reports/lowered_graph_writer.h"
+#include "runner/scenario_runner.h"
+#include "scenarios/loader.h"
+
+namespace dtsim::cli {
+namespace {
+
+struct LowerArgs {
+  std::string scenario;
+  std::string out;
+  std::vector<std::string> sets;
+  std::optional<std::string> costs;
+  bool quiet = false;
+};
+
+int lower(const LowerArgs& args) {
+  RunSession session(!args.quiet);
+  const Scenario scenario = load_scenario_file(args.scenario, args.sets);
+  if (scenario.training && scenario.training->plan.sync_every > 1) {
+    throw ScenarioError({scenario.source +
+                         ": /parallelism/sync_every: local SGD lowers two graphs (local and "
+                         "synchronizing steps) that a lowered-graph file cannot hold yet; lower "
+                         "with --set parallelism.sync_every=1"});
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  const LoweredScenario lowered = lower_with_chosen_costs(scenario, args.costs, session.control());
+  if (lowered.cancelled || session.interrupted()) {
+    session.finish();
+    std::cerr << "interrupted: the lowering was stopped; nothing was written\n";
+    return kExitInterrupted;
+  }
+  const std::filesystem::path out(args.out);
+  const std::filesystem::path graph_file = out.parent_path() / (out.stem().string() + ".tasks.jsonl");
+  // The scenario that runs the graph: the same cluster and simulation settings.
+  nlohmann::ordered_json doc;
+  doc["name"] = scenario.name + " (lowered)";
+  doc["description"] = "The TaskGraph of " + scenario.source + " as `dtsim lower` wrote it, priced by the " +
+                       lowered.cost_model + " cost model.";
+  doc["cluster"] = scenario.document.at("cluster");
+  if (scenario.document.contains("simulation")) doc["simulation"] = scenario.document.at("simulation");
+  doc["workload"] = {{"kind", "task_graph"}, {"graph_file", graph_file.filename().string()}};
+  if (!out.parent_path().empty()) std::filesystem::create_directories(out.parent_path());
+  session.finish();
+  LoweredGraphStats stats;
+  write_file_atomically(graph_file, [&](std::ostream& f) {
+    stats = write_lowered_graph(f, lowered.graph, scenario.cluster.num_ranks());
+  });
+  write_file_atomically(out, doc.dump(2) + "\n");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!args.quiet) {
+    std::cout << fmt::format(
+        "wrote {} and {} ({} tasks on {} ranks in {} templates, {} op lists, {} collective "
+        "calls, {:.1f} MB) in {:.2f} s\n",
+        out.string(), graph_file.string(), stats.tasks, scenario.cluster.num_ranks(),
+        stats.templates, stats.op_lists, stats.collectives,
+        static_cast<double>(std::filesystem::file_size(graph_file)) / 1e6, seconds);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Command add_lower_command(CLI::App& app) {
+  auto args = std::make_shared<LowerArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "lower", "Lower a scenario and write its TaskGraph as a task_graph scenario (OUT) and a "
+               "lowered-graph file beside it (OUT's stem + .tasks.jsonl)");
+  cmd->add_option("scenario", args->scenario, "Scenario JSON file")->required();
+  cmd->add_option("--out", args->out, "The scenario to write, e.g. graph.json")->required();
+  cmd->add_option("--set", args->sets, "Override a key before validation: a.b.c=VALUE (repeatable)");
+  cmd->add_option("--costs", args->costs, "Price ops with the measured model over this database");
+  cmd->add_flag("--quiet", args->quiet, "Print nothing on success (and no progress bar)");
+  return {cmd, [args] { return lower(*args); }};
+}
+
+}  // namespace dtsim::cli

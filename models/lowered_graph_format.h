@@ -1,0 +1,10 @@
+// The name and version a lowered-graph file declares in its first line (written by
+// reports/lowered_graph_writer.h, read by scenarios/lowered_graph_reader.h).
+#pragma once
+
+namespace dtsim {
+
+inline constexpr const char* kLoweredGraphFormat = "dtsim-lowered-graph";
+inline constexpr int kLoweredGraphVersion = 1;
+
+}  // namespace dtsim
