@@ -44,14 +44,17 @@ int lower(const LowerArgs& args) {
     return kExitInterrupted;
   }
   const std::filesystem::path out(args.out);
-  const std::filesystem::path graph_file = out.parent_path() / (out.stem().string() + ".tasks.jsonl");
+  const std::filesystem::path graph_file =
+      out.parent_path() / (out.stem().string() + ".tasks.jsonl");
   // The scenario that runs the graph: the same cluster and simulation settings.
   nlohmann::ordered_json doc;
   doc["name"] = scenario.name + " (lowered)";
-  doc["description"] = "The TaskGraph of " + scenario.source + " as `dtsim lower` wrote it, priced by the " +
-                       lowered.cost_model + " cost model.";
+  doc["description"] = "The TaskGraph of " + scenario.source +
+                       " as `dtsim lower` wrote it, priced by the " + lowered.cost_model +
+                       " cost model.";
   doc["cluster"] = scenario.document.at("cluster");
-  if (scenario.document.contains("simulation")) doc["simulation"] = scenario.document.at("simulation");
+  if (scenario.document.contains("simulation"))
+    doc["simulation"] = scenario.document.at("simulation");
   doc["workload"] = {{"kind", "task_graph"}, {"graph_file", graph_file.filename().string()}};
   if (!out.parent_path().empty()) std::filesystem::create_directories(out.parent_path());
   session.finish();
@@ -60,7 +63,8 @@ int lower(const LowerArgs& args) {
     stats = write_lowered_graph(f, lowered.graph, scenario.cluster.num_ranks());
   });
   write_file_atomically(out, doc.dump(2) + "\n");
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!args.quiet) {
     std::cout << fmt::format(
         "wrote {} and {} ({} tasks on {} ranks in {} templates, {} op lists, {} collective "
@@ -77,11 +81,13 @@ int lower(const LowerArgs& args) {
 Command add_lower_command(CLI::App& app) {
   auto args = std::make_shared<LowerArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "lower", "Lower a scenario and write its TaskGraph as a task_graph scenario (OUT) and a "
-               "lowered-graph file beside it (OUT's stem + .tasks.jsonl)");
+      "lower",
+      "Lower a scenario and write its TaskGraph as a task_graph scenario (OUT) and a "
+      "lowered-graph file beside it (OUT's stem + .tasks.jsonl)");
   cmd->add_option("scenario", args->scenario, "Scenario JSON file")->required();
   cmd->add_option("--out", args->out, "The scenario to write, e.g. graph.json")->required();
-  cmd->add_option("--set", args->sets, "Override a key before validation: a.b.c=VALUE (repeatable)");
+  cmd->add_option("--set", args->sets,
+                  "Override a key before validation: a.b.c=VALUE (repeatable)");
   cmd->add_option("--costs", args->costs, "Price ops with the measured model over this database");
   cmd->add_flag("--quiet", args->quiet, "Print nothing on success (and no progress bar)");
   return {cmd, [args] { return lower(*args); }};

@@ -42,7 +42,9 @@ PointResult run_point(const SweepArgs& args, const SweepPoint& point) {
   for (const auto& [key, value] : point.assignments) overrides.push_back(key + "=" + value);
   try {
     const Scenario scenario = load_scenario_file(args.scenario, overrides);
-    const ScenarioRun run = run_scenario(scenario, lower_with_chosen_costs(scenario));
+    // The run's records view the lowered graph's labels: keep it alive with them.
+    const LoweredScenario lowered = lower_with_chosen_costs(scenario);
+    const ScenarioRun run = run_scenario(scenario, lowered);
     const RunResult& r = run.result;
     auto add = [&](std::string name, std::string value) {
       out.columns.emplace_back(std::move(name), std::move(value));
@@ -121,17 +123,17 @@ int sweep(const SweepArgs& args) {
     }
   }
   write_file_atomically(args.out, [&](std::ostream& out) {
-  out << "point";
-  for (const auto& [key, values] : points.front().assignments) out << "," << csv_field(key);
-  for (const auto& c : figure_columns) out << "," << csv_field(c);
-  out << "\n";
-  for (size_t i = 0; i < points.size(); ++i) {
-    out << i;
-    for (const auto& [key, value] : points[i].assignments) out << "," << csv_field(value);
-    std::map<std::string, std::string> row(results[i].columns.begin(), results[i].columns.end());
-    for (const auto& c : figure_columns) out << "," << csv_field(row.count(c) ? row[c] : "");
+    out << "point";
+    for (const auto& [key, values] : points.front().assignments) out << "," << csv_field(key);
+    for (const auto& c : figure_columns) out << "," << csv_field(c);
     out << "\n";
-  }
+    for (size_t i = 0; i < points.size(); ++i) {
+      out << i;
+      for (const auto& [key, value] : points[i].assignments) out << "," << csv_field(value);
+      std::map<std::string, std::string> row(results[i].columns.begin(), results[i].columns.end());
+      for (const auto& c : figure_columns) out << "," << csv_field(row.count(c) ? row[c] : "");
+      out << "\n";
+    }
   });
   std::cout << "wrote " << points.size() << " point(s) to " << args.out << "\n";
   return kExitOk;

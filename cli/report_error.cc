@@ -14,7 +14,8 @@ int report_error(const std::exception& e) {
     return kExitBadInput;
   }
   if (dynamic_cast<const InternalError*>(&e) != nullptr) {
-    std::cerr << "dtsim: " << e.what() << "\nthis is a bug in dtsim; please report it with the "
+    std::cerr << "dtsim: " << e.what()
+              << "\nthis is a bug in dtsim; please report it with the "
                  "scenario\n";
     return kExitFailure;
   }

@@ -76,8 +76,8 @@ OpSignature split_kernel(const Op& op, bool backward, const RankShard& shard, DT
   const DType dtype = op_dtype(op, math);
   const bool gemm_like = is_gemm_like(op.kernel);
   out.storage = casts_to_fp8(op, math, device) ? DType::kFp8
-                : dtype == DType::kFp8        ? DType::kBf16
-                                              : storage_dtype(dtype);
+                : dtype == DType::kFp8         ? DType::kBf16
+                                               : storage_dtype(dtype);
   out.math = gemm_like ? gemm_math_dtype(dtype, device) : DType::kFp32;
   out.accumulate = DType::kFp32;
   const double f = tensor_fraction(op.split, shard);
@@ -87,10 +87,18 @@ OpSignature split_kernel(const Op& op, bool backward, const RankShard& shard, DT
   if (g.m > 0) {
     switch (op.split) {
       case TensorSplit::kColumn:
-      case TensorSplit::kVocab: g.n = scaled(g.n, f); break;
-      case TensorSplit::kRow: g.k = scaled(g.k, f); break;
-      case TensorSplit::kHeads: g.batch = scaled(g.batch, f); break;
-      case TensorSplit::kSequence: g.m = scaled(g.m, f); break;
+      case TensorSplit::kVocab:
+        g.n = scaled(g.n, f);
+        break;
+      case TensorSplit::kRow:
+        g.k = scaled(g.k, f);
+        break;
+      case TensorSplit::kHeads:
+        g.batch = scaled(g.batch, f);
+        break;
+      case TensorSplit::kSequence:
+        g.m = scaled(g.m, f);
+        break;
       case TensorSplit::kReplicated: break;
     }
     g.m = scaled(g.m, tokens);

@@ -201,7 +201,8 @@ class StepEmitter {
   std::map<std::tuple<const DeviceSpec*, int64_t, int, int>, ChunkCost> costs_;
   std::map<std::tuple<const ChunkCost*, bool, int, int>, TaskOps> pass_ops_;
   // A deque: kernel_ops hands out references that later additions must not move.
-  std::map<std::pair<const DeviceSpec*, int>, std::deque<std::pair<OpSignature, TaskOps>>> kernel_ops_;
+  std::map<std::pair<const DeviceSpec*, int>, std::deque<std::pair<OpSignature, TaskOps>>>
+      kernel_ops_;
   std::map<int64_t, Workload> classifier_workloads_;
 };
 
@@ -644,9 +645,9 @@ TaskId StepEmitter::emit_bucketed_backward(RankContext& rc, const ChunkCost& cc,
   for (int l = layers - 1; l >= 0; --l) {
     filled += cc.layer_dense_params[l] * pp_bytes_.gradients;
     if (filled >= bucket_bytes || l == 0) {
-      parts.push_back(compute(rc, "bwd " + id + (layers > 1 ? " part " + std::to_string(parts.size()) : ""),
-                              pass_ops(cc, false, l, segment_end),
-                              parts.empty() ? deps : std::vector<TaskId>{}));
+      parts.push_back(compute(
+          rc, "bwd " + id + (layers > 1 ? " part " + std::to_string(parts.size()) : ""),
+          pass_ops(cc, false, l, segment_end), parts.empty() ? deps : std::vector<TaskId>{}));
       buckets.push_back(filled);
       segment_end = l;
       filled = 0;

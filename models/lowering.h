@@ -69,8 +69,8 @@ struct LoweredStep {
   int64_t model_params = 0;
   std::vector<RankRole> roles;  // by cluster rank
   std::vector<std::string> notes;  // choices the lowering made that a user should know
-  CostTally costs;  // the compute tasks' kernels by where their times came from
-  bool cancelled = false;  // stopped through LoweringInput::control: the graph is partial
+  CostTally costs;                 // the compute tasks' kernels by where their times came from
+  bool cancelled = false;          // stopped through LoweringInput::control: the graph is partial
 };
 
 // Throws PlanError.

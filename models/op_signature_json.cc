@@ -11,8 +11,11 @@ using nlohmann::json;
 
 DType dtype_of(const json& o, const char* key, DType fallback) {
   if (!o.contains(key)) return fallback;
-  const auto t = o.at(key).is_string() ? dtype_from_name(o.at(key).get<std::string>()) : std::nullopt;
-  if (!t) throw std::invalid_argument(std::string("\"") + key + "\": expected a dtype name (fp32, bf16, ...)");
+  const auto t =
+      o.at(key).is_string() ? dtype_from_name(o.at(key).get<std::string>()) : std::nullopt;
+  if (!t)
+    throw std::invalid_argument(std::string("\"") + key +
+                                "\": expected a dtype name (fp32, bf16, ...)");
   return *t;
 }
 
@@ -46,7 +49,8 @@ json op_signature_to_json(const OpSignature& op) {
   o["math"] = dtype_name(op.math);
   if (op.accumulate != DType::kFp32) o["accumulate"] = dtype_name(op.accumulate);
   const GemmDims& g = op.gemm;
-  if (g != GemmDims{}) o["gemm"] = {g.m, g.n, g.k, g.batch, g.transpose_a ? 1 : 0, g.transpose_b ? 1 : 0};
+  if (g != GemmDims{})
+    o["gemm"] = {g.m, g.n, g.k, g.batch, g.transpose_a ? 1 : 0, g.transpose_b ? 1 : 0};
   const ConvDims& c = op.conv;
   if (c != ConvDims{}) o["conv"] = {c.n, c.c, c.h, c.w, c.k, c.r, c.s, c.stride, c.padding};
   const AttentionDims& a = op.attention;
@@ -72,12 +76,15 @@ OpSignature op_signature_from_json(const json& o) {
   const auto kind = o.contains("kind") && o.at("kind").is_string()
                         ? kernel_kind_from_name(o.at("kind").get<std::string>())
                         : std::nullopt;
-  if (!kind) throw std::invalid_argument("\"kind\": expected a kernel kind (gemm, flash_attention, ...)");
+  if (!kind)
+    throw std::invalid_argument("\"kind\": expected a kernel kind (gemm, flash_attention, ...)");
   op.kind = *kind;
   if (o.contains("pass")) {
-    const auto pass =
-        o.at("pass").is_string() ? op_pass_from_name(o.at("pass").get<std::string>()) : std::nullopt;
-    if (!pass) throw std::invalid_argument("\"pass\": expected forward, backward_data, backward_weight, backward or step");
+    const auto pass = o.at("pass").is_string() ? op_pass_from_name(o.at("pass").get<std::string>())
+                                               : std::nullopt;
+    if (!pass)
+      throw std::invalid_argument(
+          "\"pass\": expected forward, backward_data, backward_weight, backward or step");
     op.pass = *pass;
   }
   op.storage = dtype_of(o, "storage", op.storage);
@@ -89,7 +96,14 @@ OpSignature op_signature_from_json(const json& o) {
   }
   if (o.contains("conv")) {
     const auto c = ints(o, "conv", 9);
-    op.conv = ConvDims{c[0], c[1], c[2], c[3], c[4], c[5], c[6], static_cast<int32_t>(c[7]),
+    op.conv = ConvDims{c[0],
+                       c[1],
+                       c[2],
+                       c[3],
+                       c[4],
+                       c[5],
+                       c[6],
+                       static_cast<int32_t>(c[7]),
                        static_cast<int32_t>(c[8])};
   }
   if (o.contains("attention")) {
@@ -101,10 +115,12 @@ OpSignature op_signature_from_json(const json& o) {
     op.rows = rw[0];
     op.width = rw[1];
   }
-  for (const auto& [key, field] : {std::pair{"causal", &op.causal}, std::pair{"recomputed", &op.recomputed},
-                                   std::pair{"attention_core", &op.attention_core}}) {
+  for (const auto& [key, field] :
+       {std::pair{"causal", &op.causal}, std::pair{"recomputed", &op.recomputed},
+        std::pair{"attention_core", &op.attention_core}}) {
     if (!o.contains(key)) continue;
-    if (!o.at(key).is_boolean()) throw std::invalid_argument(std::string("\"") + key + "\": expected true or false");
+    if (!o.at(key).is_boolean())
+      throw std::invalid_argument(std::string("\"") + key + "\": expected true or false");
     *field = o.at(key).get<bool>();
   }
   for (const auto& [key, field] : {std::pair{"flops", &op.flops}, std::pair{"bytes", &op.bytes}}) {

@@ -41,7 +41,7 @@ struct LoweredScenario {
   std::string network_model;
   const Cluster* cluster = nullptr;  // the scenario's, which outlives this
   const Cluster& cluster_ref() const { return *cluster; }
-  TaskGraph graph;                   // every kind of workload
+  TaskGraph graph;                           // every kind of workload
   std::optional<TrainingWorkload> training;  // training scenarios (graph is the step's)
   std::optional<Reference> reference;
   std::string cost_model;  // the name of the model that priced the ops
@@ -54,7 +54,7 @@ struct ScenarioRun {
   // Training with local SGD across regions: the run of an iteration that synchronizes only
   // inside each region (observers see the synchronizing iteration only).
   std::optional<RunResult> local_step;
-  double wall_time_s = 0;  // host time spent in the simulation proper
+  double wall_time_s = 0;        // host time spent in the simulation proper
   std::vector<LinkStats> links;  // indexed by LinkId, closed at the end of the run
 };
 

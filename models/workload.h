@@ -41,7 +41,7 @@ struct Op {
   KernelKind kernel = KernelKind::kElementwise;  // the kernel that runs it
   TensorSplit split = TensorSplit::kReplicated;
   GemmShape gemm;    // matmul, attention, conv: the whole (unsplit) op
-  ConvDims conv;            // conv: the whole op's convolution
+  ConvDims conv;     // conv: the whole op's convolution
   AttentionDims attention;  // FlashAttention: the whole op's heads and lengths
   bool causal = false;      // attention masks the keys after each query
   // Memory-bound ops: `rows` x `width` elements, the whole op. Tensor parallelism splits

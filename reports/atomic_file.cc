@@ -18,8 +18,8 @@ namespace {
 // for NAME_MAX whatever the target's name.
 std::filesystem::path temporary_beside(const std::filesystem::path& path) {
   static std::atomic<uint64_t> counter{0};
-  return path.parent_path() / (".dtsim-tmp." + std::to_string(::getpid()) + "." +
-                               std::to_string(counter++));
+  return path.parent_path() /
+         (".dtsim-tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++));
 }
 
 void sync_to_disk(const std::filesystem::path& path) {
@@ -42,7 +42,8 @@ void write_file_atomically(const std::filesystem::path& path,
   };
   try {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error("cannot write " + path.string() + ": " + std::strerror(errno));
+    if (!out)
+      throw std::runtime_error("cannot write " + path.string() + ": " + std::strerror(errno));
     write(out);
     out.flush();
     if (!out) throw std::runtime_error("cannot write " + path.string() + ": the write failed");

@@ -22,7 +22,8 @@ json rank_set(const std::vector<int>& members) {
   if (members.size() >= 2) {
     const int stride = members[1] - members[0];
     bool even = stride > 0;
-    for (size_t i = 2; even && i < members.size(); ++i) even = members[i] - members[i - 1] == stride;
+    for (size_t i = 2; even && i < members.size(); ++i)
+      even = members[i] - members[i - 1] == stride;
     if (even) return {{"first", members[0]}, {"count", members.size()}, {"stride", stride}};
   }
   return members;
@@ -68,8 +69,13 @@ LoweredGraphStats write_lowered_graph(std::ostream& out, const TaskGraph& g, int
         }
       }
       const int64_t amount = t.kind == TaskKind::kCompute ? t.duration.count_ns() : t.bytes.count();
-      json task = {task_kind_name(t.kind), t.stream, t.name, amount,
-                   t.ops == kNoOps ? -1 : static_cast<int64_t>(t.ops), t.tag, deps};
+      json task = {task_kind_name(t.kind),
+                   t.stream,
+                   t.name,
+                   amount,
+                   t.ops == kNoOps ? -1 : static_cast<int64_t>(t.ops),
+                   t.tag,
+                   deps};
       if (t.kind == TaskKind::kMemcpy) task.push_back(memcpy_kind_name(t.memcpy_kind));
       tasks.push_back(std::move(task));
     }
@@ -121,15 +127,17 @@ LoweredGraphStats write_lowered_graph(std::ostream& out, const TaskGraph& g, int
       if (has_peer(t)) peers.push_back(t.peer);
       if (t.kind == TaskKind::kCollective) calls.push_back(t.collective);
     }
-    out << json{{"rank", r}, {"template", rank_template[static_cast<size_t>(r)]}, {"peers", peers},
+    out << json{{"rank", r},
+                {"template", rank_template[static_cast<size_t>(r)]},
+                {"peers", peers},
                 {"calls", calls}}
                .dump()
         << "\n";
   }
   if (!out) throw std::runtime_error("the lowered graph could not be written");
-  return LoweredGraphStats{static_cast<int64_t>(g.num_tasks()), static_cast<int64_t>(templates.size()),
-                           static_cast<int64_t>(g.num_op_lists()),
-                           static_cast<int64_t>(g.collectives().size())};
+  return LoweredGraphStats{
+      static_cast<int64_t>(g.num_tasks()), static_cast<int64_t>(templates.size()),
+      static_cast<int64_t>(g.num_op_lists()), static_cast<int64_t>(g.collectives().size())};
 }
 
 }  // namespace dtsim

@@ -22,7 +22,8 @@ double iterations_to_train(const models::TrainingSetup& t, const models::Lowered
 
 }  // namespace
 
-RankStats rank_stats_per_iteration(const LoweredScenario& scenario, const ScenarioRun& run, int rank) {
+RankStats rank_stats_per_iteration(const LoweredScenario& scenario, const ScenarioRun& run,
+                                   int rank) {
   RankStats st = run.result.ranks[rank];
   if (!run.local_step || !scenario.training) return st;
   const RankStats& local = run.local_step->ranks[rank];
@@ -43,7 +44,8 @@ RankStats rank_stats_per_iteration(const LoweredScenario& scenario, const Scenar
   return st;
 }
 
-nlohmann::ordered_json make_training_summary(const LoweredScenario& scenario, const ScenarioRun& run) {
+nlohmann::ordered_json make_training_summary(const LoweredScenario& scenario,
+                                             const ScenarioRun& run) {
   const TrainingWorkload& tw = *scenario.training;
   const models::LoweredStep& step = tw.step;
   const models::ParallelPlan& plan = step.plan;

@@ -11,10 +11,12 @@ namespace dtsim {
 // Rank `rank`'s figures per iteration: with local SGD (sync_every N > 1) the local and the
 // synchronizing step weighed as the iteration time is, ((N - 1) local + sync) / N, and the
 // larger peak memory of the two; otherwise the simulated step's.
-RankStats rank_stats_per_iteration(const LoweredScenario& scenario, const ScenarioRun& run, int rank);
+RankStats rank_stats_per_iteration(const LoweredScenario& scenario, const ScenarioRun& run,
+                                   int rank);
 
 // The "training" section of summary.json (scenario.training must be set).
-nlohmann::ordered_json make_training_summary(const LoweredScenario& scenario, const ScenarioRun& run);
+nlohmann::ordered_json make_training_summary(const LoweredScenario& scenario,
+                                             const ScenarioRun& run);
 // The "reference" section: source, metric, reference, predicted and the signed relative
 // error, read from a training section.
 nlohmann::ordered_json make_reference_summary(const Reference& reference,

@@ -33,5 +33,9 @@ LoweredScenario lower_with_chosen_costs(const Scenario& scenario,
 ScenarioRun run_scenario(const Scenario& scenario, const LoweredScenario& lowered,
                          const std::vector<SimObserver*>& observers = {},
                          const RunControl& control = {});
+// The run's records (collective labels) view the lowered graph: it must outlive them.
+ScenarioRun run_scenario(const Scenario& scenario, LoweredScenario&& lowered,
+                         const std::vector<SimObserver*>& observers = {},
+                         const RunControl& control = {}) = delete;
 
 }  // namespace dtsim

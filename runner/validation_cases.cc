@@ -12,12 +12,14 @@ namespace dtsim {
 ValidationRow run_validation_case(const std::string& path) {
   const Scenario scenario = load_scenario_file(path);
   if (!scenario.reference) {
-    throw std::runtime_error(path + ": a validation scenario needs a \"reference\" block "
-                                    "(source, metric, value)");
+    throw std::runtime_error(path +
+                             ": a validation scenario needs a \"reference\" block "
+                             "(source, metric, value)");
   }
   if (!scenario.training) {
-    throw std::runtime_error(path + ": a reference compares a training step's figures; the "
-                                    "scenario needs \"model\", \"training\" and \"parallelism\"");
+    throw std::runtime_error(path +
+                             ": a reference compares a training step's figures; the "
+                             "scenario needs \"model\", \"training\" and \"parallelism\"");
   }
   const LoweredScenario lowered = lower_with_chosen_costs(scenario);
   const ScenarioRun run = run_scenario(scenario, lowered);

@@ -44,12 +44,15 @@ std::vector<int> members_of(const json& v, int ranks) {
     const int64_t first = integer(v, "first", 0, ranks - 1);
     const int64_t count = integer(v, "count", 1, ranks);
     const int64_t stride = integer(v, "stride", 1, ranks);
-    if (first + (count - 1) * stride >= ranks) throw LineError("\"members\": the range passes the last rank");
+    if (first + (count - 1) * stride >= ranks)
+      throw LineError("\"members\": the range passes the last rank");
     for (int64_t i = 0; i < count; ++i) out.push_back(static_cast<int>(first + i * stride));
     return out;
   }
-  if (!v.is_array()) throw LineError("\"members\": expected a list of ranks or {first, count, stride}");
-  for (const json& r : v) out.push_back(static_cast<int>(integer_value(r, "\"members\"", 0, ranks - 1)));
+  if (!v.is_array())
+    throw LineError("\"members\": expected a list of ranks or {first, count, stride}");
+  for (const json& r : v)
+    out.push_back(static_cast<int>(integer_value(r, "\"members\"", 0, ranks - 1)));
   return out;
 }
 
@@ -101,11 +104,12 @@ std::optional<TaskGraph> read_lowered_graph(std::istream& in, int ranks, std::st
       throw LineError(std::string("\"format\": expected \"") + kLoweredGraphFormat + "\"");
     }
     if (integer(header, "version", 0, INT32_MAX) != kLoweredGraphVersion) {
-      throw LineError("\"version\": this dtsim reads version " + std::to_string(kLoweredGraphVersion));
+      throw LineError("\"version\": this dtsim reads version " +
+                      std::to_string(kLoweredGraphVersion));
     }
     if (integer(header, "ranks", 1, INT32_MAX) != ranks) {
-      throw LineError("\"ranks\": the graph has " + header.at("ranks").dump() + " ranks, the cluster " +
-                      std::to_string(ranks));
+      throw LineError("\"ranks\": the graph has " + header.at("ranks").dump() +
+                      " ranks, the cluster " + std::to_string(ranks));
     }
     const json& streams = field(header, "streams");
     if (!streams.is_array() || streams.empty() || streams.size() > UINT16_MAX) {
@@ -117,7 +121,8 @@ std::optional<TaskGraph> read_lowered_graph(std::istream& in, int ranks, std::st
     const int64_t template_count = integer(header, "templates", 1, ranks);
     for (int64_t l = 0; l < op_lists; ++l) {
       const json o = next("its op lists");
-      if (integer(o, "op_list", 0, op_lists - 1) != l) throw LineError("\"op_list\": expected " + std::to_string(l));
+      if (integer(o, "op_list", 0, op_lists - 1) != l)
+        throw LineError("\"op_list\": expected " + std::to_string(l));
       std::vector<OpSignature> ops;
       for (const json& op : field(o, "ops")) {
         try {
@@ -126,7 +131,8 @@ std::optional<TaskGraph> read_lowered_graph(std::istream& in, int ranks, std::st
           throw LineError(std::string("\"ops\"[") + std::to_string(ops.size()) + "]: " + e.what());
         }
       }
-      if (g.add_op_list(ops) != static_cast<OpListId>(l)) throw LineError("the op list repeats an earlier one");
+      if (g.add_op_list(ops) != static_cast<OpListId>(l))
+        throw LineError("the op list repeats an earlier one");
     }
     for (int64_t c = 0; c < collectives; ++c) {
       const json o = next("its collective calls");
@@ -137,14 +143,17 @@ std::optional<TaskGraph> read_lowered_graph(std::istream& in, int ranks, std::st
     }
     for (int64_t t = 0; t < template_count; ++t) {
       json o = next("its templates");
-      if (integer(o, "template", 0, template_count - 1) != t) throw LineError("\"template\": expected " + std::to_string(t));
+      if (integer(o, "template", 0, template_count - 1) != t)
+        throw LineError("\"template\": expected " + std::to_string(t));
       if (!field(o, "tasks").is_array()) throw LineError("\"tasks\": expected a list of tasks");
       templates.push_back(std::move(o.at("tasks")));
     }
     for (int r = 0; r < ranks; ++r) {
       const json o = next("its ranks");
-      if (integer(o, "rank", 0, ranks - 1) != r) throw LineError("\"rank\": expected " + std::to_string(r));
-      const json& tasks = templates[static_cast<size_t>(integer(o, "template", 0, template_count - 1))];
+      if (integer(o, "rank", 0, ranks - 1) != r)
+        throw LineError("\"rank\": expected " + std::to_string(r));
+      const json& tasks =
+          templates[static_cast<size_t>(integer(o, "template", 0, template_count - 1))];
       const json& peers = field(o, "peers");
       const json& calls = field(o, "calls");
       size_t next_peer = 0, next_call = 0;
@@ -153,13 +162,15 @@ std::optional<TaskGraph> read_lowered_graph(std::istream& in, int ranks, std::st
       for (size_t i = 0; i < tasks.size(); ++i) {
         const json& a = tasks[i];
         const std::string where = "task " + std::to_string(i) + " of its template";
-        if (!a.is_array() || a.size() < 7) throw LineError(where + ": expected [kind, stream, name, amount, ops, tag, deps]");
+        if (!a.is_array() || a.size() < 7)
+          throw LineError(where + ": expected [kind, stream, name, amount, ops, tag, deps]");
         Task t;
         const auto kind = kind_of(a[0].get<std::string>());
         if (!kind) throw LineError(where + ": unknown task kind " + a[0].dump());
         t.kind = *kind;
         t.rank = r;
-        t.stream = static_cast<uint16_t>(integer_value(a[1], where + " stream", 0, static_cast<int64_t>(streams.size()) - 1));
+        t.stream = static_cast<uint16_t>(
+            integer_value(a[1], where + " stream", 0, static_cast<int64_t>(streams.size()) - 1));
         t.name = a[2].get<std::string>();
         const int64_t amount = integer_value(a[3], where + " duration or bytes", 0, INT64_MAX);
         if (t.kind == TaskKind::kCompute) {
@@ -175,30 +186,39 @@ std::optional<TaskGraph> read_lowered_graph(std::istream& in, int ranks, std::st
             const int64_t dr = integer_value(d.at(0), where + " dependency's rank", 0, r - 1);
             const TaskId base = first_of_rank[static_cast<size_t>(dr)];
             const TaskId end = first_of_rank[static_cast<size_t>(dr) + 1];
-            t.deps.push_back(base + static_cast<TaskId>(integer_value(d.at(1), where + " dependency", 0, end - base - 1)));
+            t.deps.push_back(base + static_cast<TaskId>(integer_value(
+                                        d.at(1), where + " dependency", 0, end - base - 1)));
           } else {
-            t.deps.push_back(first + static_cast<TaskId>(integer_value(d, where + " dependency", 0, static_cast<int64_t>(i) - 1)));
+            t.deps.push_back(first +
+                             static_cast<TaskId>(integer_value(d, where + " dependency", 0,
+                                                               static_cast<int64_t>(i) - 1)));
           }
         }
         if (t.kind == TaskKind::kMemcpy) {
-          const auto mk = a.size() > 7 ? memcpy_kind_from_name(a[7].get<std::string>()) : std::nullopt;
+          const auto mk =
+              a.size() > 7 ? memcpy_kind_from_name(a[7].get<std::string>()) : std::nullopt;
           if (!mk) throw LineError(where + ": a memcpy needs its direction (h2d, d2h, d2d, peer)");
           t.memcpy_kind = *mk;
         }
         const bool peer = t.kind == TaskKind::kSend || t.kind == TaskKind::kRecv ||
                           (t.kind == TaskKind::kMemcpy && t.memcpy_kind == MemcpyKind::kPeer);
         if (peer) {
-          if (next_peer >= peers.size()) throw LineError("\"peers\": fewer than the template's transfers");
+          if (next_peer >= peers.size())
+            throw LineError("\"peers\": fewer than the template's transfers");
           t.peer = static_cast<int>(integer_value(peers[next_peer++], "\"peers\"", 0, ranks - 1));
         }
         if (t.kind == TaskKind::kCollective) {
-          if (next_call >= calls.size()) throw LineError("\"calls\": fewer than the template's collectives");
-          t.collective = static_cast<uint32_t>(integer_value(calls[next_call++], "\"calls\"", 0, collectives - 1));
+          if (next_call >= calls.size())
+            throw LineError("\"calls\": fewer than the template's collectives");
+          t.collective = static_cast<uint32_t>(
+              integer_value(calls[next_call++], "\"calls\"", 0, collectives - 1));
         }
         g.add(t);
       }
-      if (next_peer != peers.size()) throw LineError("\"peers\": more than the template's transfers");
-      if (next_call != calls.size()) throw LineError("\"calls\": more than the template's collectives");
+      if (next_peer != peers.size())
+        throw LineError("\"peers\": more than the template's transfers");
+      if (next_call != calls.size())
+        throw LineError("\"calls\": more than the template's collectives");
     }
     if (std::getline(in, text) && !text.empty()) {
       ++line;

@@ -36,7 +36,8 @@ void price_task_graph(const Cluster& cluster, const CostModel& costs, bool repri
     }
     const DeviceSpec& device = *cluster.devices[static_cast<size_t>(t.rank)].spec;
     models::PricedOps priced;
-    for (const OpSignature& op : g.op_list(t.ops)) priced.push_back(models::price_op(op, device, costs));
+    for (const OpSignature& op : g.op_list(t.ops))
+      priced.push_back(models::price_op(op, device, costs));
     out.costs.add(models::tally_of(priced));
     g.set_duration(id, models::total_time(priced));
   }
@@ -78,7 +79,8 @@ void lower_training(const Scenario& s, const CostModel& costs, const RunControl&
 
 }  // namespace
 
-LoweredScenario lower_scenario(const Scenario& s, const CostModel& costs, const RunControl& control) {
+LoweredScenario lower_scenario(const Scenario& s, const CostModel& costs,
+                               const RunControl& control) {
   LoweredScenario out;
   out.source = s.source;
   out.name = s.name;
@@ -87,12 +89,16 @@ LoweredScenario lower_scenario(const Scenario& s, const CostModel& costs, const 
   out.reference = s.reference;
   out.cost_model = costs.name();
   switch (s.workload_kind) {
-    case WorkloadKind::kCollective: out.graph = build_collective_sweep_graph(s.collective); break;
+    case WorkloadKind::kCollective:
+      out.graph = build_collective_sweep_graph(s.collective);
+      break;
     case WorkloadKind::kTaskGraph:
       out.graph = s.task_graph;
       price_task_graph(s.cluster, costs, s.reprice_task_graph, control, out);
       break;
-    case WorkloadKind::kTraining: lower_training(s, costs, control, out); break;
+    case WorkloadKind::kTraining:
+      lower_training(s, costs, control, out);
+      break;
   }
   return out;
 }

@@ -131,8 +131,9 @@ void read_compute(JsonObject& o, TaskSpec& out) {
   if (has_duration && has_flops) {
     d.error(o.pointer(), "give either \"duration\" or \"flops\", not both");
   } else if (!has_duration && !has_flops) {
-    d.error(o.pointer(), "a compute task needs \"duration\" (a fixed time) or \"flops\" (priced "
-                         "by the cost model as a GEMM in \"dtype\")");
+    d.error(o.pointer(),
+            "a compute task needs \"duration\" (a fixed time) or \"flops\" (priced "
+            "by the cost model as a GEMM in \"dtype\")");
   }
   if (auto v = o.duration("duration", Need::kOptional)) out.prototype.duration = *v;
   if (auto v = o.flops("flops", Need::kOptional)) out.flops = *v;
@@ -262,7 +263,8 @@ TaskGraphSpec read_task_graph(JsonObject& o) {
     out.graph_file_pointer = o.pointer("graph_file");
     if (auto v = o.string("graph_file", Need::kRequired)) {
       if (v->empty()) {
-        d.error(out.graph_file_pointer, "expected the path of a lowered-graph file, got an empty string");
+        d.error(out.graph_file_pointer,
+                "expected the path of a lowered-graph file, got an empty string");
       } else {
         out.graph_file = *v;
       }

@@ -140,7 +140,8 @@ void resolve_task_graph(const TaskGraphSpec& spec, const Cluster& cluster, Diagn
   if (spec.graph_file) {
     std::ifstream in(*spec.graph_file, std::ios::binary);
     if (!in) {
-      d.error(spec.graph_file_pointer, *spec.graph_file + ": cannot read the file: " + std::strerror(errno));
+      d.error(spec.graph_file_pointer,
+              *spec.graph_file + ": cannot read the file: " + std::strerror(errno));
       return;
     }
     std::string error;

@@ -298,12 +298,11 @@ std::optional<models::ParallelPlan> read_plan(const json& value, const std::stri
   return p;
 }
 
-
 }  // namespace
 
 std::optional<TrainingSection> read_training(const json* model, const json* training,
-                                          const json* parallelism, const std::string& source,
-                                          Diagnostics& d) {
+                                             const json* parallelism, const std::string& source,
+                                             Diagnostics& d) {
   TrainingSection out;
   const size_t errors_before = d.count();
   std::optional<models::ModelSpec> m;
@@ -362,7 +361,8 @@ void report_plan_error(const std::string& message, Diagnostics& d) {
   size_t start = 0;
   while (start <= key.size()) {
     const size_t dot = key.find('.', start);
-    pointer = child_pointer(pointer, key.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+    pointer = child_pointer(
+        pointer, key.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
     if (dot == std::string::npos) break;
     start = dot + 1;
   }

@@ -20,8 +20,8 @@ struct TrainingSection {
 // `model`, `training` and `parallelism` values (nullptr when absent); `source` resolves a
 // relative hf_config path.
 std::optional<TrainingSection> read_training(const json* model, const json* training,
-                                          const json* parallelism, const std::string& source,
-                                          Diagnostics& d);
+                                             const json* parallelism, const std::string& source,
+                                             Diagnostics& d);
 std::optional<Reference> read_reference(const json& value, const std::string& pointer,
                                         Diagnostics& d);
 // Fills out.workload_kind and, when the section is valid, out.training.

@@ -18,7 +18,7 @@ class InternalError : public std::logic_error {
 
 }  // namespace dtsim
 
-#define DTSIM_CHECK(cond, msg)                                          \
-  do {                                                                  \
+#define DTSIM_CHECK(cond, msg)                                                 \
+  do {                                                                         \
     if (!(cond)) throw ::dtsim::InternalError(__FILE__, __LINE__, msg, #cond); \
   } while (0)

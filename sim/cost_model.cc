@@ -5,10 +5,14 @@ namespace dtsim {
 
 std::string_view cost_source_name(CostSource s) {
   switch (s) {
-    case CostSource::kMeasured: return "measured";
-    case CostSource::kInterpolated: return "interpolated";
-    case CostSource::kExtrapolated: return "extrapolated";
-    case CostSource::kRoofline: return "roofline";
+    case CostSource::kMeasured:
+      return "measured";
+    case CostSource::kInterpolated:
+      return "interpolated";
+    case CostSource::kExtrapolated:
+      return "extrapolated";
+    case CostSource::kRoofline:
+      return "roofline";
   }
   return "?";
 }

@@ -87,7 +87,8 @@ Time Engine::run(Time until, const std::function<bool()>& poll, uint64_t poll_ev
     if (poll) {
       const uint64_t since = instants_ - polled_at;
       bool due = since >= poll_every;
-      if (!due && since > 0 && since % kClockEvery == 0) due = Clock::now() - polled_time >= kPollInterval;
+      if (!due && since > 0 && since % kClockEvery == 0)
+        due = Clock::now() - polled_time >= kPollInterval;
       if (due) {
         polled_at = instants_;
         polled_time = Clock::now();

@@ -41,7 +41,9 @@ constexpr std::array<std::pair<OpPass, std::string_view>, 5> kPassNames{{
 }};
 
 // boost::hash_combine's mixing step.
-void mix(size_t& seed, size_t value) { seed ^= value + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2); }
+void mix(size_t& seed, size_t value) {
+  seed ^= value + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2);
+}
 
 }  // namespace
 
@@ -80,12 +82,30 @@ size_t hash_value(const OpSignature& op) {
     static_cast<int64_t>(op.storage) << 16 | static_cast<int64_t>(op.math) << 24 |
     static_cast<int64_t>(op.accumulate) << 32 | static_cast<int64_t>(op.causal) << 40 |
     static_cast<int64_t>(op.recomputed) << 41 | static_cast<int64_t>(op.attention_core) << 42 |
-    static_cast<int64_t>(op.gemm.transpose_a) << 43 | static_cast<int64_t>(op.gemm.transpose_b) << 44);
-  for (int64_t v : {op.gemm.m, op.gemm.n, op.gemm.k, op.gemm.batch, op.conv.n, op.conv.c, op.conv.h,
-                    op.conv.w, op.conv.k, op.conv.r, op.conv.s, int64_t{op.conv.stride},
-                    int64_t{op.conv.padding}, op.attention.batch, op.attention.heads,
-                    op.attention.kv_heads, op.attention.head_dim, op.attention.q_len,
-                    op.attention.kv_len, op.attention.window, op.rows, op.width}) {
+    static_cast<int64_t>(op.gemm.transpose_a) << 43 |
+    static_cast<int64_t>(op.gemm.transpose_b) << 44);
+  for (int64_t v : {op.gemm.m,
+                    op.gemm.n,
+                    op.gemm.k,
+                    op.gemm.batch,
+                    op.conv.n,
+                    op.conv.c,
+                    op.conv.h,
+                    op.conv.w,
+                    op.conv.k,
+                    op.conv.r,
+                    op.conv.s,
+                    int64_t{op.conv.stride},
+                    int64_t{op.conv.padding},
+                    op.attention.batch,
+                    op.attention.heads,
+                    op.attention.kv_heads,
+                    op.attention.head_dim,
+                    op.attention.q_len,
+                    op.attention.kv_len,
+                    op.attention.window,
+                    op.rows,
+                    op.width}) {
     i(v);
   }
   mix(h, std::hash<double>{}(op.flops));

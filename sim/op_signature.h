@@ -15,10 +15,10 @@ namespace dtsim {
 // The kernel, kind and variant in one: FlashAttention and the unfused attention's batched
 // GEMMs are different kernels, as LayerNorm and RMSNorm are.
 enum class KernelKind : uint8_t {
-  kGemm,             // C[m, n] = op(A)[m, k] op(B)[k, n]
-  kBatchedGemm,      // `batch` independent GEMMs of one shape (unfused attention's QK^T, PV)
-  kFlashAttention,   // QK^T, softmax and PV in one kernel (Dao et al. 2022)
-  kConv,             // 2-D convolution (its implicit GEMM is in `gemm`)
+  kGemm,            // C[m, n] = op(A)[m, k] op(B)[k, n]
+  kBatchedGemm,     // `batch` independent GEMMs of one shape (unfused attention's QK^T, PV)
+  kFlashAttention,  // QK^T, softmax and PV in one kernel (Dao et al. 2022)
+  kConv,            // 2-D convolution (its implicit GEMM is in `gemm`)
   kLayerNorm,
   kRmsNorm,
   kBatchNorm,
@@ -27,10 +27,10 @@ enum class KernelKind : uint8_t {
   kSwiglu,
   kRelu,
   kDropout,
-  kElementwise,      // any other pointwise kernel (bias, residual add, rotary, tanh, combine)
-  kEmbedding,        // a gather of `rows` rows of `width` from a table
-  kCrossEntropy,     // softmax with the loss over `rows` x `width` logits
-  kRouter,           // MoE gating: scores, top-k
+  kElementwise,   // any other pointwise kernel (bias, residual add, rotary, tanh, combine)
+  kEmbedding,     // a gather of `rows` rows of `width` from a table
+  kCrossEntropy,  // softmax with the loss over `rows` x `width` logits
+  kRouter,        // MoE gating: scores, top-k
   kPool,
   kOptimizerUpdate,  // one optimizer step over `width` parameters
   kCast,             // dtype conversion (to FP8 before an FP8 GEMM)
@@ -97,9 +97,9 @@ struct OpSignature {
   DType storage = DType::kBf16;     // operands and results in memory
   DType math = DType::kBf16;        // what the units multiply in (tf32, fp8, ...)
   DType accumulate = DType::kFp32;  // what they sum in
-  GemmDims gemm;        // GEMMs, batched GEMMs, convolutions (implicit GEMM)
-  ConvDims conv;        // convolutions
-  AttentionDims attention;  // FlashAttention
+  GemmDims gemm;                    // GEMMs, batched GEMMs, convolutions (implicit GEMM)
+  ConvDims conv;                    // convolutions
+  AttentionDims attention;          // FlashAttention
   // Pointwise, norm, softmax, embedding, loss and optimizer kernels: `rows` rows of
   // `width` elements (a norm's tokens x hidden; the optimizer: 1 x its parameters).
   int64_t rows = 0;

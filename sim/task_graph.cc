@@ -96,7 +96,8 @@ OpListId TaskGraph::add_op_list(std::span<const OpSignature> ops) {
 }
 
 size_t TaskGraph::op_list_bytes() const {
-  size_t bytes = ops_.capacity() * sizeof(OpSignature) + op_list_end_.capacity() * sizeof(uint32_t) +
+  size_t bytes = ops_.capacity() * sizeof(OpSignature) +
+                 op_list_end_.capacity() * sizeof(uint32_t) +
                  op_list_index_.size() * (sizeof(size_t) + sizeof(OpListId) + 2 * sizeof(void*));
   for (const OpSignature& op : ops_) {
     if (op.name.capacity() > 15) bytes += op.name.capacity() + 1;  // beyond the small-string buffer

@@ -24,9 +24,11 @@ inline const CostModel& roofline() {
   return model;
 }
 
-inline std::unique_ptr<Prepared> prepare(nlohmann::json document, const std::string& source = "t.json",
+inline std::unique_ptr<Prepared> prepare(nlohmann::json document,
+                                         const std::string& source = "t.json",
                                          const std::vector<std::string>& overrides = {}) {
-  auto p = std::unique_ptr<Prepared>(new Prepared{load_scenario(std::move(document), source, overrides), {}});
+  auto p = std::unique_ptr<Prepared>(
+      new Prepared{load_scenario(std::move(document), source, overrides), {}});
   p->lowered = lower_scenario(p->scenario, roofline());
   return p;
 }

@@ -27,10 +27,10 @@ std::vector<Layer> hidden_layers(const ModelSpec& spec, const BuildShape& shape)
     layer.ops.push_back(saving(
         linear("fc", TensorSplit::kReplicated, shape.batch, in, spec.hidden, true, shape.act_bytes),
         in_elements * shape.act_bytes, TensorSplit::kReplicated));
-    layer.ops.push_back(run_by(memory_bound_op("relu", OpKind::kElementwise, TensorSplit::kReplicated,
-                                               out_elements, kReluFlops, 2 * shape.act_bytes,
-                                               spec.hidden),
-                               KernelKind::kRelu));
+    layer.ops.push_back(
+        run_by(memory_bound_op("relu", OpKind::kElementwise, TensorSplit::kReplicated, out_elements,
+                               kReluFlops, 2 * shape.act_bytes, spec.hidden),
+               KernelKind::kRelu));
     layer.output_bytes = out_elements * shape.act_bytes;
     layers.push_back(std::move(layer));
     in = spec.hidden;

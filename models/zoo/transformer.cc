@@ -108,9 +108,10 @@ Dims dims_of(const ModelSpec& spec, const BuildShape& shape) {
 
 void add_norm(std::vector<Op>& ops, const Dims& d, std::string name) {
   const double elements = d.token_elements();
-  Op norm = run_by(memory_bound_op(std::move(name), OpKind::kNorm, TensorSplit::kSequence, elements,
-                                   d.gpt_style ? kLayerNormFlops : kRmsNormFlops, 2 * d.act, d.hidden),
-                   d.gpt_style ? KernelKind::kLayerNorm : KernelKind::kRmsNorm);
+  Op norm =
+      run_by(memory_bound_op(std::move(name), OpKind::kNorm, TensorSplit::kSequence, elements,
+                             d.gpt_style ? kLayerNormFlops : kRmsNormFlops, 2 * d.act, d.hidden),
+             d.gpt_style ? KernelKind::kLayerNorm : KernelKind::kRmsNorm);
   norm.params = d.gpt_style ? 2 * d.hidden : d.hidden;  // LayerNorm has a bias, RMSNorm not
   ops.push_back(saving(std::move(norm), elements * d.act, TensorSplit::kSequence));
 }
@@ -178,10 +179,11 @@ Op attention_core_op(Op op) {
 // as FlashAttention-2's window_size skips the tiles wholly outside it.
 Op flash_attention_op(const Dims& d, bool causal) {
   const int64_t batch = d.batch * d.heads;
-  Op op = attention_gemm("attn.flash", GemmShape{d.seq, d.seq, d.head_dim, batch, false, true}, d.act);
+  Op op =
+      attention_gemm("attn.flash", GemmShape{d.seq, d.seq, d.head_dim, batch, false, true}, d.act);
   op.kernel = KernelKind::kFlashAttention;
-  op.attention = AttentionDims{d.batch, d.heads, d.kv_width / d.head_dim, d.head_dim, d.seq, d.seq,
-                               causal ? d.window : 0};
+  op.attention = AttentionDims{d.batch, d.heads, d.kv_width / d.head_dim, d.head_dim,
+                               d.seq,   d.seq,   causal ? d.window : 0};
   op.causal = causal;
   op.fwd_flops *= 2;
   op.bwd_flops = 2.5 * op.fwd_flops;
@@ -211,8 +213,8 @@ Op flash_attention_op(const Dims& d, bool causal) {
 void add_unfused_attention_core(std::vector<Op>& ops, const Dims& d) {
   const int64_t score_batch = d.batch * d.heads;
   // Its inputs Q and K are kept by the QKV preparation above.
-  Op score = attention_gemm("attn.score", GemmShape{d.seq, d.seq, d.head_dim, score_batch, false, true},
-                            d.act);
+  Op score = attention_gemm("attn.score",
+                            GemmShape{d.seq, d.seq, d.head_dim, score_batch, false, true}, d.act);
   score.causal = d.family != ModelFamily::kBert;
   ops.push_back(std::move(score));
   const double scores = d.score_elements();
@@ -221,12 +223,12 @@ void add_unfused_attention_core(std::vector<Op>& ops, const Dims& d) {
                                         scores, kSoftmaxFlops, 2 * d.act, d.seq)),
       scores * d.act, TensorSplit::kHeads));
   if (d.gpt_style) {
-    ops.push_back(saving(
-        attention_core_op(run_by(memory_bound_op("attn.dropout", OpKind::kElementwise,
-                                                 TensorSplit::kHeads, scores, kDropoutFlops,
-                                                 2 * d.act + kMaskBytes, d.seq),
-                                 KernelKind::kDropout)),
-        scores * kMaskBytes, TensorSplit::kHeads));
+    ops.push_back(
+        saving(attention_core_op(
+                   run_by(memory_bound_op("attn.dropout", OpKind::kElementwise, TensorSplit::kHeads,
+                                          scores, kDropoutFlops, 2 * d.act + kMaskBytes, d.seq),
+                          KernelKind::kDropout)),
+               scores * kMaskBytes, TensorSplit::kHeads));
   }
   // Attention over V keeps the dropout output; without dropout it reads the softmax
   // output, which attn.softmax keeps already. V is kept by the QKV preparation.
@@ -265,7 +267,8 @@ void add_residual(std::vector<Op>& ops, const Dims& d, const std::string& prefix
         elements * kMaskBytes, TensorSplit::kSequence));
   } else {
     ops.push_back(memory_bound_op(prefix + ".residual", OpKind::kElementwise,
-                                  TensorSplit::kSequence, elements, kAddFlops, 3 * d.act, d.hidden));
+                                  TensorSplit::kSequence, elements, kAddFlops, 3 * d.act,
+                                  d.hidden));
   }
 }
 
@@ -276,10 +279,11 @@ void add_gelu_mlp(std::vector<Op>& ops, const Dims& d) {
   ops.push_back(
       saving(linear("mlp.fc1", TensorSplit::kColumn, d.tokens, d.hidden, d.ffn, true, d.act),
              d.token_elements() * d.act, TensorSplit::kSequence));
-  ops.push_back(saving(run_by(memory_bound_op("mlp.gelu", OpKind::kElementwise, TensorSplit::kColumn,
-                                              ffn_elements, kGeluFlops, 2 * d.act, d.ffn),
-                              KernelKind::kGelu),
-                       ffn_elements * d.act, TensorSplit::kColumn));
+  ops.push_back(
+      saving(run_by(memory_bound_op("mlp.gelu", OpKind::kElementwise, TensorSplit::kColumn,
+                                    ffn_elements, kGeluFlops, 2 * d.act, d.ffn),
+                    KernelKind::kGelu),
+             ffn_elements * d.act, TensorSplit::kColumn));
   ops.push_back(saving(linear("mlp.fc2", TensorSplit::kRow, d.tokens, d.ffn, d.hidden, true, d.act),
                        ffn_elements * d.act, TensorSplit::kRow));
 }
@@ -295,11 +299,11 @@ std::vector<Op> swiglu_ops(const Dims& d, const std::string& prefix, int64_t row
              static_cast<double>(rows) * d.hidden * d.act, input_split));
   // Reads the same input as the gate, kept once there.
   ops.push_back(linear(prefix + ".up", TensorSplit::kColumn, rows, d.hidden, d.ffn, false, d.act));
-  ops.push_back(saving(run_by(memory_bound_op(prefix + ".swiglu", OpKind::kElementwise,
-                                              TensorSplit::kColumn, ffn_elements, kSwigluFlops,
-                                              3 * d.act, d.ffn),
-                              KernelKind::kSwiglu),
-                       2 * ffn_elements * d.act, TensorSplit::kColumn));
+  ops.push_back(
+      saving(run_by(memory_bound_op(prefix + ".swiglu", OpKind::kElementwise, TensorSplit::kColumn,
+                                    ffn_elements, kSwigluFlops, 3 * d.act, d.ffn),
+                    KernelKind::kSwiglu),
+             2 * ffn_elements * d.act, TensorSplit::kColumn));
   ops.push_back(
       saving(linear(prefix + ".down", TensorSplit::kRow, rows, d.ffn, d.hidden, false, d.act),
              ffn_elements * d.act, TensorSplit::kRow));
@@ -381,8 +385,8 @@ Layer block_layer(const Dims& d, int index) {
 // A lookup (and add) into a table of `rows` x hidden: reads a row, writes the activation.
 Op embedding_lookup(std::string name, TensorSplit split, const Dims& d, int64_t rows) {
   const double elements = d.token_elements();
-  Op op = memory_bound_op(std::move(name), OpKind::kEmbedding, split, elements, 0, 2 * d.act,
-                          d.hidden);
+  Op op =
+      memory_bound_op(std::move(name), OpKind::kEmbedding, split, elements, 0, 2 * d.act, d.hidden);
   op.params = rows * d.hidden;
   op.bwd_flops = elements;  // the gradient rows are added into the table's gradient
   return op;
@@ -444,11 +448,11 @@ void add_bert_heads(std::vector<Op>& ops, const Dims& d) {
   ops.push_back(saving(
       linear("head.mlm.dense", TensorSplit::kSequence, d.tokens, d.hidden, d.hidden, true, d.act),
       elements * d.act, TensorSplit::kSequence));
-  ops.push_back(saving(run_by(memory_bound_op("head.mlm.gelu", OpKind::kElementwise,
-                                              TensorSplit::kSequence, elements, kGeluFlops,
-                                              2 * d.act, d.hidden),
-                              KernelKind::kGelu),
-                       elements * d.act, TensorSplit::kSequence));
+  ops.push_back(
+      saving(run_by(memory_bound_op("head.mlm.gelu", OpKind::kElementwise, TensorSplit::kSequence,
+                                    elements, kGeluFlops, 2 * d.act, d.hidden),
+                    KernelKind::kGelu),
+             elements * d.act, TensorSplit::kSequence));
   add_norm(ops, d, "head.mlm.norm");
   add_lm_logits_and_loss(ops, d, "head.mlm", true);
 

@@ -58,28 +58,28 @@ class NetBuilder {
     Op op = weighted_gemm(std::move(name), OpKind::kConv, TensorSplit::kReplicated, gemm,
                           out_channels * k, bias ? out_channels : 0, in_elements,
                           static_cast<double>(batch_) * out.per_sample(), act_);
-    op.conv = ConvDims{batch_, map_.channels, map_.height, map_.width, out_channels, kernel, kernel,
-                       stride, pad};
+    op.conv = ConvDims{batch_, map_.channels, map_.height, map_.width, out_channels,
+                       kernel, kernel,        stride,      pad};
     ops_.push_back(keep(std::move(op), keep_input ? in_elements * act_ : 0));
     map_ = out;
   }
 
   void batch_norm(std::string name) {
     // Statistics per channel: rows of the channels' width (NHWC, as cuDNN runs it).
-    Op op = run_by(memory_bound_op(std::move(name), OpKind::kNorm, TensorSplit::kReplicated,
-                                   elements(), kBatchNormFlops, kBatchNormTraffic * act_,
-                                   map_.channels),
-                   KernelKind::kBatchNorm);
+    Op op =
+        run_by(memory_bound_op(std::move(name), OpKind::kNorm, TensorSplit::kReplicated, elements(),
+                               kBatchNormFlops, kBatchNormTraffic * act_, map_.channels),
+               KernelKind::kBatchNorm);
     op.params = 2 * map_.channels;  // scale and shift
     ops_.push_back(keep(std::move(op), elements() * act_));
   }
 
   void relu(std::string name, bool keep_output = false) {
-    ops_.push_back(keep(run_by(memory_bound_op(std::move(name), OpKind::kElementwise,
-                                               TensorSplit::kReplicated, elements(), kReluFlops,
-                                               2 * act_, map_.per_sample()),
-                               KernelKind::kRelu),
-                        keep_output ? elements() * act_ : 0));
+    ops_.push_back(
+        keep(run_by(memory_bound_op(std::move(name), OpKind::kElementwise, TensorSplit::kReplicated,
+                                    elements(), kReluFlops, 2 * act_, map_.per_sample()),
+                    KernelKind::kRelu),
+             keep_output ? elements() * act_ : 0));
   }
 
   void max_pool(std::string name, int kernel, int stride, int pad) {
@@ -102,12 +102,11 @@ class NetBuilder {
   }
 
   void dropout(std::string name) {
-    ops_.push_back(
-        keep(run_by(memory_bound_op(std::move(name), OpKind::kElementwise, TensorSplit::kReplicated,
-                                    elements(), kDropoutFlops, 2 * act_ + kMaskBytes,
-                                    map_.per_sample()),
-                    KernelKind::kDropout),
-             elements() * kMaskBytes));
+    ops_.push_back(keep(
+        run_by(memory_bound_op(std::move(name), OpKind::kElementwise, TensorSplit::kReplicated,
+                               elements(), kDropoutFlops, 2 * act_ + kMaskBytes, map_.per_sample()),
+               KernelKind::kDropout),
+        elements() * kMaskBytes));
   }
 
   // A fully connected layer on the flattened feature map.

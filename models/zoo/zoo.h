@@ -88,16 +88,26 @@ inline Op linear(std::string name, TensorSplit split, int64_t rows, int64_t in, 
 // (RMSNorm, GeLU, ...).
 inline KernelKind default_kernel(OpKind kind) {
   switch (kind) {
-    case OpKind::kNorm: return KernelKind::kLayerNorm;
-    case OpKind::kSoftmax: return KernelKind::kSoftmax;
-    case OpKind::kEmbedding: return KernelKind::kEmbedding;
-    case OpKind::kPool: return KernelKind::kPool;
-    case OpKind::kLoss: return KernelKind::kCrossEntropy;
-    case OpKind::kRouter: return KernelKind::kRouter;
-    case OpKind::kMatmul: return KernelKind::kGemm;
-    case OpKind::kAttention: return KernelKind::kBatchedGemm;
-    case OpKind::kConv: return KernelKind::kConv;
-    case OpKind::kElementwise: return KernelKind::kElementwise;
+    case OpKind::kNorm:
+      return KernelKind::kLayerNorm;
+    case OpKind::kSoftmax:
+      return KernelKind::kSoftmax;
+    case OpKind::kEmbedding:
+      return KernelKind::kEmbedding;
+    case OpKind::kPool:
+      return KernelKind::kPool;
+    case OpKind::kLoss:
+      return KernelKind::kCrossEntropy;
+    case OpKind::kRouter:
+      return KernelKind::kRouter;
+    case OpKind::kMatmul:
+      return KernelKind::kGemm;
+    case OpKind::kAttention:
+      return KernelKind::kBatchedGemm;
+    case OpKind::kConv:
+      return KernelKind::kConv;
+    case OpKind::kElementwise:
+      return KernelKind::kElementwise;
   }
   return KernelKind::kElementwise;
 }

@@ -22,7 +22,9 @@ void BM_RingAllReduceScenario(benchmark::State& state) {
   uint64_t events = 0;
   for (auto _ : state) {
     const Scenario scenario = load_scenario_file(path, overrides);
-    const ScenarioRun run = run_scenario(scenario, lower_with_chosen_costs(scenario));
+    // The run's records view the lowered graph's labels: keep it alive with them.
+    const LoweredScenario lowered = lower_with_chosen_costs(scenario);
+    const ScenarioRun run = run_scenario(scenario, lowered);
     simulated = run.result.end.seconds();
     events = run.result.events;
     benchmark::DoNotOptimize(simulated);

@@ -112,7 +112,12 @@ void BM_Gpt3CancelLatency(benchmark::State& state) {
   state.counters["cancel_latency_s"] = latency_s;
   state.counters["cancelled"] = cancelled ? 1 : 0;
 }
-BENCHMARK(BM_Gpt3CancelLatency)->Arg(0)->Arg(1)->Iterations(1)->Unit(benchmark::kSecond)->UseRealTime();
+BENCHMARK(BM_Gpt3CancelLatency)
+    ->Arg(0)
+    ->Arg(1)
+    ->Iterations(1)
+    ->Unit(benchmark::kSecond)
+    ->UseRealTime();
 
 }  // namespace
 }  // namespace dtsim

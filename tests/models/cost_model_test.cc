@@ -181,18 +181,21 @@ TEST(RooflineCostModel, WaveQuantizationWastesThePartlyFilledLastWave) {
   EXPECT_NEAR(with / without, 288.0 / 324.0, 1e-12);
   // Exactly two full waves (216 tiles: m 3072 -> 12 tile rows, n 2304 -> 18 tile columns)
   // lose nothing, and neither does a GEMM smaller than one wave.
-  EXPECT_NEAR(RooflineCostModel::gemm_efficiency({3072, 2304, 4096, 1}, a100, KernelKind::kGemm),
-              RooflineCostModel::gemm_efficiency({3072, 2304, 4096, 1}, unquantized, KernelKind::kGemm),
-              1e-15);
-  EXPECT_NEAR(RooflineCostModel::gemm_efficiency({512, 512, 4096, 1}, a100, KernelKind::kGemm),
-              RooflineCostModel::gemm_efficiency({512, 512, 4096, 1}, unquantized, KernelKind::kGemm),
-              1e-15);
+  EXPECT_NEAR(
+      RooflineCostModel::gemm_efficiency({3072, 2304, 4096, 1}, a100, KernelKind::kGemm),
+      RooflineCostModel::gemm_efficiency({3072, 2304, 4096, 1}, unquantized, KernelKind::kGemm),
+      1e-15);
+  EXPECT_NEAR(
+      RooflineCostModel::gemm_efficiency({512, 512, 4096, 1}, a100, KernelKind::kGemm),
+      RooflineCostModel::gemm_efficiency({512, 512, 4096, 1}, unquantized, KernelKind::kGemm),
+      1e-15);
   // Batched GEMMs count every batch's tiles: attention with b x heads = 12 batches of
   // 2048 x 2048 -> 12 x 8 x 16 = 1536 tiles = 14.2 waves, run as 15.
   const GemmDims scores{2048, 2048, 128, 12};
-  EXPECT_NEAR(RooflineCostModel::gemm_efficiency(scores, a100, KernelKind::kBatchedGemm, true) /
-                  RooflineCostModel::gemm_efficiency(scores, unquantized, KernelKind::kBatchedGemm, true),
-              1536.0 / (15 * 108), 1e-12);
+  EXPECT_NEAR(
+      RooflineCostModel::gemm_efficiency(scores, a100, KernelKind::kBatchedGemm, true) /
+          RooflineCostModel::gemm_efficiency(scores, unquantized, KernelKind::kBatchedGemm, true),
+      1536.0 / (15 * 108), 1e-12);
 }
 
 TEST(RooflineCostModel, ThinGemmHasLowEfficiency) {
@@ -253,7 +256,8 @@ TEST(RooflineCostModel, DtypeWithNoUsableMathIsAnError) {
   set_peak(fp16_only, DType::kFp16, 100);
   fp16_only.memory_bandwidth = Bandwidth::gb_per_s(100);
   const RooflineCostModel model;
-  EXPECT_THROW(launched_time(model, gemm(64, 64, 64, DType::kBf16), fp16_only), std::invalid_argument);
+  EXPECT_THROW(launched_time(model, gemm(64, 64, 64, DType::kBf16), fp16_only),
+               std::invalid_argument);
   EXPECT_NO_THROW(launched_time(model, gemm(64, 64, 64, DType::kFp16), fp16_only));
   OpSignature norm;
   norm.kind = KernelKind::kLayerNorm;
@@ -269,7 +273,8 @@ TEST(RooflineCostModel, AttentionAndConvFactorsScaleTheGemmEfficiency) {
   const DeviceSpec d = test_gpu();
   const double matmul = RooflineCostModel::gemm_efficiency(scores, d, KernelKind::kGemm);
   EXPECT_NEAR(matmul, 0.532558, 1e-6);
-  EXPECT_NEAR(RooflineCostModel::gemm_efficiency(scores, d, KernelKind::kBatchedGemm, true), 0.266279, 1e-6);
+  EXPECT_NEAR(RooflineCostModel::gemm_efficiency(scores, d, KernelKind::kBatchedGemm, true),
+              0.266279, 1e-6);
   EXPECT_NEAR(RooflineCostModel::gemm_efficiency(scores, d, KernelKind::kConv), 0.399419, 1e-6);
   // Reading only Q and K (fused attention keeps the scores on chip), 33.5 MB: compute-bound
   // (6.87e10 / (200e12 * 0.532558) = 645'183 ns as a GEMM against 42 us of memory), so the

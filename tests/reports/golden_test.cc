@@ -98,7 +98,8 @@ nlohmann::json figures_of(const nlohmann::ordered_json& t) {
 }
 
 nlohmann::json run_example(const std::string& name) {
-  const auto scenario_prepared = test_support::prepare_file(examples_dir() + name + ".json", {"simulation.trace=false"});
+  const auto scenario_prepared =
+      test_support::prepare_file(examples_dir() + name + ".json", {"simulation.trace=false"});
   const LoweredScenario& scenario = scenario_prepared->lowered;
   if (!scenario.training) throw std::runtime_error(name + " is not a training scenario");
   const ScenarioRun run = run_scenario(scenario_prepared->scenario, scenario);

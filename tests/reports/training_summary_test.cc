@@ -24,7 +24,8 @@ namespace {
 
 nlohmann::ordered_json summary_of(const std::string& path, std::vector<std::string> overrides) {
   overrides.push_back("simulation.trace=false");
-  const auto s_prepared = test_support::prepare_file(std::string(DTSIM_SOURCE_DIR) + "/" + path, overrides);
+  const auto s_prepared =
+      test_support::prepare_file(std::string(DTSIM_SOURCE_DIR) + "/" + path, overrides);
   const LoweredScenario& s = s_prepared->lowered;
   return make_training_summary(s, run_scenario(s_prepared->scenario, s));
 }
@@ -164,7 +165,7 @@ TEST(TrainingSummary, PrintedPlanAndBatchLines) {
     overrides.push_back("simulation.trace=false");
     const auto s_prepared = test_support::prepare_file(
         std::string(DTSIM_SOURCE_DIR) + "/scenarios/examples/llama3-70b-64xH100.json", overrides);
-  const LoweredScenario& s = s_prepared->lowered;
+    const LoweredScenario& s = s_prepared->lowered;
     return format_summary_text(make_summary(s, run_scenario(s_prepared->scenario, s)));
   };
   const std::string tp8 = text_of({"model.layers=8", "training.global_batch=8"});

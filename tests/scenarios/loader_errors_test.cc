@@ -547,12 +547,16 @@ TEST(ScenarioErrors, DtypeWithoutPeak) {
     t.replace(t.find("DTYPE"), 5, dtype);
     return t;
   };
-  EXPECT_TRUE(errors_of(doc(R"({"nodes": [{"count": 1, "device": "P100", "devices_per_node": 2, "nics": 0}]})",
-                            graph(with("bf16")))).empty());
-  auto e = errors_of(doc(R"({"devices": [{"name": "X1", "peak": {"fp16": "10TFLOPS"}, "memory": "16GiB",
+  EXPECT_TRUE(
+      errors_of(
+          doc(R"({"nodes": [{"count": 1, "device": "P100", "devices_per_node": 2, "nics": 0}]})",
+              graph(with("bf16"))))
+          .empty());
+  auto e =
+      errors_of(doc(R"({"devices": [{"name": "X1", "peak": {"fp16": "10TFLOPS"}, "memory": "16GiB",
                                           "memory_bandwidth": "1TB/s", "pcie_bandwidth": "32GB/s"}],
     "nodes": [{"count": 1, "device": "X1", "devices_per_node": 1, "nics": 0}]})",
-                         graph(with("fp64"))));
+                    graph(with("fp64"))));
   EXPECT_TRUE(has_error(e, "/workload/tasks/0/dtype", "device \"X1\" has no fp64 peak FLOP rate"));
 }
 

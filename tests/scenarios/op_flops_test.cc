@@ -16,9 +16,9 @@
 namespace dtsim {
 namespace {
 
-using test_support::Prepared;
 using test_support::prepare;
 using test_support::prepare_file;
+using test_support::Prepared;
 
 std::string example(const std::string& name) {
   return std::string(DTSIM_SOURCE_DIR) + "/scenarios/examples/" + name + ".json";
@@ -68,9 +68,9 @@ double resnet50_macs(bool with_fc) {
       const int64_t out_size = stage > 0 && b == 0 ? size / 2 : size;
       const double in_area = static_cast<double>(size * size);
       const double out_area = static_cast<double>(out_size * out_size);
-      macs += in_area * w * in;              // 1x1 reduce
-      macs += out_area * w * w * 9;          // 3x3 (stride here)
-      macs += out_area * 4 * w * w;          // 1x1 expand
+      macs += in_area * w * in;                   // 1x1 reduce
+      macs += out_area * w * w * 9;               // 3x3 (stride here)
+      macs += out_area * 4 * w * w;               // 1x1 expand
       if (b == 0) macs += out_area * 4 * w * in;  // 1x1 downsample
       in = 4 * w;
       size = out_size;
@@ -125,8 +125,8 @@ TEST(OpFlops, MixtralCountsTheRoutedExpertsAndTheRouter) {
   const models::ModelSpec& m = preset("mixtral-8x7b");
   const double h = static_cast<double>(m.hidden), q = static_cast<double>(m.q_width()),
                kv = static_cast<double>(m.kv_heads_or_heads() * m.head_dim()),
-               ffn = static_cast<double>(m.ffn_hidden), V = static_cast<double>(m.vocab),
-               l = 4, s = 1024, tokens = 8 * s, tp = 2;
+               ffn = static_cast<double>(m.ffn_hidden), V = static_cast<double>(m.vocab), l = 4,
+               s = 1024, tokens = 8 * s, tp = 2;
   const double active =
       l * (h * (q + 2 * kv) + q * h + m.top_k * 3 * h * ffn + tp * h * m.experts) + h * V;
   EXPECT_NEAR(f.flops / (6 * active * tokens + 3 * 4 * s * q * l * tokens), 1, 1e-9);
@@ -155,9 +155,9 @@ TEST(OpFlops, ShardedClassifierAddsItsClassesGemm) {
 
 // Every bundled training example: each compute task carries the kernels it runs.
 TEST(OpFlops, EveryComputeTaskOfTheBundledExamplesCarriesItsOps) {
-  for (const char* name : {"gpt3-175b-1024xA100", "llama3-70b-64xH100", "resnet50-256xP100",
-                           "hetero-a100-v100-gpt", "geo-2regions-llama3-8b",
-                           "classifier-100m-classes-256xV100"}) {
+  for (const char* name :
+       {"gpt3-175b-1024xA100", "llama3-70b-64xH100", "resnet50-256xP100", "hetero-a100-v100-gpt",
+        "geo-2regions-llama3-8b", "classifier-100m-classes-256xV100"}) {
     const auto p = prepare_file(example(name));
     const StepFlops f = step_flops(p->lowered);
     EXPECT_GT(f.compute_tasks, 0) << name;

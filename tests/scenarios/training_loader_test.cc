@@ -82,11 +82,12 @@ TEST(TrainingLoader, LoadsAndLowersAStep) {
   EXPECT_TRUE(overlapped.training->training.flash_attention);
   EXPECT_TRUE(overlapped.training->step.plan.overlap_param_gather);
 
-  const auto serial_prepared = test_support::prepare(json::parse(training_doc(kSmallGpt, R"({"global_batch": 16})",
-                                             R"({"zero_stage": 3, "overlap_param_gather": false,
+  const auto serial_prepared = test_support::prepare(
+      json::parse(training_doc(kSmallGpt, R"({"global_batch": 16})",
+                               R"({"zero_stage": 3, "overlap_param_gather": false,
                                    "per_parameter_gather": true, "persistence_threshold": 100000,
                                    "gather_copies_per_rank": true, "grad_all_reduce": true})")),
-                    "t.json");
+      "t.json");
   const LoweredScenario& serial = serial_prepared->lowered;
   ASSERT_TRUE(serial.training.has_value());
   const models::ParallelPlan& deepspeed = serial.training->step.plan;
@@ -98,8 +99,9 @@ TEST(TrainingLoader, LoadsAndLowersAStep) {
 
   // "even" spells out the defaults.
   const auto even_prepared = test_support::prepare(
-      json::parse(training_doc(kSmallGpt, R"({"global_batch": 16})",
-                               R"({"pp": 2, "stage_layers": "even", "replica_micro_batch": "even"})")),
+      json::parse(
+          training_doc(kSmallGpt, R"({"global_batch": 16})",
+                       R"({"pp": 2, "stage_layers": "even", "replica_micro_batch": "even"})")),
       "t.json");
   const LoweredScenario& even = even_prepared->lowered;
   ASSERT_TRUE(even.training.has_value());
@@ -283,8 +285,9 @@ TEST(TrainingLoader, SectionsAndReferenceErrors) {
 }
 
 TEST(TrainingLoader, OverridesReachTheTrainingKeys) {
-  const auto s_prepared = test_support::prepare(json::parse(training_doc(kSmallGpt, R"({"global_batch": 8})")),
-                                   "t.json", {"parallelism.tp=4", "training.micro_batch=2"});
+  const auto s_prepared =
+      test_support::prepare(json::parse(training_doc(kSmallGpt, R"({"global_batch": 8})")),
+                            "t.json", {"parallelism.tp=4", "training.micro_batch=2"});
   const LoweredScenario& s = s_prepared->lowered;
   EXPECT_EQ(s.training->step.plan.tp, 4);
   EXPECT_EQ(s.training->step.plan.dp, 2);
