@@ -38,11 +38,7 @@ int lower(const LowerArgs& args) {
   }
   const auto t0 = std::chrono::steady_clock::now();
   const LoweredScenario lowered = lower_with_chosen_costs(scenario, args.costs, session.control());
-  if (lowered.cancelled || session.interrupted()) {
-    session.finish();
-    std::cerr << "interrupted: the lowering was stopped; nothing was written\n";
-    return kExitInterrupted;
-  }
+  if (lowered.cancelled || session.interrupted()) return session.report_interrupted("lowering");
   const std::filesystem::path out(args.out);
   const std::filesystem::path graph_file =
       out.parent_path() / (out.stem().string() + ".tasks.jsonl");

@@ -37,17 +37,11 @@ std::string folder_name(std::string name) {
   return name.empty() ? "scenario" : name;
 }
 
-int interrupted(RunSession& session) {
-  session.finish();
-  std::cerr << "interrupted: the run was stopped; nothing was written\n";
-  return kExitInterrupted;
-}
-
 int run(const RunArgs& args) {
   RunSession session(!args.quiet);
   const Scenario scenario = load_scenario_file(args.scenario, args.sets);
   const LoweredScenario lowered = lower_with_chosen_costs(scenario, args.costs, session.control());
-  if (lowered.cancelled || session.interrupted()) return interrupted(session);
+  if (lowered.cancelled || session.interrupted()) return session.report_interrupted("run");
   const std::filesystem::path out =
       args.out.empty() ? std::filesystem::path("dtsim-out") / folder_name(scenario.name)
                        : std::filesystem::path(args.out);
@@ -58,14 +52,14 @@ int run(const RunArgs& args) {
   std::vector<SimObserver*> observers;
   if (scenario.simulation.trace) observers.push_back(trace.get());
   const ScenarioRun result = run_scenario(scenario, lowered, observers, session.control());
-  if (result.result.cancelled || session.interrupted()) return interrupted(session);
+  if (result.result.cancelled || session.interrupted()) return session.report_interrupted("run");
 
   SummaryOptions opts;
   opts.include_wall_time = !args.no_timing;
   const auto summary = make_summary(lowered, result, opts);
   // The last point at which a Ctrl-C still leaves nothing written; one during the writes
   // below leaves each file whole (old or new).
-  if (session.interrupted()) return interrupted(session);
+  if (session.interrupted()) return session.report_interrupted("run");
   session.finish();
   std::filesystem::create_directories(out);
   write_file_atomically(out / "summary.json", summary.dump(2) + "\n");

@@ -57,6 +57,12 @@ void RunSession::finish() {
 
 bool RunSession::interrupted() const { return g_interrupted != 0; }
 
+int RunSession::report_interrupted(std::string_view what) {
+  finish();
+  fmt::print(stderr, "interrupted: the {} was stopped; nothing was written\n", what);
+  return kExitInterrupted;
+}
+
 void RunSession::draw(std::string_view phase, int64_t done, int64_t total) {
   const auto now = Clock::now();
   // Short runs show nothing; longer ones redraw about ten times a second.

@@ -28,6 +28,8 @@ class RunSession {
   bool interrupted() const;
   // Erases the progress bar; call it before printing anything else.
   void finish();
+  // Says that `what` was stopped and nothing was written; returns kExitInterrupted.
+  int report_interrupted(std::string_view what);
 
  private:
   void draw(std::string_view phase, int64_t done, int64_t total);

@@ -29,11 +29,6 @@ json rank_set(const std::vector<int>& members) {
   return members;
 }
 
-bool has_peer(const TaskView& t) {
-  return t.kind == TaskKind::kSend || t.kind == TaskKind::kRecv ||
-         (t.kind == TaskKind::kMemcpy && t.memcpy_kind == MemcpyKind::kPeer);
-}
-
 }  // namespace
 
 LoweredGraphStats write_lowered_graph(std::ostream& out, const TaskGraph& g, int ranks) {

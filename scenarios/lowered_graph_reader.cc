@@ -77,13 +77,6 @@ CollectiveCall call_of(const json& o, int ranks) {
   return c;
 }
 
-std::optional<TaskKind> kind_of(const std::string& name) {
-  for (TaskKind k : {TaskKind::kCompute, TaskKind::kCollective, TaskKind::kSend, TaskKind::kRecv,
-                     TaskKind::kMemcpy, TaskKind::kAlloc, TaskKind::kFree}) {
-    if (task_kind_name(k) == name) return k;
-  }
-  return std::nullopt;
-}
 
 }  // namespace
 
@@ -165,7 +158,7 @@ std::optional<TaskGraph> read_lowered_graph(std::istream& in, int ranks, std::st
         if (!a.is_array() || a.size() < 7)
           throw LineError(where + ": expected [kind, stream, name, amount, ops, tag, deps]");
         Task t;
-        const auto kind = kind_of(a[0].get<std::string>());
+        const auto kind = task_kind_from_name(a[0].get<std::string>());
         if (!kind) throw LineError(where + ": unknown task kind " + a[0].dump());
         t.kind = *kind;
         t.rank = r;
@@ -200,9 +193,7 @@ std::optional<TaskGraph> read_lowered_graph(std::istream& in, int ranks, std::st
           if (!mk) throw LineError(where + ": a memcpy needs its direction (h2d, d2h, d2d, peer)");
           t.memcpy_kind = *mk;
         }
-        const bool peer = t.kind == TaskKind::kSend || t.kind == TaskKind::kRecv ||
-                          (t.kind == TaskKind::kMemcpy && t.memcpy_kind == MemcpyKind::kPeer);
-        if (peer) {
+        if (has_peer(t)) {
           if (next_peer >= peers.size())
             throw LineError("\"peers\": fewer than the template's transfers");
           t.peer = static_cast<int>(integer_value(peers[next_peer++], "\"peers\"", 0, ranks - 1));

@@ -10,9 +10,6 @@ namespace dtsim::scenario_detail {
 
 namespace {
 
-constexpr TaskKind kTaskKinds[] = {TaskKind::kCompute, TaskKind::kCollective, TaskKind::kSend,
-                                   TaskKind::kRecv,    TaskKind::kMemcpy,     TaskKind::kAlloc,
-                                   TaskKind::kFree};
 constexpr MemcpyKind kMemcpyKinds[] = {MemcpyKind::kHostToDevice, MemcpyKind::kDeviceToHost,
                                        MemcpyKind::kDeviceToDevice, MemcpyKind::kPeer};
 
@@ -181,7 +178,7 @@ TaskSpec read_task(const json& value, const std::string& pointer, size_t index,
     d.error(pointer, "missing required key \"rank\" or \"ranks\" (expected a rank, \"all\", an "
                      "array of ranks or {\"first\", \"count\", \"stride\"})");
   }
-  const auto kind_names = names_of(kTaskKinds, task_kind_name);
+  const auto kind_names = names_of(kAllTaskKinds, task_kind_name);
   const auto kind_index = o->choice("kind", Need::kRequired, kind_names, "task kind");
   if (auto stream = o->string("stream", Need::kOptional)) {
     if (stream->empty()) d.error(o->pointer("stream"), "a stream name may not be empty");
@@ -194,7 +191,7 @@ TaskSpec read_task(const json& value, const std::string& pointer, size_t index,
     o->report_unknown_keys();
     return out;
   }
-  const TaskKind kind = kTaskKinds[*kind_index];
+  const TaskKind kind = kAllTaskKinds[*kind_index];
   out.prototype.kind = kind;
   for (const KindKey& k : kKindKeys) {
     if ((k.kinds & bit(kind)) == 0) {

@@ -40,18 +40,13 @@ Copies make_copies(std::vector<int> ranks) {
 
 std::string peer_pointer(const TaskSpec& t) { return child_pointer(t.pointer, "peer"); }
 
-bool needs_peer(const Task& t) {
-  return t.kind == TaskKind::kSend || t.kind == TaskKind::kRecv ||
-         (t.kind == TaskKind::kMemcpy && t.memcpy_kind == MemcpyKind::kPeer);
-}
-
 // Checks that need the task's ranks; false after reporting.
 bool check_task(const TaskSpec& t, const Copies& copies, const Cluster& cluster,
                 const TaskGraphSpec& spec,
                 const std::vector<std::optional<std::vector<int>>>& groups, Diagnostics& d) {
   const int n = cluster.num_ranks();
   const Task& p = t.prototype;
-  if (needs_peer(p)) {
+  if (has_peer(p)) {
     if (p.peer >= n) {
       d.error(peer_pointer(t), "rank " + std::to_string(p.peer) + " is out of range (the cluster has " +
                                    std::to_string(n) + " ranks: 0.." + std::to_string(n - 1) + ")");

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -13,7 +14,12 @@
 namespace dtsim {
 
 enum class TaskKind : uint8_t { kCompute, kCollective, kSend, kRecv, kMemcpy, kAlloc, kFree };
+inline constexpr TaskKind kAllTaskKinds[] = {TaskKind::kCompute, TaskKind::kCollective,
+                                             TaskKind::kSend,    TaskKind::kRecv,
+                                             TaskKind::kMemcpy,  TaskKind::kAlloc,
+                                             TaskKind::kFree};
 std::string_view task_kind_name(TaskKind k);
+std::optional<TaskKind> task_kind_from_name(std::string_view name);
 
 struct TaskRecord {
   uint32_t task = 0;

@@ -22,6 +22,13 @@ std::string_view task_kind_name(TaskKind k) {
   return "?";
 }
 
+std::optional<TaskKind> task_kind_from_name(std::string_view name) {
+  for (TaskKind k : kAllTaskKinds) {
+    if (task_kind_name(k) == name) return k;
+  }
+  return std::nullopt;
+}
+
 std::string_view memcpy_kind_name(MemcpyKind k) {
   switch (k) {
     case MemcpyKind::kHostToDevice: return "h2d";
@@ -158,9 +165,7 @@ std::vector<std::string> TaskGraph::validate(int num_ranks) const {
       if (d >= i) errors.push_back(where(i) + ": depends on task " + std::to_string(d) +
                                    ", which is not an earlier task");
     }
-    const bool needs_peer = t.kind == TaskKind::kSend || t.kind == TaskKind::kRecv ||
-                            (t.kind == TaskKind::kMemcpy && t.memcpy_kind == MemcpyKind::kPeer);
-    if (needs_peer && (t.peer < 0 || t.peer >= num_ranks || t.peer == t.rank)) {
+    if (has_peer(t) && (t.peer < 0 || t.peer >= num_ranks || t.peer == t.rank)) {
       errors.push_back(where(i) + ": peer " + std::to_string(t.peer) +
                        " is not another rank in 0.." + std::to_string(num_ranks - 1));
     }

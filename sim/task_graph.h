@@ -65,6 +65,12 @@ struct TaskFields {
   MemcpyKind memcpy_kind = MemcpyKind::kHostToDevice;
 };
 
+// Whether the task's `peer` names the other rank: send, recv and peer memcpy.
+inline bool has_peer(const TaskFields& t) {
+  return t.kind == TaskKind::kSend || t.kind == TaskKind::kRecv ||
+         (t.kind == TaskKind::kMemcpy && t.memcpy_kind == MemcpyKind::kPeer);
+}
+
 struct Task : TaskFields {
   std::string name;
   std::vector<TaskId> deps;
