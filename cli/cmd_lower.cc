@@ -31,10 +31,11 @@ int lower(const LowerArgs& args) {
   RunSession session(!args.quiet);
   const Scenario scenario = load_scenario_file(args.scenario, args.sets);
   if (scenario.training && scenario.training->plan.sync_every > 1) {
-    throw ScenarioError({scenario.source +
-                         ": /parallelism/sync_every: local SGD lowers two graphs (local and "
-                         "synchronizing steps) that a lowered-graph file cannot hold yet; lower "
-                         "with --set parallelism.sync_every=1"});
+    throw ScenarioError(scenario.source,
+                        {{"/parallelism/sync_every",
+                          "local SGD lowers two graphs (local and synchronizing steps) that a "
+                          "lowered-graph file cannot hold yet; lower with --set "
+                          "parallelism.sync_every=1"}});
   }
   const auto t0 = std::chrono::steady_clock::now();
   const LoweredScenario lowered = lower_with_chosen_costs(scenario, args.costs, session.control());
@@ -45,12 +46,15 @@ int lower(const LowerArgs& args) {
   // The scenario that runs the graph: the same cluster and simulation settings.
   nlohmann::ordered_json doc;
   doc["name"] = scenario.name + " (lowered)";
-  doc["description"] = "The TaskGraph of " + scenario.source +
-                       " as `dtsim lower` wrote it, priced by the " + lowered.cost_model +
-                       " cost model.";
+  doc["description"] = "The TaskGraph of " + scenario.source + " as `dtsim lower` wrote it at " +
+                       std::string(models::granularity_name(scenario.simulation.granularity)) +
+                       " granularity, priced by the " + lowered.cost_model + " cost model.";
   doc["cluster"] = scenario.document.at("cluster");
-  if (scenario.document.contains("simulation"))
+  if (scenario.document.contains("simulation")) {
     doc["simulation"] = scenario.document.at("simulation");
+    // The graph's tasks are cut already; the key belongs to training scenarios.
+    doc["simulation"].erase("granularity");
+  }
   doc["workload"] = {{"kind", "task_graph"}, {"graph_file", graph_file.filename().string()}};
   if (!out.parent_path().empty()) std::filesystem::create_directories(out.parent_path());
   session.finish();

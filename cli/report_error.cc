@@ -8,7 +8,7 @@
 namespace dtsim::cli {
 
 int report_error(const std::exception& e) {
-  if (const auto* se = dynamic_cast<const ScenarioError*>(&e)) {
+  if (const auto* se = dynamic_cast<const InputError*>(&e)) {
     for (const std::string& line : se->messages()) std::cerr << "error: " << line << "\n";
     std::cerr << se->messages().size() << " error(s); nothing was run\n";
     return kExitBadInput;

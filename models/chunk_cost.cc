@@ -125,6 +125,40 @@ OpSignature split_kernel(const Op& op, bool backward, const RankShard& shard, DT
   return out;
 }
 
+// A layer pass's collectives at their kernel positions (see PassComm): the forward's at
+// their boundaries; the backward's after the recomputed forward's TP reduces (full
+// recomputation runs the forward again, collectives included) and then at their
+// boundaries among the gradients, from the last op down.
+std::vector<PassComm> pass_comms(const Layer& layer, const RankShard& shard, bool backward,
+                                 bool rerun_all, const std::vector<int>& fwd_before,
+                                 const std::vector<int>& rerun_before,
+                                 const std::vector<int>& grad_after) {
+  const double cp_tokens = 1.0 / shard.cp;
+  const double tp_bytes = layer.tp_comm_bytes * cp_tokens;
+  const double ep_bytes = layer.moe_all_to_all_bytes * cp_tokens;
+  const double kv_bytes = layer.kv_bytes * shard.tp_share;  // keys and values split by heads
+  std::vector<PassComm> out;
+  const auto add = [&](PassComm::Kind kind, int after, double bytes) {
+    out.push_back(PassComm{kind, after, bytes});
+  };
+  if (!backward) {
+    for (int b : layer.tp_fwd_at) add(PassComm::Kind::kTp, fwd_before[b], tp_bytes);
+    for (int b : layer.ep_at) add(PassComm::Kind::kEp, fwd_before[b], ep_bytes);
+    if (layer.cp_at >= 0) add(PassComm::Kind::kCp, fwd_before[layer.cp_at], kv_bytes);
+  } else {
+    if (rerun_all) {
+      for (int b : layer.tp_fwd_at) add(PassComm::Kind::kTp, rerun_before[b], tp_bytes);
+    }
+    const int rerun = rerun_before.back();
+    for (int b : layer.tp_bwd_at) add(PassComm::Kind::kTp, rerun + grad_after[b], tp_bytes);
+    for (int b : layer.ep_at) add(PassComm::Kind::kEp, rerun + grad_after[b], ep_bytes);
+    if (layer.cp_at >= 0) add(PassComm::Kind::kCp, rerun + grad_after[layer.cp_at], kv_bytes);
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const PassComm& a, const PassComm& b) { return a.after < b.after; });
+  return out;
+}
+
 }  // namespace
 
 std::vector<OpSignature> op_kernels(const Op& op, bool backward, const RankShard& shard, DType math,
@@ -198,7 +232,14 @@ ChunkCost chunk_cost(const Workload& w, int begin, int end, const RankShard& sha
     PricedOps fwd_ops;
     PricedOps grad_ops;
     PricedOps rerun;  // by recomputation
-    for (const Op& op : layer.ops) {
+    const size_t n = layer.ops.size();
+    // Kernels before boundary b (between ops b - 1 and b): of the forward, of the
+    // recomputed forward, and, counting from the last op, of the gradients.
+    std::vector<int> fwd_before(n + 1, 0), rerun_before(n + 1, 0), grad_after(n + 1, 0);
+    for (size_t o = 0; o < n; ++o) {
+      const Op& op = layer.ops[o];
+      fwd_before[o] = static_cast<int>(fwd_ops.size());
+      rerun_before[o] = static_cast<int>(rerun.size());
       for (const OpSignature& k : op_kernels(op, false, shard, dtype, device)) {
         fwd_ops.push_back(price_op(k, device, costs));
         // Recomputation runs forward kernels again inside the backward pass.
@@ -211,12 +252,20 @@ ChunkCost chunk_cost(const Workload& w, int begin, int end, const RankShard& sha
       (op.expert ? expert : dense) += local_params(op, shard);
       if (!op.expert && op.params > 0) tensors.push_back(local_params(op, shard));
     }
+    fwd_before[n] = static_cast<int>(fwd_ops.size());
+    rerun_before[n] = static_cast<int>(rerun.size());
     // Gradients flow from the layer's last op back to its first.
-    for (auto op = layer.ops.rbegin(); op != layer.ops.rend(); ++op) {
-      for (const OpSignature& k : op_kernels(*op, true, shard, dtype, device)) {
+    for (size_t o = n; o-- > 0;) {
+      for (const OpSignature& k : op_kernels(layer.ops[o], true, shard, dtype, device)) {
         grad_ops.push_back(price_op(k, device, costs));
       }
+      grad_after[o] = static_cast<int>(grad_ops.size());
     }
+    const bool rerun_all = recompute == Recompute::kFull && recomputed_by_full(layer.kind);
+    out.layer_fwd_comms.push_back(
+        pass_comms(layer, shard, false, rerun_all, fwd_before, rerun_before, grad_after));
+    out.layer_bwd_comms.push_back(
+        pass_comms(layer, shard, true, rerun_all, fwd_before, rerun_before, grad_after));
     PricedOps bwd_ops = std::move(rerun);
     bwd_ops.insert(bwd_ops.end(), grad_ops.begin(), grad_ops.end());
     const Duration fwd = total_time(fwd_ops);
@@ -239,13 +288,12 @@ ChunkCost chunk_cost(const Workload& w, int begin, int end, const RankShard& sha
     out.layer_dense_tensors.push_back(std::move(tensors));
     out.dense_params += dense;
     out.expert_params += expert;
-    out.tp_calls_fwd += layer.tp_comms_fwd;
+    out.tp_calls_fwd += layer.tp_comms_fwd();
     // Full recomputation runs the forward again, tensor-parallel all-reduces included.
-    const int recomputed =
-        recompute == Recompute::kFull && recomputed_by_full(layer.kind) ? layer.tp_comms_fwd : 0;
-    out.tp_calls_bwd += layer.tp_comms_bwd + recomputed;
-    out.tp_bytes_fwd += layer.tp_comms_fwd * layer.tp_comm_bytes * cp_tokens;
-    out.tp_bytes_bwd += (layer.tp_comms_bwd + recomputed) * layer.tp_comm_bytes * cp_tokens;
+    const int recomputed = rerun_all ? layer.tp_comms_fwd() : 0;
+    out.tp_calls_bwd += layer.tp_comms_bwd() + recomputed;
+    out.tp_bytes_fwd += layer.tp_comms_fwd() * layer.tp_comm_bytes * cp_tokens;
+    out.tp_bytes_bwd += (layer.tp_comms_bwd() + recomputed) * layer.tp_comm_bytes * cp_tokens;
     out.kv_bytes += layer.kv_bytes * shard.tp_share;  // keys and values split by heads
     out.all_to_all_bytes += 2 * layer.moe_all_to_all_bytes * cp_tokens;
   }

@@ -40,6 +40,19 @@ CostTally tally_of(const PricedOps& ops);
 // Parameters of `op` that a rank of `shard` holds.
 double local_params(const Op& op, const RankShard& shard);
 
+// A collective inside one layer's pass: after the pass's first `after` kernels of that
+// layer (an index into layer_fwd_ops or layer_bwd_ops), `bytes` over its group.
+struct PassComm {
+  enum class Kind : uint8_t {
+    kTp,  // tensor-parallel all-reduce (or sequence-parallel reduce-scatter + all-gather)
+    kEp,  // expert-parallel all-to-all
+    kCp,  // context-parallel gather of keys and values (backward: their gradients' scatter)
+  };
+  Kind kind = Kind::kTp;
+  int after = 0;
+  double bytes = 0;
+};
+
 struct ChunkCost {
   Duration fwd;
   Duration bwd;  // with the recomputation the set-up asks for
@@ -47,6 +60,10 @@ struct ChunkCost {
   // (the recomputed forward first, then the gradients, last op first).
   std::vector<PricedOps> layer_fwd_ops;
   std::vector<PricedOps> layer_bwd_ops;
+  // Per layer, the collectives that cut its passes, in the order they run (the layer
+  // granularity's task boundaries; their bytes sum to the chunk totals below).
+  std::vector<std::vector<PassComm>> layer_fwd_comms;
+  std::vector<std::vector<PassComm>> layer_bwd_comms;
   // Per layer of the chunk, in layer order: forward and backward time (their kernels'
   // totals) and local parameters
   // (dense and expert), so that gradient buckets and ZeRO-3 gathers can follow the passes.

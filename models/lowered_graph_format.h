@@ -5,6 +5,7 @@
 namespace dtsim {
 
 inline constexpr const char* kLoweredGraphFormat = "dtsim-lowered-graph";
-inline constexpr int kLoweredGraphVersion = 1;
+// 2: collectives carry dtype and reduce; alloc and free tasks their buffer and category.
+inline constexpr int kLoweredGraphVersion = 2;
 
 }  // namespace dtsim

@@ -72,7 +72,7 @@ class StepEmitter {
     s_.recv_prev = g_.stream("pp_recv_prev");
     s_.recv_next = g_.stream("pp_recv_next");
     s_.tp = in.plan.tp_comm_overlap ? g_.stream("tp_overlap") : s_.compute;
-    pp_bytes_ = per_parameter_bytes(in.training.precision, in.training.optimizer);
+    per_parameter_bytes_ = per_parameter_bytes(in.training.precision, in.training.optimizer);
   }
 
   void emit_rank(int rank);
@@ -106,8 +106,15 @@ class StepEmitter {
     std::vector<TaskId> step_compute;
     std::optional<TaskId> last_pass;      // the previous pass's last compute-stream task
     std::optional<TaskId> overlapped_tp;  // and its overlapped TP collective, if any
+    // At layer granularity: an overlapped TP collective that the next compute task waits
+    // for, and the last task pass_tasks put on the compute stream.
+    std::optional<TaskId> pending_tp;
+    std::optional<TaskId> compute_tail;
     double in_flight = 0;
     double peak_activations = 0;
+    // Buffers: the next id, and the activations each forward step keeps, by step id.
+    uint32_t next_buffer = 1;
+    std::map<std::string, uint32_t> kept;
   };
 
   RankContext context_of(int rank);
@@ -148,9 +155,29 @@ class StepEmitter {
   }
   // One kernel of `op` on the rank's device, `times` over.
   const TaskOps& kernel_ops(const RankContext& rc, const OpSignature& op, int times = 1);
+  // Part of a pass at layer granularity: kernels (none when two collectives meet) and the
+  // collectives that follow them.
+  struct PassSegment {
+    TaskOps ops;
+    int layer = 0;  // of the chunk, where the kernels start
+    std::vector<PassComm> comms;
+  };
+  const std::vector<PassSegment>& pass_segments(const ChunkCost& cc, bool forward, int first,
+                                                int last);
+  // The kernels of layers [first, last) of a chunk's pass, after `deps`, as compute tasks
+  // named after `name`: one at chunk granularity (model_parallel_comms adds the
+  // collectives after the pass); at layer granularity one between each two of the pass's
+  // collectives, which it adds. Returns the last task on the compute stream.
+  TaskId pass_tasks(RankContext& rc, const ChunkCost& cc, bool forward, int first, int last,
+                    const std::string& name, const std::string& id, std::vector<TaskId> deps);
+  bool layer_granularity() const { return in_.granularity == Granularity::kLayer; }
   TaskId compute(const RankContext& rc, std::string name, const TaskOps& ops,
                  std::vector<TaskId> deps = {}, std::optional<uint16_t> stream = std::nullopt);
-  TaskId memory(const RankContext& rc, bool alloc, std::string name, double bytes);
+  // An allocation of `bytes` that holds `category`; returns its buffer, which the free
+  // names.
+  uint32_t alloc(RankContext& rc, std::string name, double bytes, MemoryCategory category);
+  void free(RankContext& rc, std::string name, uint32_t buffer, double bytes,
+            MemoryCategory category);
   // A collective task of `rank` on `stream`; nothing when the group is one rank or empty.
   std::optional<TaskId> collective(RankContext& rc, GroupKind kind, const std::vector<int>& group,
                                    uint16_t stream, CollectiveOp op, double bytes,
@@ -196,10 +223,11 @@ class StepEmitter {
   LoweredStep& out_;
   TaskGraph& g_;
   Streams s_{};
-  PerParameterBytes pp_bytes_;
+  PerParameterBytes per_parameter_bytes_;
   CallBook book_;
   std::map<std::tuple<const DeviceSpec*, int64_t, int, int>, ChunkCost> costs_;
   std::map<std::tuple<const ChunkCost*, bool, int, int>, TaskOps> pass_ops_;
+  std::map<std::tuple<const ChunkCost*, bool, int, int>, std::vector<PassSegment>> segments_;
   // A deque: kernel_ops hands out references that later additions must not move.
   std::map<std::pair<const DeviceSpec*, int>, std::deque<std::pair<OpSignature, TaskOps>>>
       kernel_ops_;
@@ -240,6 +268,120 @@ const StepEmitter::TaskOps& StepEmitter::pass_ops(const ChunkCost& cc, bool forw
   return it->second;
 }
 
+const std::vector<StepEmitter::PassSegment>& StepEmitter::pass_segments(const ChunkCost& cc,
+                                                                         bool forward, int first,
+                                                                         int last) {
+  auto key = std::tuple{&cc, forward, first, last};
+  auto it = segments_.find(key);
+  if (it != segments_.end()) return it->second;
+  // Collectives over a group of one rank are not made: their cuts are not either.
+  const auto made = [&](PassComm::Kind kind) {
+    switch (kind) {
+      case PassComm::Kind::kTp: return rp_.tp > 1;
+      case PassComm::Kind::kEp: return rp_.ep > 1;
+      case PassComm::Kind::kCp: return rp_.cp > 1;
+    }
+    return false;
+  };
+  std::vector<PassSegment> segments;
+  PricedOps kernels;
+  PassSegment open{TaskOps{}, forward ? first : last - 1, {}};
+  const auto close = [&](int next_layer) {
+    if (!kernels.empty()) open.ops = add_ops(kernels);
+    if (!kernels.empty() || !open.comms.empty()) segments.push_back(std::move(open));
+    kernels.clear();
+    open = PassSegment{TaskOps{}, next_layer, {}};
+  };
+  for (int n = 0; n < last - first; ++n) {
+    const int l = forward ? first + n : last - 1 - n;
+    const PricedOps& layer = forward ? cc.layer_fwd_ops[l] : cc.layer_bwd_ops[l];
+    const std::vector<PassComm>& comms = forward ? cc.layer_fwd_comms[l] : cc.layer_bwd_comms[l];
+    if (kernels.empty() && open.comms.empty()) open.layer = l;
+    size_t next = 0;
+    for (const PassComm& comm : comms) {
+      if (!made(comm.kind) || comm.bytes <= 0) continue;
+      if (!open.comms.empty() && static_cast<int>(next) < comm.after) close(l);
+      kernels.insert(kernels.end(), layer.begin() + static_cast<ptrdiff_t>(next),
+                     layer.begin() + comm.after);
+      next = static_cast<size_t>(comm.after);
+      open.comms.push_back(comm);
+    }
+    if (next < layer.size()) {
+      if (!open.comms.empty()) close(l);
+      kernels.insert(kernels.end(), layer.begin() + static_cast<ptrdiff_t>(next), layer.end());
+    }
+  }
+  close(0);
+  return segments_.emplace(key, std::move(segments)).first->second;
+}
+
+TaskId StepEmitter::pass_tasks(RankContext& rc, const ChunkCost& cc, bool forward, int first,
+                               int last, const std::string& name, const std::string& id,
+                               std::vector<TaskId> deps) {
+  if (!layer_granularity()) return compute(rc, name, pass_ops(cc, forward, first, last), deps);
+  const bool overlap = in_.plan.tp_comm_overlap;
+  const std::string pass = forward ? " fwd " : " bwd ";
+  std::optional<TaskId> tail;
+  std::map<int, int> starts;  // segments begun in each layer, to name them apart
+  std::map<int, int> calls;   // collectives made in each layer
+  for (const PassSegment& seg : pass_segments(cc, forward, first, last)) {
+    // What the segment's overlapped collective may start with: the segment's inputs and
+    // what the compute stream ran before it.
+    std::vector<TaskId> inputs = deps;
+    if (rc.pending_tp) {
+      deps.push_back(*rc.pending_tp);
+      inputs.push_back(*rc.pending_tp);
+      rc.pending_tp.reset();
+    }
+    if (rc.compute_tail) inputs.push_back(*rc.compute_tail);
+    if (seg.ops.id != kNoOps) {
+      const int k = starts[seg.layer]++;
+      tail = compute(rc, name + " l" + std::to_string(seg.layer) + (k > 0 ? "." + std::to_string(k) : ""),
+                     seg.ops, std::move(deps));
+      deps.clear();
+      rc.compute_tail = tail;
+    }
+    for (const PassComm& comm : seg.comms) {
+      const std::string at = id + " l" + std::to_string(seg.layer) + "." +
+                             std::to_string(calls[seg.layer]++);
+      // Only a collective that opens the pass waits for its inputs itself; later ones
+      // follow the compute stream.
+      std::vector<TaskId> after = std::move(deps);
+      deps.clear();
+      std::optional<TaskId> t;
+      switch (comm.kind) {
+        case PassComm::Kind::kTp:
+          t = collective(rc, GroupKind::kTp, rc.tp_group, s_.tp, CollectiveOp::kAllReduce,
+                         comm.bytes, "tp" + pass + at, overlap ? inputs : after,
+                         CollectiveAlgorithm::kAuto, rc.tp_analytical);
+          if (t && overlap) {
+            rc.pending_tp = t;
+            t.reset();
+          }
+          break;
+        case PassComm::Kind::kEp:
+          t = collective(rc, GroupKind::kEp, rc.ep_group, s_.compute, CollectiveOp::kAllToAll,
+                         comm.bytes, "ep all-to-all" + pass + at, after);
+          break;
+        case PassComm::Kind::kCp:
+          t = forward ? collective(rc, GroupKind::kCp, rc.cp_group, s_.compute,
+                                   CollectiveOp::kAllGather, comm.bytes, "cp kv gather " + at,
+                                   after)
+                      : collective(rc, GroupKind::kCp, rc.cp_group, s_.compute,
+                                   CollectiveOp::kReduceScatter, comm.bytes,
+                                   "cp kv grad scatter " + at, after);
+          break;
+      }
+      if (t) {
+        tail = t;
+        rc.compute_tail = t;
+      }
+    }
+  }
+  DTSIM_CHECK(tail.has_value(), "a pass without kernels");
+  return *tail;
+}
+
 const StepEmitter::TaskOps& StepEmitter::kernel_ops(const RankContext& rc, const OpSignature& op,
                                                     int times) {
   auto& known = kernel_ops_[{rc.device, times}];
@@ -265,14 +407,31 @@ TaskId StepEmitter::compute(const RankContext& rc, std::string name, const TaskO
   return g_.add(std::move(t));
 }
 
-TaskId StepEmitter::memory(const RankContext& rc, bool alloc, std::string name, double bytes) {
+uint32_t StepEmitter::alloc(RankContext& rc, std::string name, double bytes,
+                            MemoryCategory category) {
   Task t;
-  t.kind = alloc ? TaskKind::kAlloc : TaskKind::kFree;
+  t.kind = TaskKind::kAlloc;
   t.rank = rc.rank;
   t.stream = s_.compute;
   t.name = std::move(name);
   t.bytes = bytes_of(bytes);
-  return g_.add(std::move(t));
+  t.memory = category;
+  t.buffer = rc.next_buffer++;
+  g_.add(t);
+  return t.buffer;
+}
+
+void StepEmitter::free(RankContext& rc, std::string name, uint32_t buffer, double bytes,
+                       MemoryCategory category) {
+  Task t;
+  t.kind = TaskKind::kFree;
+  t.rank = rc.rank;
+  t.stream = s_.compute;
+  t.name = std::move(name);
+  t.bytes = bytes_of(bytes);
+  t.memory = category;
+  t.buffer = buffer;
+  g_.add(std::move(t));
 }
 
 std::optional<TaskId> StepEmitter::collective(RankContext& rc, GroupKind kind,
@@ -288,6 +447,14 @@ std::optional<TaskId> StepEmitter::collective(RankContext& rc, GroupKind kind,
   proto.bytes = bytes_of(bytes);
   proto.label = label;
   proto.analytical = analytical;
+  // Activations, weights and gradients travel in their stored type; the softmax's maxima
+  // and sums of the sharded classifier in fp32. Data-parallel groups average gradients
+  // (and local SGD's regions their parameters); model-parallel groups sum partial results.
+  const bool softmax = kind == GroupKind::kWorld && op == CollectiveOp::kAllReduce;
+  proto.dtype = softmax ? DType::kFp32 : stored_dtype(in_.training.precision);
+  const bool averages =
+      kind == GroupKind::kDp || kind == GroupKind::kExpertDp || kind == GroupKind::kGeo;
+  proto.reduce = softmax ? ReduceOp::kMax : averages ? ReduceOp::kAvg : ReduceOp::kSum;
   Task t;
   t.kind = TaskKind::kCollective;
   t.rank = rc.rank;
@@ -320,9 +487,15 @@ TaskId StepEmitter::p2p(const RankContext& rc, bool send, int peer, uint16_t str
 PassEnd StepEmitter::model_parallel_comms(RankContext& rc, const ChunkCost& cc, bool forward,
                                           const std::string& id, TaskId pass,
                                           const std::vector<TaskId>& inputs) {
+  PassEnd end{pass, std::nullopt};
+  if (layer_granularity()) {
+    // pass_tasks made them inside the pass; a last overlapped one ends it.
+    end.overlapped_tp = rc.pending_tp;
+    rc.pending_tp.reset();
+    return end;
+  }
   const std::string kind = forward ? " fwd " : " bwd ";
   const bool overlap = in_.plan.tp_comm_overlap;
-  PassEnd end{pass, std::nullopt};
   const auto tp = collective(rc, GroupKind::kTp, rc.tp_group, s_.tp, CollectiveOp::kAllReduce,
                              forward ? cc.tp_bytes_fwd : cc.tp_bytes_bwd, "tp" + kind + id,
                              overlap ? inputs : std::vector<TaskId>{}, CollectiveAlgorithm::kAuto,
@@ -371,7 +544,7 @@ TaskId StepEmitter::zero3_pass(RankContext& rc, const ChunkCost& cc, bool forwar
     for (size_t g = 0; g < gathers.size(); ++g) {
       const std::string name =
           "zero3 gather" + layer + (gathers.size() > 1 ? "." + std::to_string(g) : "");
-      const double bytes = gathers[g] * pp_bytes_.weights;
+      const double bytes = gathers[g] * per_parameter_bytes_.weights;
       const auto t = collective(rc, GroupKind::kDp, rc.dp_group, stream, CollectiveOp::kAllGather,
                                 bytes, name, window);
       if (!t) continue;
@@ -380,19 +553,21 @@ TaskId StepEmitter::zero3_pass(RankContext& rc, const ChunkCost& cc, bool forwar
     }
     if (const auto t = collective(
             rc, GroupKind::kExpertDp, rc.edp_group, stream, CollectiveOp::kAllGather,
-            cc.layer_expert_params[l] * pp_bytes_.weights, "zero3 expert gather" + layer, window)) {
+            cc.layer_expert_params[l] * per_parameter_bytes_.weights, "zero3 expert gather" + layer, window)) {
       needs.push_back(*t);
     }
-    done.push_back(compute(rc, (forward ? "fwd " : "bwd ") + id + " l" + std::to_string(l),
-                           pass_ops(cc, forward, l, l + 1), needs));
+    done.push_back(pass_tasks(rc, cc, forward, l, l + 1,
+                              (forward ? "fwd " : "bwd ") + id +
+                                  (layer_granularity() ? "" : " l" + std::to_string(l)),
+                              id, needs));
     if (!forward) {
       collective(rc, GroupKind::kDp, rc.dp_group, stream, grad_op,
-                 cc.layer_dense_params[l] * pp_bytes_.gradients,
+                 cc.layer_dense_params[l] * per_parameter_bytes_.gradients,
                  (plan.grad_all_reduce ? "zero3 grad all-reduce" : "zero3 grad scatter") + layer,
                  {done.back()}, dp_algorithm(rc.dp_group));
       collective(
           rc, GroupKind::kExpertDp, rc.edp_group, stream, grad_op,
-          cc.layer_expert_params[l] * pp_bytes_.gradients,
+          cc.layer_expert_params[l] * per_parameter_bytes_.gradients,
           (plan.grad_all_reduce ? "zero3 expert grad all-reduce" : "zero3 expert grad scatter") +
               layer,
           {done.back()}, dp_algorithm(rc.edp_group));
@@ -407,7 +582,7 @@ TaskId StepEmitter::rank_copies(const RankContext& rc, uint16_t stream, double b
   OpSignature one;  // one rank's share, read and written
   one.name = "gather copy";
   one.kind = KernelKind::kCopy;
-  one.storage = in_.training.precision == Precision::kFp32 ? DType::kFp32 : DType::kBf16;
+  one.storage = stored_dtype(in_.training.precision);
   one.bytes = 2 * bytes / ranks;
   return compute(rc, gather + " copies", kernel_ops(rc, one, ranks), {after}, stream);
 }
@@ -535,14 +710,18 @@ double StepEmitter::allocate_states(RankContext& rc) {
   const int dp_size = static_cast<int>(rc.dp_group.size());
   const Precision precision = in_.training.precision;
   const Optimizer optimizer = in_.training.optimizer;
-  double states = model_state_bytes(static_cast<int64_t>(rc.dense), precision, optimizer, zero, dp_size).total() +
-                  model_state_bytes(static_cast<int64_t>(rc.expert), precision, optimizer, zero,
-                                    static_cast<int>(rc.edp_group.size()))
-                      .total();
+  ModelStateBytes states;
+  const auto add = [&](const ModelStateBytes& b) {
+    states.weights += b.weights;
+    states.gradients += b.gradients;
+    states.optimizer += b.optimizer;
+  };
+  add(model_state_bytes(static_cast<int64_t>(rc.dense), precision, optimizer, zero, dp_size));
+  add(model_state_bytes(static_cast<int64_t>(rc.expert), precision, optimizer, zero,
+                        static_cast<int>(rc.edp_group.size())));
   if (rc.classifier != nullptr) {
-    states += model_state_bytes(static_cast<int64_t>(rc.classifier->dense_params), precision,
-                                optimizer, 0, 1)
-                  .total();
+    add(model_state_bytes(static_cast<int64_t>(rc.classifier->dense_params), precision,
+                          optimizer, 0, 1));
   }
   // Tensors kept whole under ZeRO-3's persistence threshold: their weights and gradients
   // on every rank, beyond the shard counted above.
@@ -555,8 +734,9 @@ double StepEmitter::allocate_states(RankContext& rc) {
         }
       }
     }
-    states += persistent * (pp_bytes_.weights + pp_bytes_.gradients) *
-              (1 - 1.0 / static_cast<double>(dp_size));
+    const double beyond_shard = persistent * (1 - 1.0 / static_cast<double>(dp_size));
+    states.weights += beyond_shard * per_parameter_bytes_.weights;
+    states.gradients += beyond_shard * per_parameter_bytes_.gradients;
   }
   // Communication buffers: two gradient buckets in flight, or under ZeRO-3 the gathered
   // parameters of the layer in use and, with prefetch, the next one.
@@ -568,11 +748,13 @@ double StepEmitter::allocate_states(RankContext& rc) {
   }
   const double buffers =
       dp_size <= 1 ? 0.0
-      : zero == 3  ? (in_.plan.overlap_param_gather ? 2 : 1) * largest_layer * pp_bytes_.weights
+      : zero == 3  ? (in_.plan.overlap_param_gather ? 2 : 1) * largest_layer * per_parameter_bytes_.weights
                    : 2.0 * static_cast<double>(in_.plan.bucket.count());
-  memory(rc, true, "model states", states);
-  if (buffers > 0) memory(rc, true, "comm buffers", buffers);
-  return states;
+  alloc(rc, "weights", states.weights, MemoryCategory::kWeights);
+  alloc(rc, "gradients", states.gradients, MemoryCategory::kGradients);
+  if (states.optimizer > 0) alloc(rc, "optimizer states", states.optimizer, MemoryCategory::kOptimizerStates);
+  if (buffers > 0) alloc(rc, "comm buffers", buffers, MemoryCategory::kCommBuffers);
+  return states.total();
 }
 
 void StepEmitter::emit_forward(RankContext& rc, const PipeStep& st, int index) {
@@ -589,10 +771,13 @@ void StepEmitter::emit_forward(RankContext& rc, const PipeStep& st, int index) {
                        tag_of(st.micro_batch, k - 1, chunks_total, true), bytes, "recv act " + id));
   }
   const std::vector<TaskId> tp_inputs = pass_inputs(rc, deps);
-  collective(rc, GroupKind::kCp, rc.cp_group, s_.compute, CollectiveOp::kAllGather, cc.kv_bytes,
-             "cp kv gather " + id, deps);
+  if (!layer_granularity()) {
+    collective(rc, GroupKind::kCp, rc.cp_group, s_.compute, CollectiveOp::kAllGather, cc.kv_bytes,
+               "cp kv gather " + id, deps);
+  }
+  const int layers = static_cast<int>(cc.layer_fwd.size());
   TaskId last = in_.plan.zero_stage == 3 ? zero3_pass(rc, cc, true, id, deps)
-                                         : compute(rc, "fwd " + id, whole_pass(cc, true), deps);
+                                         : pass_tasks(rc, cc, true, 0, layers, "fwd " + id, id, deps);
   rc.step_compute[index] = last;
   const PassEnd end = model_parallel_comms(rc, cc, true, id, last, tp_inputs);
   last = end.last;
@@ -610,7 +795,7 @@ void StepEmitter::emit_forward(RankContext& rc, const PipeStep& st, int index) {
                       rc.classifier_features, "classifier grad scatter " + id)
                .value_or(last);
   }
-  memory(rc, true, "act " + id, kept_activations(rc, cc));
+  rc.kept[id] = alloc(rc, "act " + id, kept_activations(rc, cc), MemoryCategory::kActivations);
   rc.in_flight += kept_activations(rc, cc);
   rc.peak_activations = std::max(rc.peak_activations, rc.in_flight);
   if (k < chunks_total - 1 && pp > 1) {
@@ -643,11 +828,12 @@ TaskId StepEmitter::emit_bucketed_backward(RankContext& rc, const ChunkCost& cc,
   std::vector<double> buckets;
   std::vector<TaskId> parts;
   for (int l = layers - 1; l >= 0; --l) {
-    filled += cc.layer_dense_params[l] * pp_bytes_.gradients;
+    filled += cc.layer_dense_params[l] * per_parameter_bytes_.gradients;
     if (filled >= bucket_bytes || l == 0) {
-      parts.push_back(compute(
-          rc, "bwd " + id + (layers > 1 ? " part " + std::to_string(parts.size()) : ""),
-          pass_ops(cc, false, l, segment_end), parts.empty() ? deps : std::vector<TaskId>{}));
+      parts.push_back(pass_tasks(
+          rc, cc, false, l, segment_end,
+          "bwd " + id + (layers > 1 ? " part " + std::to_string(parts.size()) : ""), id,
+          parts.empty() ? deps : std::vector<TaskId>{}));
       buckets.push_back(filled);
       segment_end = l;
       filled = 0;
@@ -679,8 +865,9 @@ void StepEmitter::emit_backward(RankContext& rc, const PipeStep& st, int index, 
   // Recomputation rebuilds activations in the pass: held from its start to its end (memory
   // tasks run in the compute stream's order).
   const double rebuilt = cc.recompute_transient_bytes;
+  uint32_t rebuilt_buffer = 0;
   if (rebuilt > 0) {
-    memory(rc, true, "recompute " + id, rebuilt);
+    rebuilt_buffer = alloc(rc, "recompute " + id, rebuilt, MemoryCategory::kRecomputed);
     rc.peak_activations = std::max(rc.peak_activations, rc.in_flight + rebuilt);
   }
   TaskId last;
@@ -689,15 +876,21 @@ void StepEmitter::emit_backward(RankContext& rc, const PipeStep& st, int index, 
   } else if (in_.plan.zero_stage == 3) {
     last = zero3_pass(rc, cc, false, id, deps);
   } else {
-    last = compute(rc, "bwd " + id, whole_pass(cc, false), deps);
+    last = pass_tasks(rc, cc, false, 0, static_cast<int>(cc.layer_bwd.size()), "bwd " + id, id,
+                      deps);
   }
   rc.step_compute[index] = last;
   const PassEnd end = model_parallel_comms(rc, cc, false, id, last, tp_inputs);
   last = end.last;
   rc.last_pass = last;
   rc.overlapped_tp = end.overlapped_tp;
-  // One free for both: a task fewer per pass, in a graph of millions.
-  memory(rc, false, "act " + id, kept_activations(rc, cc) + rebuilt);
+  if (rebuilt > 0) {
+    free(rc, "recompute " + id, rebuilt_buffer, rebuilt, MemoryCategory::kRecomputed);
+  }
+  const auto kept = rc.kept.find(id);
+  DTSIM_CHECK(kept != rc.kept.end(), "a backward step before its forward");
+  free(rc, "act " + id, kept->second, kept_activations(rc, cc), MemoryCategory::kActivations);
+  rc.kept.erase(kept);
   rc.in_flight -= kept_activations(rc, cc);
   if (k > 0 && pp > 1) {
     p2p(rc, true, rank_of_virtual_stage(rc, k - 1), s_.send_prev,
@@ -719,16 +912,16 @@ void StepEmitter::emit_step_end(RankContext& rc) {
     const std::vector<int> pair = {rp_.placement->rank(first), rp_.placement->rank(last_stage)};
     if (rc.c.pp == pp - 1) {
       // The last stage's copy is reduced over the data-parallel group like any gradient.
-      collective(rc, GroupKind::kDp, rc.dp_group, s_.dp, rc.grad_op, rc.tied_table * pp_bytes_.gradients,
+      collective(rc, GroupKind::kDp, rc.dp_group, s_.dp, rc.grad_op, rc.tied_table * per_parameter_bytes_.gradients,
                  "tied embedding grads", after_backward, rc.grad_algorithm);
     }
     collective(rc, GroupKind::kEmbedding, pair, s_.dp, CollectiveOp::kAllReduce,
-               rc.tied_table * pp_bytes_.gradients, "embedding grad sync", after_backward);
+               rc.tied_table * per_parameter_bytes_.gradients, "embedding grad sync", after_backward);
   }
   // Expert gradients are reduced over the replicas that hold the same experts.
   if (rc.expert > 0 && zero < 3) {
     collective(rc, GroupKind::kExpertDp, rc.edp_group, s_.dp, rc.grad_op,
-               rc.expert * pp_bytes_.gradients, "expert grads", after_backward,
+               rc.expert * per_parameter_bytes_.gradients, "expert grads", after_backward,
                dp_algorithm(rc.edp_group));
   }
   // The optimizer updates this rank's shard once every gradient has been reduced.
@@ -753,16 +946,16 @@ void StepEmitter::emit_step_end(RankContext& rc) {
   const TaskId step = compute(rc, "optimizer", kernel_ops(rc, opt), opt_deps);
   if ((zero == 1 || zero == 2) && dp_size > 1) {
     collective(rc, GroupKind::kDp, rc.dp_group, s_.dp, CollectiveOp::kAllGather,
-               rc.dense * pp_bytes_.weights, "param gather", {step}, rc.grad_algorithm);
+               rc.dense * per_parameter_bytes_.weights, "param gather", {step}, rc.grad_algorithm);
   }
   if ((zero == 1 || zero == 2) && rc.expert > 0) {
     collective(rc, GroupKind::kExpertDp, rc.edp_group, s_.dp, CollectiveOp::kAllGather,
-               rc.expert * pp_bytes_.weights, "expert param gather", {step},
+               rc.expert * per_parameter_bytes_.weights, "expert param gather", {step},
                dp_algorithm(rc.edp_group));
   }
   if (!rc.geo_group.empty()) {
     collective(rc, GroupKind::kGeo, rc.geo_group, s_.dp, CollectiveOp::kAllReduce,
-               (rc.dense + rc.expert) * pp_bytes_.weights, "cross-region average", {step},
+               (rc.dense + rc.expert) * per_parameter_bytes_.weights, "cross-region average", {step},
                dp_algorithm(rc.geo_group));
   }
 }
@@ -774,7 +967,7 @@ void StepEmitter::emit_rank(int rank) {
   role.model_state_bytes = allocate_states(rc);
   role.workspace_bytes = static_cast<double>(
       in_.cluster->devices[rank].spec->efficiency.gemm_workspace.count());
-  if (role.workspace_bytes > 0) memory(rc, true, "workspace", role.workspace_bytes);
+  if (role.workspace_bytes > 0) alloc(rc, "workspace", role.workspace_bytes, MemoryCategory::kWorkspace);
   const std::vector<PipeStep> order =
       pipeline_order(in_.plan.schedule, rc.c.pp, rp_.pp, rp_.micro_batches, rp_.v);
   std::vector<int> last_bwd(rp_.v, -1);
@@ -803,6 +996,10 @@ void StepEmitter::emit_rank(int rank) {
 }
 
 }  // namespace
+
+std::string_view granularity_name(Granularity g) {
+  return g == Granularity::kLayer ? "layer" : "chunk";
+}
 
 LoweredStep lower_training_step(const LoweringInput& in) {
   DTSIM_CHECK(in.cluster != nullptr && in.costs != nullptr, "lowering needs a cluster and costs");

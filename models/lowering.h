@@ -5,30 +5,35 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "models/cost_model.h"
 #include "models/model_spec.h"
 #include "models/parallel_plan.h"
 #include "models/training.h"
+#include "sim/input_error.h"
 #include "sim/run_control.h"
 #include "sim/task_graph.h"
 #include "sim/topology.h"
 
 namespace dtsim::models {
 
-// A plan that cannot run on this model and cluster; one sentence per problem, each naming
-// the scenario key ("parallelism.bucket: must be more than 0 bytes"), or its section
-// ("parallelism: tp 8 x pp 16 x cp 1 = 128 does not divide ...") when no one key is at
-// fault.
-class PlanError : public std::runtime_error {
+// A plan that cannot run on this model and cluster: one problem each, at the scenario key
+// at fault (/parallelism/bucket: "must be more than 0 bytes"), or at its section
+// (/parallelism: "tp 8 x pp 16 x cp 1 = 128 does not divide ...") when no one key is.
+// The lowering does not know the file: the loader's caller adds it.
+class PlanError : public InputError {
  public:
-  explicit PlanError(std::vector<std::string> messages);
-  const std::vector<std::string>& messages() const { return messages_; }
-
- private:
-  std::vector<std::string> messages_;
+  explicit PlanError(std::vector<InputProblem> problems);
 };
+
+// How finely compute tasks cut a pass. kChunk: one task per pipeline chunk's forward or
+// backward pass, with the chunk's tensor-, context- and expert-parallel collectives summed
+// into one call each after it. kLayer: a task between each two of those collectives, each
+// call as the real step makes it (what a real executor runs).
+enum class Granularity : uint8_t { kChunk, kLayer };
+std::string_view granularity_name(Granularity g);
 
 struct LoweringInput {
   const Cluster* cluster = nullptr;
@@ -36,6 +41,7 @@ struct LoweringInput {
   TrainingSetup training;
   ParallelPlan plan;
   const CostModel* costs = nullptr;
+  Granularity granularity = Granularity::kChunk;
   // With plan.sync_every > 1: whether this iteration is the one that averages parameters
   // across regions (the others reduce gradients inside each region only).
   bool global_sync = true;

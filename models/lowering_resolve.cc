@@ -2,6 +2,7 @@
 // balancing over mixed devices, and the layer partition.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <numeric>
 #include <set>
@@ -16,18 +17,11 @@ namespace dtsim::models {
 
 namespace {
 
-std::string join_lines(const std::vector<std::string>& lines) {
-  std::string out;
-  for (const auto& l : lines) out += (out.empty() ? "" : "\n") + l;
-  return out;
-}
-
 std::string str(int64_t v) { return std::to_string(v); }
 
 }  // namespace
 
-PlanError::PlanError(std::vector<std::string> messages)
-    : std::runtime_error(join_lines(messages)), messages_(std::move(messages)) {}
+PlanError::PlanError(std::vector<InputProblem> problems) : InputError("", std::move(problems)) {}
 
 namespace lowering_detail {
 
@@ -151,113 +145,143 @@ class RankPace {
   std::map<std::tuple<int, int, int>, RangeCost> seconds_;
 };
 
-}  // namespace
+using Problems = std::vector<InputProblem>;
 
-ResolvedPlan resolve_plan(const LoweringInput& in) {
-  const Cluster& cluster = *in.cluster;
+void throw_if(const Problems& errors) {
+  if (!errors.empty()) throw PlanError(errors);
+}
+
+// One check per axis and setting; each adds the problems it finds.
+// Sizes and switches that need nothing else to be judged.
+void check_sizes(const LoweringInput& in, Problems& errors) {
   const ParallelPlan& p = in.plan;
   const TrainingSetup& t = in.training;
-  std::vector<std::string> errors;
-  ResolvedPlan out;
-  out.ranks = cluster.num_ranks();
-  out.tp = p.tp;
-  out.pp = p.pp;
-  out.cp = p.cp;
-  out.ep = p.ep;
-  out.v = p.virtual_stages;
   for (auto [key, value] : {std::pair{"tp", p.tp}, {"pp", p.pp}, {"cp", p.cp}, {"ep", p.ep},
                             {"virtual_stages", p.virtual_stages}}) {
-    if (value < 1) errors.push_back("parallelism." + std::string(key) + ": must be at least 1, got " + str(value));
+    if (value < 1) errors.push_back(problem_at("parallelism." + std::string(key), "must be at least 1, got " + str(value)));
   }
   if (p.zero_stage < 0 || p.zero_stage > 3) {
-    errors.push_back("parallelism.zero_stage: must be 0, 1, 2 or 3, got " + str(p.zero_stage));
+    errors.push_back(problem_at("parallelism.zero_stage", "must be 0, 1, 2 or 3, got " + str(p.zero_stage)));
   }
-  if (t.micro_batch < 1) errors.push_back("training.micro_batch: must be at least 1, got " + str(t.micro_batch));
+  if (t.micro_batch < 1) errors.push_back(problem_at("training.micro_batch", "must be at least 1, got " + str(t.micro_batch)));
   if (p.tp_comm_overlap && !p.sequence_parallel) {
-    errors.push_back("parallelism.tp_comm_overlap: needs sequence_parallel (the overlap splits "
-                     "sequence-parallel all-gathers and reduce-scatters into the GEMMs)");
+    errors.push_back(problem_at("parallelism.tp_comm_overlap", "needs sequence_parallel (the overlap splits "
+                     "sequence-parallel all-gathers and reduce-scatters into the GEMMs)"));
   }
-  if (!errors.empty()) throw PlanError(errors);
+}
 
+// dp: the ranks left over by tensor, pipeline and context parallelism.
+int derive_dp(const LoweringInput& in, int ranks, Problems& errors) {
+  const ParallelPlan& p = in.plan;
   const int64_t model_parallel = int64_t{p.tp} * p.pp * p.cp;
-  if (out.ranks % model_parallel != 0) {
-    errors.push_back("parallelism: tp " + str(p.tp) + " x pp " + str(p.pp) + " x cp " + str(p.cp) +
+  if (ranks % model_parallel != 0) {
+    errors.push_back(problem_at("parallelism", "tp " + str(p.tp) + " x pp " + str(p.pp) + " x cp " + str(p.cp) +
                      " = " + str(model_parallel) + " does not divide the cluster's " +
-                     str(out.ranks) + " ranks");
+                     str(ranks) + " ranks"));
     throw PlanError(errors);
   }
-  out.dp = static_cast<int>(out.ranks / model_parallel);
-  if (p.dp != 0 && p.dp != out.dp) {
-    errors.push_back("parallelism.dp: " + str(p.dp) + " x tp " + str(p.tp) + " x pp " + str(p.pp) +
+  const int dp = static_cast<int>(ranks / model_parallel);
+  if (p.dp != 0 && p.dp != dp) {
+    errors.push_back(problem_at("parallelism.dp", str(p.dp) + " x tp " + str(p.tp) + " x pp " + str(p.pp) +
                      " x cp " + str(p.cp) + " = " + str(int64_t{p.dp} * model_parallel) +
-                     " ranks, but the cluster has " + str(out.ranks) + " (leave dp out to derive it)");
+                     " ranks, but the cluster has " + str(ranks) + " (leave dp out to derive it)"));
   }
-  if (out.dp % p.ep != 0) {
-    errors.push_back("parallelism.ep: " + str(p.ep) + " must divide dp (" + str(out.dp) +
-                     "): experts are spread over data-parallel ranks");
+  return dp;
+}
+
+void check_expert_parallel(const LoweringInput& in, int dp, Problems& errors) {
+  const ParallelPlan& p = in.plan;
+  if (dp % p.ep != 0) {
+    errors.push_back(problem_at("parallelism.ep", str(p.ep) + " must divide dp (" + str(dp) +
+                     "): experts are spread over data-parallel ranks"));
   }
   if (p.ep > 1 && in.model.family != ModelFamily::kMoe) {
-    errors.push_back("parallelism.ep: " + str(p.ep) + " needs a mixture-of-experts model, " +
-                     in.model.name + " has no experts");
+    errors.push_back(problem_at("parallelism.ep", str(p.ep) + " needs a mixture-of-experts model, " +
+                     in.model.name + " has no experts"));
   } else if (p.ep > 1 && in.model.experts % p.ep != 0) {
-    errors.push_back("parallelism.ep: " + str(p.ep) + " must divide the model's " +
-                     str(in.model.experts) + " experts");
+    errors.push_back(problem_at("parallelism.ep", str(p.ep) + " must divide the model's " +
+                     str(in.model.experts) + " experts"));
   }
+}
+
+void check_context_parallel(const LoweringInput& in, Problems& errors) {
+  const ParallelPlan& p = in.plan;
+  const TrainingSetup& t = in.training;
   if (p.cp > 1 && !is_transformer(in.model.family)) {
-    errors.push_back("parallelism.cp: context parallelism needs a transformer model");
+    errors.push_back(problem_at("parallelism.cp", "context parallelism needs a transformer model"));
   } else if (p.cp > 1) {
     // Megatron-LM's get_batch_on_this_cp_rank views each sequence as 2 x cp chunks and gives
     // rank i chunks i and 2cp-1-i, an early and a late one, to even out causal attention.
     const int64_t seq = t.seq_len > 0 ? t.seq_len : in.model.seq_len;
     if (seq > 0 && seq % (2 * int64_t{p.cp}) != 0) {
-      errors.push_back("parallelism.cp: " + str(p.cp) +
+      errors.push_back(problem_at("parallelism.cp", str(p.cp) +
                        " splits each sequence into 2 x cp = " + str(2 * int64_t{p.cp}) +
                        " chunks (two per rank, an early and a late one), " +
                        "but the sequence length " + str(seq) +
                        (t.seq_len > 0 ? " (training.seq_len)" : " (the model's)") +
-                       " is not a multiple of " + str(2 * int64_t{p.cp}));
+                       " is not a multiple of " + str(2 * int64_t{p.cp})));
     }
   }
+}
+
+void check_tensor_parallel(const LoweringInput& in, Problems& errors) {
+  const ParallelPlan& p = in.plan;
   if (p.tp > 1 && !is_transformer(in.model.family) && in.model.family != ModelFamily::kClassifier) {
     // Every op of these networks is replicated over a tensor-parallel group: tp would
     // only repeat the work.
-    errors.push_back(
-        "parallelism.tp: tensor parallelism splits transformer layers and a "
-        "classifier's output layer; " +
-        in.model.name + " (family " + std::string(model_family_name(in.model.family)) +
-        ") has no op it splits: use data or pipeline parallelism");
+    errors.push_back(problem_at(
+        "parallelism.tp", "tensor parallelism splits transformer layers and a "
+                          "classifier's output layer; " +
+                              in.model.name + " (family " +
+                              std::string(model_family_name(in.model.family)) +
+                              ") has no op it splits: use data or pipeline parallelism"));
   } else if (p.tp > 1 && is_transformer(in.model.family) && in.model.heads % p.tp != 0) {
-    errors.push_back("parallelism.tp: " + str(p.tp) + " must divide the model's " +
-                     str(in.model.heads) + " attention heads");
+    errors.push_back(problem_at("parallelism.tp", str(p.tp) + " must divide the model's " +
+                     str(in.model.heads) + " attention heads"));
   } else if (p.tp > 1 && is_transformer(in.model.family) && in.model.kv_heads > 0 &&
              in.model.kv_heads % p.tp != 0) {
     // Megatron-LM divides the key-value groups among the tensor-parallel ranks.
-    errors.push_back("parallelism.tp: " + str(p.tp) + " must divide the model's " +
-                     str(in.model.kv_heads) + " key-value heads");
+    errors.push_back(problem_at("parallelism.tp", str(p.tp) + " must divide the model's " +
+                     str(in.model.kv_heads) + " key-value heads"));
   }
+}
+
+void check_pipeline(const LoweringInput& in, Problems& errors) {
+  const ParallelPlan& p = in.plan;
   if (p.virtual_stages > 1 && p.schedule != PipelineSchedule::kInterleaved1F1B) {
-    errors.push_back("parallelism.virtual_stages: " + str(p.virtual_stages) +
-                     " needs \"schedule\": \"interleaved_1f1b\"");
+    errors.push_back(problem_at("parallelism.virtual_stages", str(p.virtual_stages) +
+                     " needs \"schedule\": \"interleaved_1f1b\""));
   }
-  if (p.sync_every < 1) errors.push_back("parallelism.sync_every: must be at least 1, got " + str(p.sync_every));
+}
+
+void check_gradient_sync(const LoweringInput& in, Problems& errors) {
+  const ParallelPlan& p = in.plan;
+  if (p.sync_every < 1) errors.push_back(problem_at("parallelism.sync_every", "must be at least 1, got " + str(p.sync_every)));
   if (p.bucket.count() <= 0) {
-    errors.push_back("parallelism.bucket: must be more than 0 bytes, got " + str(p.bucket.count()));
+    errors.push_back(problem_at("parallelism.bucket", "must be more than 0 bytes, got " + str(p.bucket.count())));
   }
+}
+
+void check_sharded_classifier(const LoweringInput& in, Problems& errors) {
+  const ParallelPlan& p = in.plan;
   if (p.shard_classifier && (p.tp != 1 || p.pp != 1 || p.cp != 1)) {
-    errors.push_back("parallelism.shard_classifier: the sharded classifier runs over all ranks; "
-                     "it needs tp, pp and cp of 1");
+    errors.push_back(problem_at("parallelism.shard_classifier", "the sharded classifier runs over all ranks; "
+                     "it needs tp, pp and cp of 1"));
   }
   if (p.shard_classifier && in.model.family != ModelFamily::kClassifier) {
-    errors.push_back("parallelism.shard_classifier: needs a classifier model (family \"classifier\")");
+    errors.push_back(problem_at("parallelism.shard_classifier", "needs a classifier model (family \"classifier\")"));
   }
-  if (!errors.empty()) throw PlanError(errors);
+}
 
+// The rank of every (dp, pp, tp, cp), and whether local SGD has regions to average over.
+void place(const LoweringInput& in, ResolvedPlan& out) {
+  const Cluster& cluster = *in.cluster;
+  const ParallelPlan& p = in.plan;
   try {
     out.placement.emplace(out.dp, p.pp, p.tp, p.cp, p.axis_order, p.rank_map);
   } catch (const std::invalid_argument& e) {
     const bool order = std::string_view(e.what()).starts_with("the axis order");
-    throw PlanError({std::string(order ? "parallelism.axis_order: " : "parallelism.rank_map: ") +
-                     e.what()});
+    throw PlanError({problem_at(order ? "parallelism.axis_order" : "parallelism.rank_map", e.what())});
   }
 
   if (p.sync_every > 1) {
@@ -266,47 +290,48 @@ ResolvedPlan resolve_plan(const LoweringInput& in) {
     std::set<int> regions;
     for (int r : replicas) regions.insert(cluster.devices[r].region);
     if (regions.size() < 2) {
-      throw PlanError({"parallelism.sync_every: " + str(p.sync_every) +
+      throw PlanError({problem_at("parallelism.sync_every", str(p.sync_every) +
                        " needs data-parallel replicas in more than one region (the cluster's "
-                       "regions section); here every replica is in one region"});
+                       "regions section); here every replica is in one region")});
     }
   }
+}
 
-  // Tensor shares.
+void resolve_tp_shares(const LoweringInput& in, ResolvedPlan& out) {
+  const ParallelPlan& p = in.plan;
+  Problems errors;
   if (!p.tp_shares.empty()) {
     if (static_cast<int>(p.tp_shares.size()) != p.tp) {
-      errors.push_back("parallelism.tp_shares: " + str(p.tp_shares.size()) +
-                       " entries, expected tp (" + str(p.tp) + ")");
+      errors.push_back(problem_at("parallelism.tp_shares", str(p.tp_shares.size()) +
+                       " entries, expected tp (" + str(p.tp) + ")"));
     } else {
       const double sum = std::accumulate(p.tp_shares.begin(), p.tp_shares.end(), 0.0);
       bool positive = true;
       for (double s : p.tp_shares) positive = positive && s > 0;
       if (!positive || std::abs(sum - 1) > 1e-6) {
-        errors.push_back("parallelism.tp_shares: entries must be positive and sum to 1");
+        errors.push_back(problem_at("parallelism.tp_shares", "entries must be positive and sum to 1"));
       }
     }
     out.tp_shares = p.tp_shares;
   } else {
     out.tp_shares.assign(p.tp, 1.0 / p.tp);
   }
-  if (!errors.empty()) throw PlanError(errors);
+  throw_if(errors);
+}
 
-  // Replica micro-batches: given, balanced by speed, or even.
-  WorkloadShape unit{1, t.seq_len, t.precision};
-  const Workload unit_workload = build_workload(in.model, unit);
-  // The workload at a micro-batch size: what balancing prices blocks on (the collectives'
-  // latency included), and what each replica's passes run.
-  const auto workload_at = [&](int64_t micro_batch) {
-    return build_workload(in.model,
-                          WorkloadShape{micro_batch, t.seq_len, t.precision, t.flash_attention});
-  };
+// Replica micro-batches: given, balanced by speed, or even.
+void resolve_replica_micro_batches(const LoweringInput& in, ResolvedPlan& out,
+                                   const std::function<Workload(int64_t)>& workload_at) {
+  const ParallelPlan& p = in.plan;
+  const TrainingSetup& t = in.training;
+  Problems errors;
   if (!p.replica_micro_batch.empty()) {
     if (static_cast<int>(p.replica_micro_batch.size()) != out.dp) {
-      errors.push_back("parallelism.replica_micro_batch: " + str(p.replica_micro_batch.size()) +
-                       " entries, expected one per data-parallel replica (" + str(out.dp) + ")");
+      errors.push_back(problem_at("parallelism.replica_micro_batch", str(p.replica_micro_batch.size()) +
+                       " entries, expected one per data-parallel replica (" + str(out.dp) + ")"));
     }
     for (int64_t b : p.replica_micro_batch) {
-      if (b < 1) errors.push_back("parallelism.replica_micro_batch: entries must be at least 1");
+      if (b < 1) errors.push_back(problem_at("parallelism.replica_micro_batch", "entries must be at least 1"));
     }
     out.replica_micro_batch = p.replica_micro_batch;
   } else if (p.balance_replicas) {
@@ -333,7 +358,13 @@ ResolvedPlan resolve_plan(const LoweringInput& in) {
   } else {
     out.replica_micro_batch.assign(out.dp, t.micro_batch);
   }
-  if (!errors.empty()) throw PlanError(errors);
+  throw_if(errors);
+}
+
+// Micro-batches per replica per iteration.
+void resolve_micro_batches(const LoweringInput& in, ResolvedPlan& out) {
+  const ParallelPlan& p = in.plan;
+  const TrainingSetup& t = in.training;
   const int64_t per_round = std::accumulate(out.replica_micro_batch.begin(),
                                             out.replica_micro_batch.end(), int64_t{0});
   const int64_t global = t.global_batch > 0 ? t.global_batch : per_round;
@@ -341,18 +372,24 @@ ResolvedPlan resolve_plan(const LoweringInput& in) {
     const std::string round = p.replica_micro_batch.empty()
                                   ? "micro_batch x dp"
                                   : "the sum of parallelism.replica_micro_batch";
-    throw PlanError({"training.global_batch: " + str(global) + " is not a multiple of the " +
-                     str(per_round) + " samples one micro-batch round takes (" + round + ")"});
+    throw PlanError({problem_at("training.global_batch", str(global) + " is not a multiple of the " +
+                     str(per_round) + " samples one micro-batch round takes (" + round + ")")});
   }
   out.micro_batches = static_cast<int>(global / per_round);
   if (p.schedule == PipelineSchedule::kInterleaved1F1B && p.pp > 1 &&
       out.micro_batches % p.pp != 0) {
-    throw PlanError({"training.global_batch: the interleaved schedule needs the number of "
+    throw PlanError({problem_at("training.global_batch", "the interleaved schedule needs the number of "
                      "micro-batches per replica (" + str(out.micro_batches) +
-                     ") to be a multiple of pp (" + str(p.pp) + ")"});
+                     ") to be a multiple of pp (" + str(p.pp) + ")")});
   }
+}
 
-  // Layer partition over virtual stages k = chunk * pp + stage.
+// Layer partition over virtual stages k = chunk * pp + stage.
+void partition_stages(const LoweringInput& in, ResolvedPlan& out, const Workload& unit_workload,
+                      const std::function<Workload(int64_t)>& workload_at) {
+  const Cluster& cluster = *in.cluster;
+  const ParallelPlan& p = in.plan;
+  const TrainingSetup& t = in.training;
   const int stages = p.pp * p.virtual_stages;
   std::vector<StagePace> paces;
   std::vector<RangeCost> block, fixed;    // per virtual stage
@@ -448,11 +485,15 @@ ResolvedPlan resolve_plan(const LoweringInput& in) {
       }
     }
   } catch (const std::invalid_argument& e) {
-    throw PlanError({std::string("parallelism.stage_layers: ") + e.what()});
+    throw PlanError({problem_at("parallelism.stage_layers", e.what())});
   }
-  for (int64_t b : std::set<int64_t>(out.replica_micro_batch.begin(), out.replica_micro_batch.end())) {
-    out.workloads.emplace(b, workload_at(b));
-  }
+}
+
+// What the user should know of the choices made and of settings that change nothing.
+void add_notes(const LoweringInput& in, ResolvedPlan& out) {
+  const Cluster& cluster = *in.cluster;
+  const ParallelPlan& p = in.plan;
+  const TrainingSetup& t = in.training;
   // A precision the device has no math for runs on math that can carry it (fp8 on an
   // A100 in 16-bit, bf16 on a V100 in fp32): say so, or the plan reads as if it did not.
   const DType wanted = math_dtype(t.precision);
@@ -482,6 +523,47 @@ ResolvedPlan resolve_plan(const LoweringInput& in) {
                         " at pp 1: the chunks run in turn on the one stage, with no pipeline "
                         "to interleave");
   }
+}
+
+}  // namespace
+
+ResolvedPlan resolve_plan(const LoweringInput& in) {
+  const ParallelPlan& p = in.plan;
+  const TrainingSetup& t = in.training;
+  ResolvedPlan out;
+  out.ranks = in.cluster->num_ranks();
+  out.tp = p.tp;
+  out.pp = p.pp;
+  out.cp = p.cp;
+  out.ep = p.ep;
+  out.v = p.virtual_stages;
+  Problems errors;
+  check_sizes(in, errors);
+  throw_if(errors);
+  out.dp = derive_dp(in, out.ranks, errors);
+  check_expert_parallel(in, out.dp, errors);
+  check_context_parallel(in, errors);
+  check_tensor_parallel(in, errors);
+  check_pipeline(in, errors);
+  check_gradient_sync(in, errors);
+  check_sharded_classifier(in, errors);
+  throw_if(errors);
+  place(in, out);
+  resolve_tp_shares(in, out);
+  // The workload at a micro-batch size: what balancing prices blocks on (the collectives'
+  // latency included), and what each replica's passes run.
+  const auto workload_at = [&](int64_t micro_batch) {
+    return build_workload(in.model,
+                          WorkloadShape{micro_batch, t.seq_len, t.precision, t.flash_attention});
+  };
+  resolve_replica_micro_batches(in, out, workload_at);
+  resolve_micro_batches(in, out);
+  const Workload unit_workload = build_workload(in.model, WorkloadShape{1, t.seq_len, t.precision});
+  partition_stages(in, out, unit_workload, workload_at);
+  for (int64_t b : std::set<int64_t>(out.replica_micro_batch.begin(), out.replica_micro_batch.end())) {
+    out.workloads.emplace(b, workload_at(b));
+  }
+  add_notes(in, out);
   return out;
 }
 

@@ -67,6 +67,11 @@ DType math_dtype(Precision p) {
 
 int activation_bytes(Precision p) { return is_mixed_precision(p) ? 2 : kFp32Bytes; }
 
+DType stored_dtype(Precision p) {
+  if (!is_mixed_precision(p)) return DType::kFp32;
+  return p == Precision::kFp16 ? DType::kFp16 : DType::kBf16;
+}
+
 bool is_mixed_precision(Precision p) {
   return p == Precision::kFp16 || p == Precision::kBf16 || p == Precision::kFp8;
 }

@@ -31,6 +31,9 @@ DType math_dtype(Precision p);
 // fp16/bf16 and for fp8 (Transformer Engine keeps activations and weights in 16 bits and
 // casts to FP8 inside the GEMM).
 int activation_bytes(Precision p);
+// The element type of those stored activations, working weights and gradients (what the
+// step's collectives move): fp32, fp16, or bf16 (for bf16 and fp8).
+DType stored_dtype(Precision p);
 bool is_mixed_precision(Precision p);  // fp16, bf16, fp8: an fp32 master copy exists
 
 // Per-parameter memory, as in the ZeRO paper (Rajbhandari et al. 2020, section 3.1):

@@ -79,17 +79,27 @@ struct Layer {
   LayerKind kind = LayerKind::kDense;
   std::vector<Op> ops;
   double output_bytes = 0;  // the activation passed to the next layer (pipeline sends)
-  // Tensor-parallel collectives per micro-batch: how many all-reduces (or, with sequence
-  // parallelism, reduce-scatter + all-gather pairs) of `tp_comm_bytes` each the layer
-  // needs in the forward and in the backward pass.
-  int tp_comms_fwd = 0;
-  int tp_comms_bwd = 0;
+  // Where the layer's passes stop for a collective, as boundaries between its ops: boundary
+  // b lies between ops b - 1 and b. A forward collective at b runs after op b - 1's
+  // forward; a backward one at b after op b's backward (gradients flow the other way).
+  //
+  // Tensor parallelism (Megatron-LM's f and g): an all-reduce (or, with sequence
+  // parallelism, a reduce-scatter + all-gather pair) of `tp_comm_bytes` at each boundary
+  // of tp_fwd_at in the forward pass and of tp_bwd_at in the backward pass.
+  std::vector<int> tp_fwd_at;
+  std::vector<int> tp_bwd_at;
   double tp_comm_bytes = 0;
-  // MoE: bytes one all-to-all of the routed tokens moves (dispatch or combine) in total
-  // over the expert-parallel group; there are two in forward and two in backward.
+  int tp_comms_fwd() const { return static_cast<int>(tp_fwd_at.size()); }
+  int tp_comms_bwd() const { return static_cast<int>(tp_bwd_at.size()); }
+  // MoE: an all-to-all of the routed tokens (dispatch, then combine) at each boundary of
+  // ep_at in the forward pass, and of their gradients at the same boundaries in the
+  // backward pass; each moves `moe_all_to_all_bytes` in total over the expert-parallel group.
+  std::vector<int> ep_at;
   double moe_all_to_all_bytes = 0;
-  // Context parallelism: bytes of the keys and values the attention gathers over the CP
-  // group (forward all-gather; the backward reduce-scatters their gradients).
+  // Context parallelism: the attention gathers `kv_bytes` of keys and values over the CP
+  // group at boundary cp_at in the forward pass and reduce-scatters their gradients there
+  // in the backward pass; -1 without attention.
+  int cp_at = -1;
   double kv_bytes = 0;
 
   int64_t params() const;

@@ -72,6 +72,10 @@ LoweredGraphStats write_lowered_graph(std::ostream& out, const TaskGraph& g, int
                    t.tag,
                    deps};
       if (t.kind == TaskKind::kMemcpy) task.push_back(memcpy_kind_name(t.memcpy_kind));
+      if (t.kind == TaskKind::kAlloc || t.kind == TaskKind::kFree) {
+        task.push_back(memory_category_name(t.memory));
+        task.push_back(t.buffer);
+      }
       tasks.push_back(std::move(task));
     }
     std::string text = tasks.dump();
@@ -104,10 +108,12 @@ LoweredGraphStats write_lowered_graph(std::ostream& out, const TaskGraph& g, int
                  {"algorithm", algorithm_name(call.algorithm)},
                  {"members", rank_set(call.members)},
                  {"bytes", call.bytes.count()},
+                 {"dtype", dtype_name(call.dtype)},
                  {"label", call.label},
                  {"chunk_bytes", call.options.chunk_bytes.count()},
                  {"torus", {call.options.torus_x, call.options.torus_y}},
                  {"root", call.options.root}};
+    if (is_reducing(call.op)) line["reduce"] = reduce_op_name(call.reduce);
     if (call.analytical) line["analytical"] = true;
     out << line.dump() << "\n";
   }

@@ -26,16 +26,19 @@ std::string scenario_relative(const Scenario& s, const std::string& path) {
 std::unique_ptr<CostModel> choose_cost_model(const Scenario& scenario,
                                              const std::optional<std::string>& costs_option) {
   if (costs_option) {
-    throw ScenarioError({"--costs " + *costs_option +
-                         ": the measured cost model reads a cost database written by `dtsim "
-                         "calibrate`, which this build does not have yet; leave --costs out to "
-                         "use the roofline model"});
+    throw ScenarioError("--costs " + *costs_option,
+                        {{"", "the measured cost model reads a cost database written by `dtsim "
+                              "calibrate`, which this build does not have yet; leave --costs out "
+                              "to use the roofline model"}});
   }
   if (scenario.simulation.cost_model == "measured") {
-    throw ScenarioError({scenario.source + ": /simulation/cost_model: \"measured\" (costs " +
-                         scenario_relative(scenario, scenario.simulation.costs_file.value_or("")) +
-                         ") needs the cost database written by `dtsim calibrate`, which this "
-                         "build does not have yet; use \"roofline\""});
+    throw ScenarioError(
+        scenario.source,
+        {{"/simulation/cost_model",
+          "\"measured\" (costs " +
+              scenario_relative(scenario, scenario.simulation.costs_file.value_or("")) +
+              ") needs the cost database written by `dtsim calibrate`, which this build does "
+              "not have yet; use \"roofline\""}});
   }
   return std::make_unique<models::RooflineCostModel>();
 }

@@ -74,17 +74,6 @@ void Diagnostics::error(std::string_view pointer, std::string message) {
   items_.push_back(Diagnostic{std::string(pointer), std::move(message)});
 }
 
-std::vector<std::string> Diagnostics::format(std::string_view source) const {
-  std::vector<std::string> out;
-  for (const Diagnostic& item : items_) {
-    std::string line(source);
-    line += ": ";
-    if (!item.pointer.empty()) line += item.pointer + ": ";
-    out.push_back(line + item.message);
-  }
-  return out;
-}
-
 std::string in_quotes(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
 std::string child_pointer(std::string_view parent, std::string_view key) {

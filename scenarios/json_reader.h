@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/input_error.h"
 #include "sim/units.h"
 
 namespace dtsim::scenario_detail {
@@ -20,10 +21,7 @@ namespace dtsim::scenario_detail {
 using nlohmann::json;
 
 // One problem: where (an RFC 6901 JSON pointer, "" for the root) and what is wrong.
-struct Diagnostic {
-  std::string pointer;
-  std::string message;
-};
+using Diagnostic = InputProblem;
 
 class Diagnostics {
  public:
@@ -31,8 +29,6 @@ class Diagnostics {
   size_t count() const { return items_.size(); }
   bool empty() const { return items_.empty(); }
   const std::vector<Diagnostic>& items() const { return items_; }
-  // "<source>: <pointer>: <message>" per problem ("<source>: <message>" at the root).
-  std::vector<std::string> format(std::string_view source) const;
 
  private:
   std::vector<Diagnostic> items_;

@@ -22,12 +22,6 @@ namespace {
 
 constexpr std::string_view kWorkloadKinds[] = {"collective", "task_graph"};
 
-std::string join_lines(const std::vector<std::string>& lines) {
-  std::string out;
-  for (const auto& line : lines) out += (out.empty() ? "" : "\n") + line;
-  return out;
-}
-
 SimulationSettings read_simulation(const json* value, const std::string& pointer, Diagnostics& d) {
   SimulationSettings out;
   if (value == nullptr) return out;
@@ -51,6 +45,10 @@ SimulationSettings read_simulation(const json* value, const std::string& pointer
     } else {
       out.costs_file = *v;
     }
+  }
+  static constexpr std::string_view kGranularities[] = {"chunk", "layer"};
+  if (auto v = o->choice("granularity", Need::kOptional, kGranularities, "task granularity")) {
+    out.granularity = *v == 1 ? models::Granularity::kLayer : models::Granularity::kChunk;
   }
   if (out.cost_model == "measured" && !out.costs_file) {
     d.error(o->pointer("cost_model"),
@@ -115,21 +113,20 @@ using scenario_detail::Diagnostics;
 using scenario_detail::JsonObject;
 using scenario_detail::Need;
 
-ScenarioError::ScenarioError(std::vector<std::string> messages)
-    : std::runtime_error(scenario_detail::join_lines(messages)), messages_(std::move(messages)) {}
-
 Scenario load_scenario_file(const std::string& path, const std::vector<std::string>& overrides) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
-    throw ScenarioError({path + ": cannot read the file: it is a directory"});
+    throw ScenarioError(path, {{"", "cannot read the file: it is a directory"}});
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    throw ScenarioError({path + ": cannot read the file: " + std::strerror(errno)});
+    throw ScenarioError(path, {{"", std::string("cannot read the file: ") + std::strerror(errno)}});
   }
   std::ostringstream buffer;
   buffer << in.rdbuf();
-  if (in.bad()) throw ScenarioError({path + ": cannot read the file: " + std::strerror(errno)});
+  if (in.bad()) {
+    throw ScenarioError(path, {{"", std::string("cannot read the file: ") + std::strerror(errno)}});
+  }
   const std::string text = buffer.str();
   nlohmann::json document;
   try {
@@ -143,22 +140,23 @@ Scenario load_scenario_file(const std::string& path, const std::vector<std::stri
         detail = detail.substr(colon + 2);
       }
     }
-    throw ScenarioError({path + ": invalid JSON at " +
-                         scenario_detail::line_and_column(text, e.byte) + ": " + detail});
+    throw ScenarioError(path, {{"", "invalid JSON at " +
+                                        scenario_detail::line_and_column(text, e.byte) + ": " +
+                                        detail}});
   }
   return load_scenario(std::move(document), path, overrides);
 }
 
 Scenario load_scenario(nlohmann::json document, const std::string& source,
                        const std::vector<std::string>& overrides) {
-  std::vector<std::string> override_errors;
+  std::vector<InputProblem> override_errors;
   for (const std::string& assignment : overrides) {
     if (std::string error = apply_override(document, assignment); !error.empty()) {
-      override_errors.push_back(source + ": --set " + assignment + ": " + error);
+      override_errors.push_back({"", "--set " + assignment + ": " + error});
     }
   }
   // Validating a half-overridden document would report problems the user did not write.
-  if (!override_errors.empty()) throw ScenarioError(std::move(override_errors));
+  if (!override_errors.empty()) throw ScenarioError(source, std::move(override_errors));
 
   Diagnostics d;
   std::string name;
@@ -170,7 +168,7 @@ Scenario load_scenario(nlohmann::json document, const std::string& source,
   SimulationSettings simulation;
   {
     auto root = JsonObject::open(document, "", d);
-    if (!root) throw ScenarioError(d.format(source));
+    if (!root) throw ScenarioError(source, d.items());
     // "$schema" lets editors find scenarios/schema/scenario.schema.json.
     root->string("$schema", Need::kOptional);
     name = root->string("name", Need::kOptional)
@@ -199,13 +197,17 @@ Scenario load_scenario(nlohmann::json document, const std::string& source,
     if (const nlohmann::json* v = root->get("reference", Need::kOptional, "")) {
       reference = scenario_detail::read_reference(*v, root->pointer("reference"), d);
     }
-    simulation = scenario_detail::read_simulation(root->get("simulation", Need::kOptional, ""),
-                                                  root->pointer("simulation"), d);
+    const nlohmann::json* sim = root->get("simulation", Need::kOptional, "");
+    simulation = scenario_detail::read_simulation(sim, root->pointer("simulation"), d);
+    if (!is_training && sim != nullptr && sim->is_object() && sim->contains("granularity")) {
+      d.error(root->pointer("simulation") + "/granularity",
+              "applies to training scenarios only: a workload's tasks are as its file gives them");
+    }
     root->report_unknown_keys();
   }
   // Without a valid cluster the workload's ranks cannot be checked; what was found so far
   // is the whole report.
-  if (!cluster) throw ScenarioError(d.format(source));
+  if (!cluster) throw ScenarioError(source, d.items());
 
   // The cluster is built in place: moving a Cluster copies its Boost graph.
   Scenario scenario{.source = source,
@@ -232,7 +234,7 @@ Scenario load_scenario(nlohmann::json document, const std::string& source,
   }
   if (workload) scenario_detail::resolve_workload(*workload, scenario.cluster, d, scenario);
   if (training) scenario_detail::resolve_training(*training, scenario);
-  if (!d.empty()) throw ScenarioError(d.format(source));
+  if (!d.empty()) throw ScenarioError(source, d.items());
   scenario.document = std::move(document);
   return scenario;
 }

@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/input_error.h"
+
 #include <nlohmann/json.hpp>
 
 #include "scenarios/scenario.h"
@@ -16,13 +18,9 @@ namespace dtsim {
 // Every problem in the input, one line each: "<source>: <json pointer>: <what is wrong, and
 // what was expected>" (problems of the whole document omit the pointer; problems with an
 // override name it as "--set <assignment>").
-class ScenarioError : public std::runtime_error {
+class ScenarioError : public InputError {
  public:
-  explicit ScenarioError(std::vector<std::string> messages);
-  const std::vector<std::string>& messages() const { return messages_; }
-
- private:
-  std::vector<std::string> messages_;
+  using InputError::InputError;
 };
 
 // Reads `path`, applies the overrides ("a.b.c=VALUE", in order), validates and builds the

@@ -67,6 +67,14 @@ CollectiveCall call_of(const json& o, int ranks) {
   c.members = members_of(field(o, "members"), ranks);
   c.bytes = Bytes(integer(o, "bytes", 0, INT64_MAX));
   c.label = field(o, "label").get<std::string>();
+  const auto dtype = dtype_from_name(field(o, "dtype").get<std::string>());
+  if (!dtype) throw LineError("\"dtype\": expected an element type (bf16, fp32, ...)");
+  c.dtype = *dtype;
+  if (is_reducing(c.op)) {
+    const auto reduce = reduce_op_from_name(field(o, "reduce").get<std::string>());
+    if (!reduce) throw LineError("\"reduce\": expected sum, avg, max or min");
+    c.reduce = *reduce;
+  }
   c.options.chunk_bytes = Bytes(integer(o, "chunk_bytes", 1, INT64_MAX));
   const json& torus = field(o, "torus");
   if (!torus.is_array() || torus.size() != 2) throw LineError("\"torus\": expected [x, y]");
@@ -192,6 +200,16 @@ std::optional<TaskGraph> read_lowered_graph(std::istream& in, int ranks, std::st
               a.size() > 7 ? memcpy_kind_from_name(a[7].get<std::string>()) : std::nullopt;
           if (!mk) throw LineError(where + ": a memcpy needs its direction (h2d, d2h, d2d, peer)");
           t.memcpy_kind = *mk;
+        }
+        if (t.kind == TaskKind::kAlloc || t.kind == TaskKind::kFree) {
+          const auto category = a.size() > 8 && a[7].is_string()
+                                    ? memory_category_from_name(a[7].get<std::string>())
+                                    : std::nullopt;
+          if (!category) {
+            throw LineError(where + ": an alloc or free needs its memory category and buffer");
+          }
+          t.memory = *category;
+          t.buffer = static_cast<uint32_t>(integer_value(a[8], where + " buffer", 0, UINT32_MAX));
         }
         if (has_peer(t)) {
           if (next_peer >= peers.size())

@@ -48,6 +48,8 @@ struct SimulationSettings {
   // database in `costs_file` (relative paths resolved against the scenario's folder).
   std::string cost_model = "roofline";
   std::optional<std::string> costs_file;
+  // Training scenarios: how finely compute tasks cut a pass (models::Granularity).
+  models::Granularity granularity = models::Granularity::kChunk;
 };
 
 struct Scenario {

@@ -8,6 +8,7 @@
 #include "scenarios/json_reader.h"
 #include "scenarios/loader.h"
 #include "scenarios/training_loader.h"
+#include "sim/resolve_algorithms.h"
 
 namespace dtsim {
 
@@ -52,6 +53,7 @@ void lower_training(const Scenario& s, const CostModel& costs, const RunControl&
   in.training = spec.training;
   in.plan = spec.plan;
   in.costs = &costs;
+  in.granularity = s.simulation.granularity;
   in.control = &control;
   scenario_detail::Diagnostics d;
   try {
@@ -70,11 +72,11 @@ void lower_training(const Scenario& s, const CostModel& costs, const RunControl&
     w.step.graph = TaskGraph{};
     out.training = std::move(w);
   } catch (const models::PlanError& e) {
-    for (const std::string& m : e.messages()) scenario_detail::report_plan_error(m, d);
+    for (const InputProblem& p : e.problems()) d.error(p.pointer, p.message);
   } catch (const std::invalid_argument& e) {
     d.error("", e.what());
   }
-  if (!d.empty()) throw ScenarioError(d.format(s.source));
+  if (!d.empty()) throw ScenarioError(s.source, d.items());
 }
 
 }  // namespace
@@ -99,6 +101,14 @@ LoweredScenario lower_scenario(const Scenario& s, const CostModel& costs,
     case WorkloadKind::kTraining:
       lower_training(s, costs, control, out);
       break;
+  }
+  // The step's algorithms, settled where an executor and the lowered-graph writer read
+  // them (a collective sweep keeps `auto` as one of the choices it compares).
+  if (s.workload_kind != WorkloadKind::kCollective && !out.cancelled) {
+    resolve_auto_algorithms(out.graph, s.cluster);
+    if (out.training && out.training->local_step) {
+      resolve_auto_algorithms(out.training->local_step->graph, s.cluster);
+    }
   }
   return out;
 }

@@ -30,6 +30,8 @@ constexpr KindKey kKindKeys[] = {
      "send, recv and memcpy"},
     {"tag", bit(TaskKind::kSend) | bit(TaskKind::kRecv), "send and recv"},
     {"direction", bit(TaskKind::kMemcpy), "memcpy"},
+    {"buffer", bit(TaskKind::kAlloc) | bit(TaskKind::kFree), "alloc and free"},
+    {"category", bit(TaskKind::kAlloc) | bit(TaskKind::kFree), "alloc and free"},
     {"bytes",
      bit(TaskKind::kSend) | bit(TaskKind::kRecv) | bit(TaskKind::kMemcpy) | bit(TaskKind::kAlloc) |
          bit(TaskKind::kFree),
@@ -72,6 +74,15 @@ CollectiveDef read_collective_def(const json& value, const std::string& pointer,
     out.group = read_rank_set(*group, o->pointer("group"), d);
   }
   if (auto v = o->bytes("bytes", Need::kRequired)) out.bytes = *v;
+  std::vector<std::string_view> dtypes;
+  for (DType t : kAllDTypes) dtypes.push_back(dtype_name(t));
+  if (auto v = o->choice("dtype", Need::kOptional, dtypes, "dtype")) out.dtype = kAllDTypes[*v];
+  static constexpr std::string_view kReduceOps[] = {"sum", "avg", "max", "min"};
+  if (o->value().contains("reduce") && !is_reducing(out.op)) {
+    o->reject("reduce", "applies only to a reducing op (all_reduce, reduce_scatter, reduce)");
+  } else if (auto v = o->choice("reduce", Need::kOptional, kReduceOps, "reduction")) {
+    out.reduce = *reduce_op_from_name(kReduceOps[*v]);
+  }
   read_collective_options(*o, out.options);
   o->report_unknown_keys();
   out.valid = d.count() == errors_before;
@@ -235,9 +246,17 @@ TaskSpec read_task(const json& value, const std::string& pointer, size_t index,
       break;
     }
     case TaskKind::kAlloc:
-    case TaskKind::kFree:
+    case TaskKind::kFree: {
       if (auto v = o->bytes("bytes", Need::kRequired)) out.prototype.bytes = *v;
+      if (auto v = o->integer("buffer", Need::kOptional, 1, UINT32_MAX)) {
+        out.prototype.buffer = static_cast<uint32_t>(*v);
+      }
+      const auto categories = names_of(kAllMemoryCategories, memory_category_name);
+      if (auto v = o->choice("category", Need::kOptional, categories, "memory category")) {
+        out.prototype.memory = kAllMemoryCategories[*v];
+      }
       break;
+    }
   }
   if (out.stream.empty()) {
     const bool on_compute = kind == TaskKind::kCompute ||

@@ -226,8 +226,16 @@ void resolve_task_graph(const TaskGraphSpec& spec, const Cluster& cluster, Diagn
     if (t.collective) {
       // Each task entry that names a collective is one call of it.
       const CollectiveDef& def = spec.collectives[*t.collective];
-      call = out.add_collective(CollectiveCall{def.op, def.algorithm, *groups[*t.collective],
-                                               def.bytes, def.options, def.name});
+      CollectiveCall c;
+      c.op = def.op;
+      c.algorithm = def.algorithm;
+      c.members = *groups[*t.collective];
+      c.bytes = def.bytes;
+      c.options = def.options;
+      c.dtype = def.dtype;
+      c.reduce = def.reduce;
+      c.label = def.name;
+      call = out.add_collective(std::move(c));
     }
     for (int r : copies[i]->ranks) {
       Task task = t.prototype;

@@ -350,25 +350,6 @@ std::optional<Reference> read_reference(const json& value, const std::string& po
 }
 
 // "parallelism.tp: ..." -> ("/parallelism/tp", "...").
-void report_plan_error(const std::string& message, Diagnostics& d) {
-  const size_t colon = message.find(": ");
-  const std::string key = colon == std::string::npos ? "" : message.substr(0, colon);
-  if (key.empty() || key.find(' ') != std::string::npos) {
-    d.error("", message);
-    return;
-  }
-  std::string pointer;
-  size_t start = 0;
-  while (start <= key.size()) {
-    const size_t dot = key.find('.', start);
-    pointer = child_pointer(
-        pointer, key.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
-    if (dot == std::string::npos) break;
-    start = dot + 1;
-  }
-  d.error(pointer, message.substr(colon + 2));
-}
-
 void resolve_training(const TrainingSection& section, Scenario& out) {
   out.workload_kind = WorkloadKind::kTraining;
   if (section.valid) out.training = section.spec;

@@ -27,7 +27,4 @@ std::optional<Reference> read_reference(const json& value, const std::string& po
 // Fills out.workload_kind and, when the section is valid, out.training.
 void resolve_training(const TrainingSection& section, Scenario& out);
 
-// A plan error ("parallelism.tp: ...") reported at the key it names.
-void report_plan_error(const std::string& message, Diagnostics& d);
-
 }  // namespace dtsim::scenario_detail

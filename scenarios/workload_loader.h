@@ -39,6 +39,8 @@ struct CollectiveDef {
   std::optional<RankSetSpec> group;  // nullopt: "all"
   Bytes bytes;
   CollectiveOptions options;
+  DType dtype = DType::kBf16;
+  ReduceOp reduce = ReduceOp::kSum;
   bool valid = false;
 };
 

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 
 namespace dtsim {
 
@@ -25,6 +26,27 @@ std::string_view task_kind_name(TaskKind k) {
 std::optional<TaskKind> task_kind_from_name(std::string_view name) {
   for (TaskKind k : kAllTaskKinds) {
     if (task_kind_name(k) == name) return k;
+  }
+  return std::nullopt;
+}
+
+std::string_view memory_category_name(MemoryCategory c) {
+  switch (c) {
+    case MemoryCategory::kUnspecified: return "unspecified";
+    case MemoryCategory::kWeights: return "weights";
+    case MemoryCategory::kGradients: return "gradients";
+    case MemoryCategory::kOptimizerStates: return "optimizer_states";
+    case MemoryCategory::kActivations: return "activations";
+    case MemoryCategory::kRecomputed: return "recomputed_activations";
+    case MemoryCategory::kWorkspace: return "workspace";
+    case MemoryCategory::kCommBuffers: return "comm_buffers";
+  }
+  return "?";
+}
+
+std::optional<MemoryCategory> memory_category_from_name(std::string_view name) {
+  for (MemoryCategory c : kAllMemoryCategories) {
+    if (memory_category_name(c) == name) return c;
   }
   return std::nullopt;
 }
@@ -149,6 +171,29 @@ std::vector<std::string> TaskGraph::validate(int num_ranks) const {
   // Every (sender, receiver, tag) must be sent as often as it is received: both lists are
   // sorted and compared, which for millions of messages beats any map.
   using P2pKey = std::tuple<int, int, uint32_t>;
+  // A free names a buffer its rank allocated (in task order: memory tasks run in their
+  // stream's order) and has not freed, with the alloc's bytes.
+  std::unordered_map<uint64_t, int64_t> live;  // (rank, buffer) -> bytes
+  auto check_buffer = [&](const TaskView& t, size_t i) {
+    const uint64_t key = (static_cast<uint64_t>(static_cast<uint32_t>(t.rank)) << 32) | t.buffer;
+    const std::string buffer = "buffer " + std::to_string(t.buffer);
+    if (t.kind == TaskKind::kAlloc) {
+      if (!live.emplace(key, t.bytes.count()).second) {
+        errors.push_back(where(i) + ": allocates " + buffer + ", which its rank holds already");
+      }
+      return;
+    }
+    const auto it = live.find(key);
+    if (it == live.end()) {
+      errors.push_back(where(i) + ": frees " + buffer + ", which its rank does not hold");
+    } else if (it->second != t.bytes.count()) {
+      errors.push_back(where(i) + ": frees " + std::to_string(t.bytes.count()) + " bytes of " +
+                       buffer + ", allocated with " + std::to_string(it->second));
+      live.erase(it);
+    } else {
+      live.erase(it);
+    }
+  };
   std::vector<P2pKey> sends;
   std::vector<P2pKey> recvs;
   for (size_t i = 0; i < records_.size(); ++i) {
@@ -168,6 +213,9 @@ std::vector<std::string> TaskGraph::validate(int num_ranks) const {
     if (has_peer(t) && (t.peer < 0 || t.peer >= num_ranks || t.peer == t.rank)) {
       errors.push_back(where(i) + ": peer " + std::to_string(t.peer) +
                        " is not another rank in 0.." + std::to_string(num_ranks - 1));
+    }
+    if ((t.kind == TaskKind::kAlloc || t.kind == TaskKind::kFree) && t.buffer != 0) {
+      check_buffer(t, i);
     }
     if (t.kind == TaskKind::kSend) sends.emplace_back(t.rank, t.peer, t.tag);
     if (t.kind == TaskKind::kRecv) recvs.emplace_back(t.peer, t.rank, t.tag);

@@ -13,6 +13,7 @@
 
 #include "sim/collectives/collective_plan.h"
 #include "sim/device.h"
+#include "sim/dtype.h"
 #include "sim/observer.h"
 #include "sim/op_signature.h"
 #include "sim/units.h"
@@ -28,6 +29,24 @@ enum class MemcpyKind : uint8_t { kHostToDevice, kDeviceToHost, kDeviceToDevice,
 std::string_view memcpy_kind_name(MemcpyKind k);
 std::optional<MemcpyKind> memcpy_kind_from_name(std::string_view name);
 
+// What an allocation holds, for memory reports and a real executor's allocator.
+enum class MemoryCategory : uint8_t {
+  kUnspecified,  // a task-graph file that did not say
+  kWeights,
+  kGradients,
+  kOptimizerStates,
+  kActivations,  // kept from a forward pass for its backward
+  kRecomputed,   // rebuilt by recomputation inside a backward pass
+  kWorkspace,
+  kCommBuffers,
+};
+inline constexpr MemoryCategory kAllMemoryCategories[] = {
+    MemoryCategory::kUnspecified,  MemoryCategory::kWeights,     MemoryCategory::kGradients,
+    MemoryCategory::kOptimizerStates, MemoryCategory::kActivations, MemoryCategory::kRecomputed,
+    MemoryCategory::kWorkspace,    MemoryCategory::kCommBuffers};
+std::string_view memory_category_name(MemoryCategory c);
+std::optional<MemoryCategory> memory_category_from_name(std::string_view name);
+
 // One collective call; every member rank holds one task that refers to it. The call
 // starts when every member's task is ready (as NCCL's kernels rendezvous).
 struct CollectiveCall {
@@ -41,6 +60,10 @@ struct CollectiveCall {
   // flow. Right for calls whose links nothing else loads at the time (tensor-parallel
   // collectives inside an NVSwitch node), and far cheaper to simulate.
   bool analytical = false;
+  // What a real executor hands the library: the element type, and for a reducing op
+  // (is_reducing) how elements combine.
+  DType dtype = DType::kBf16;
+  ReduceOp reduce = ReduceOp::kSum;
 };
 
 // What a task is, apart from its name and dependencies: the part that Task (what callers
@@ -60,9 +83,13 @@ struct TaskFields {
   // compute: the kernels it runs (TaskGraph::op_list); kNoOps when the scenario gave only
   // a duration.
   OpListId ops = kNoOps;
+  // alloc, free: the buffer, so that a free names the alloc it undoes (ids are per rank;
+  // 0 when a task-graph file gave none).
+  uint32_t buffer = 0;
   uint16_t stream = 0;  // index into TaskGraph::streams()
   TaskKind kind = TaskKind::kCompute;
   MemcpyKind memcpy_kind = MemcpyKind::kHostToDevice;
+  MemoryCategory memory = MemoryCategory::kUnspecified;  // alloc, free
 };
 
 // Whether the task's `peer` names the other rank: send, recv and peer memcpy.
@@ -112,6 +139,10 @@ class TaskGraph {
   // Bytes the op lists take (signatures and their index), for memory reports.
   size_t op_list_bytes() const;
   uint32_t add_collective(CollectiveCall call);
+  // Settles a call's algorithm (resolve_auto_algorithms picks those left kAuto).
+  void set_collective_algorithm(uint32_t id, CollectiveAlgorithm a) {
+    collectives_[id].algorithm = a;
+  }
   // Adds the call and one task per member on `stream`, named after its label, with no
   // dependencies (stream order sequences calls on one stream). Returns the call's id.
   uint32_t add_collective_with_tasks(CollectiveCall call, uint16_t stream);
@@ -161,14 +192,14 @@ class TaskGraph {
   std::vector<std::string> validate(int num_ranks) const;
 
  private:
-  // 56 bytes per task, against 120 and two heap blocks for a Task.
+  // 64 bytes per task, against 128 and two heap blocks for a Task.
   struct Record {
     TaskFields fields;
     uint64_t name_first = 0;  // into names_
     uint32_t name_size = 0;
     uint32_t deps_first = 0;  // into deps_; the list ends where the next task's begins
   };
-  static_assert(sizeof(Record) == 56);
+  static_assert(sizeof(Record) == 64);
 
   std::vector<std::string> streams_;
   std::vector<Record> records_;

@@ -66,14 +66,14 @@ TaskRuntime::TaskRuntime(Simulation& sim, const TaskGraph& graph)
     st.kind = t.kind;
     st.activity = activity_of(t);
     st.peer = t.peer;
-    st.link = t.kind == TaskKind::kCollective ? t.collective : t.tag;
+    st.call_or_tag = t.kind == TaskKind::kCollective ? t.collective : t.tag;
     if (t.kind == TaskKind::kCompute) {
       const ClusterDevice& dev = sim.cluster().devices[t.rank];
-      st.amount = (dev.speed == 1 ? t.duration
+      st.ns_or_bytes = (dev.speed == 1 ? t.duration
                                   : ceil_ns(static_cast<double>(t.duration.count_ns()) / dev.speed))
                       .count_ns();
     } else {
-      st.amount = t.bytes.count();
+      st.ns_or_bytes = t.bytes.count();
     }
     for (TaskId d : t.deps) ++dependents_first_[slot_of[d] + 1];
     ++streams_[st.stream].end;  // a count for now
@@ -125,7 +125,7 @@ RunResult TaskRuntime::run(const RunControl& control) {
   result_.events = engine.events_processed();
   result_.fast_forwarded_rounds = sim_.network_->fast_forwarded_rounds();
   for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) {
-    account(r, Activity::kNone, 0);  // close the last interval, stalled tasks included
+    account(r, TimeCategory::kNone, 0);  // close the last interval, stalled tasks included
     result_.ranks.push_back(ranks_[r].stats);
   }
   if (!result_.cancelled) result_.stalled = describe_stalled();
@@ -134,22 +134,22 @@ RunResult TaskRuntime::run(const RunControl& control) {
 
 // What a running task keeps its rank doing. Rendezvous tasks (collective, send, recv)
 // count as waiting from issue until their peers arrive, then as communication.
-TaskRuntime::Activity TaskRuntime::activity_of(const TaskView& t) const {
+TaskRuntime::TimeCategory TaskRuntime::activity_of(const TaskView& t) const {
   switch (t.kind) {
-    case TaskKind::kCompute: return Activity::kCompute;
+    case TaskKind::kCompute: return TimeCategory::kCompute;
     case TaskKind::kMemcpy:
-      return t.memcpy_kind == MemcpyKind::kDeviceToDevice ? Activity::kCompute
-                                                          : Activity::kCommunication;
+      return t.memcpy_kind == MemcpyKind::kDeviceToDevice ? TimeCategory::kCompute
+                                                          : TimeCategory::kCommunication;
     case TaskKind::kCollective:
     case TaskKind::kSend:
-    case TaskKind::kRecv: return Activity::kCommunication;
+    case TaskKind::kRecv: return TimeCategory::kCommunication;
     case TaskKind::kAlloc:
-    case TaskKind::kFree: return Activity::kNone;
+    case TaskKind::kFree: return TimeCategory::kNone;
   }
-  return Activity::kNone;
+  return TimeCategory::kNone;
 }
 
-void TaskRuntime::account(int rank, Activity activity, int delta) {
+void TaskRuntime::account(int rank, TimeCategory activity, int delta) {
   RankClock& rc = ranks_[rank];
   const Time now = sim_.engine_.now();
   const Duration dt = now - rc.last;
@@ -167,11 +167,11 @@ void TaskRuntime::account(int rank, Activity activity, int delta) {
   }
   rc.last = now;
   switch (activity) {
-    case Activity::kCompute: rc.compute_running += delta; break;
-    case Activity::kCommunication: rc.comm_running += delta; break;
-    case Activity::kWaiting: rc.waiting += delta; break;
-    case Activity::kWaitingP2p: rc.waiting_p2p += delta; break;
-    case Activity::kNone: break;
+    case TimeCategory::kCompute: rc.compute_running += delta; break;
+    case TimeCategory::kCommunication: rc.comm_running += delta; break;
+    case TimeCategory::kCollectiveWait: rc.waiting += delta; break;
+    case TimeCategory::kPeerWait: rc.waiting_p2p += delta; break;
+    case TimeCategory::kNone: break;
   }
 }
 
@@ -196,26 +196,26 @@ void TaskRuntime::issue(Slot id) {
   if (!start_.empty()) start_[id] = sim_.engine_.now();
   const bool p2p = t.kind == TaskKind::kSend || t.kind == TaskKind::kRecv;
   account(rank,
-          p2p                               ? Activity::kWaitingP2p
-          : t.kind == TaskKind::kCollective ? Activity::kWaiting
+          p2p                               ? TimeCategory::kPeerWait
+          : t.kind == TaskKind::kCollective ? TimeCategory::kCollectiveWait
                                             : t.activity,
           +1);
   switch (t.kind) {
     case TaskKind::kCompute:
-      sim_.compute_.start(rank, Duration::ns(t.amount), [this, id] { finish(id); });
+      sim_.compute_.start(rank, Duration::ns(t.ns_or_bytes), [this, id] { finish(id); });
       break;
     case TaskKind::kCollective: {
-      collective_tasks_[t.link].push_back(id);
-      const auto& call = graph_.collectives()[t.link];
-      if (++collective_arrived_[t.link] == static_cast<int>(call.members.size())) {
-        start_collective(t.link);
+      collective_tasks_[t.call_or_tag].push_back(id);
+      const auto& call = graph_.collectives()[t.call_or_tag];
+      if (++collective_arrived_[t.call_or_tag] == static_cast<int>(call.members.size())) {
+        start_collective(t.call_or_tag);
       }
       break;
     }
     case TaskKind::kSend:
     case TaskKind::kRecv: {
       const bool send = t.kind == TaskKind::kSend;
-      const P2pKey key = send ? P2pKey{rank, t.peer, t.link} : P2pKey{t.peer, rank, t.link};
+      const P2pKey key = send ? P2pKey{rank, t.peer, t.call_or_tag} : P2pKey{t.peer, rank, t.call_or_tag};
       auto& theirs = send ? ready_recvs_ : ready_sends_;
       auto it = theirs.find(key);
       if (it == theirs.end()) {
@@ -261,7 +261,7 @@ void TaskRuntime::memory_change(Slot id, int64_t sign) {
   const TaskState& t = state_[id];
   const int rank = rank_of(id);
   RankClock& rc = ranks_[rank];
-  rc.memory_in_use += Bytes(sign * t.amount);
+  rc.memory_in_use += Bytes(sign * t.ns_or_bytes);
   rc.stats.peak_memory = std::max(rc.stats.peak_memory, rc.memory_in_use);
   if (rc.memory_in_use > rc.stats.memory_capacity && !rc.stats.out_of_memory) {
     rc.stats.out_of_memory = true;
@@ -344,8 +344,8 @@ const TaskRuntime::PlannedCall& TaskRuntime::plan_for(const CollectiveCall& call
 void TaskRuntime::begin_transfer(Slot id) {
   const TaskState& t = state_[id];
   const int rank = rank_of(id);
-  account(rank, t.kind == TaskKind::kCollective ? Activity::kWaiting : Activity::kWaitingP2p, -1);
-  account(rank, Activity::kCommunication, +1);
+  account(rank, t.kind == TaskKind::kCollective ? TimeCategory::kCollectiveWait : TimeCategory::kPeerWait, -1);
+  account(rank, TimeCategory::kCommunication, +1);
   nccl_change(rank, +1);
 }
 
@@ -431,12 +431,12 @@ void TaskRuntime::start_p2p(Slot send, Slot recv) {
   begin_transfer(recv);
   const TaskState& s = state_[send];
   const int rank = rank_of(send);
-  const Bytes bytes(s.amount);
+  const Bytes bytes(s.ns_or_bytes);
   const auto& devices = sim_.cluster().devices;
   const ClusterDevice& from = devices[rank];
   const ClusterDevice& to = devices[s.peer];
   // Pipelines send the same message between the same ranks hundreds of times.
-  const P2pCostKey cost_key{rank, s.peer, s.amount};
+  const P2pCostKey cost_key{rank, s.peer, s.ns_or_bytes};
   auto cost = p2p_costs_.find(cost_key);
   if (cost == p2p_costs_.end()) {
     cost = p2p_costs_.emplace(cost_key, sim_.p2p_protocol_cost(rank, s.peer, bytes)).first;

@@ -19,20 +19,28 @@ class TaskRuntime {
 
  private:
   // Time accounting per rank: counters of tasks per state, integrated at every change.
-  enum class Activity : uint8_t { kCompute, kCommunication, kWaiting, kWaitingP2p, kNone };
+  // A collective or a send/recv waits at its rendezvous (kCollectiveWait, kPeerWait) until
+  // every member (or the peer) is there, then communicates.
+  enum class TimeCategory : uint8_t {
+    kCompute,
+    kCommunication,
+    kCollectiveWait,
+    kPeerWait,
+    kNone,
+  };
   // What the runtime reads of a task to issue and finish it, in slot order next to its
   // state: the graph's records (in the graph's order, 64 bytes each) are read only for the
   // rare memcpy and for observers.
   struct TaskState {
     // compute: its duration on its device; send, recv, alloc, free, memcpy: its bytes
-    int64_t amount = 0;
+    int64_t ns_or_bytes = 0;
     TaskId graph_id = 0;  // the task's id in the graph (slots are numbered differently)
     uint32_t deps_left = 0;
     uint32_t stream = 0;  // index into streams_, which knows the rank
     int peer = -1;        // send, recv
-    uint32_t link = 0;  // collective: index into the graph's calls; send, recv: tag
+    uint32_t call_or_tag = 0;  // collective: index into the graph's calls; send, recv: tag
     TaskKind kind = TaskKind::kCompute;
-    Activity activity = Activity::kNone;  // what it keeps its rank doing while it runs
+    TimeCategory activity = TimeCategory::kNone;  // what it keeps its rank doing while it runs
     bool started = false;
     bool done = false;
   };
@@ -72,9 +80,9 @@ class TaskRuntime {
   void issue(Slot s);
   void finish(Slot s);
   void finish_later(Slot s);
-  Activity activity_of(const TaskView& t) const;
+  TimeCategory activity_of(const TaskView& t) const;
   // Integrates the rank's clock up to now, then moves `delta` tasks into `activity`.
-  void account(int rank, Activity activity, int delta);
+  void account(int rank, TimeCategory activity, int delta);
   void begin_transfer(Slot s);
   void nccl_change(int rank, int delta);
   void finish_analytical(uint32_t c);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "models/zoo/zoo.h"
+#include "sim/check.h"
 
 namespace dtsim::models::zoo {
 namespace {
@@ -56,6 +57,15 @@ Layer output_layer(const ModelSpec& spec, const BuildShape& shape, std::string n
 
 }  // namespace
 
+int vocab_logits(const Layer& layer) {
+  for (size_t i = 0; i < layer.ops.size(); ++i) {
+    const Op& op = layer.ops[i];
+    if (op.kind == OpKind::kMatmul && op.split == TensorSplit::kVocab) return static_cast<int>(i);
+  }
+  throw InternalError(__FILE__, __LINE__, ("layer " + layer.name + " has no vocabulary-split GEMM").c_str(),
+                      "vocab_logits");
+}
+
 std::vector<Layer> mlp_layers(const ModelSpec& spec, const BuildShape& shape,
                               bool classification_head) {
   std::vector<Layer> layers = hidden_layers(spec, shape);
@@ -76,8 +86,7 @@ std::vector<Layer> classifier_layers(const ModelSpec& spec, const BuildShape& sh
       output_layer(spec, shape, "classifier", LayerKind::kClassifier, TensorSplit::kVocab);
   // Like an LM head: the features' gradient is summed over the group in the backward pass
   // (the softmax's small all-reduces of maxima and sums are left out).
-  classifier.tp_comms_fwd = 0;
-  classifier.tp_comms_bwd = 1;
+  classifier.tp_bwd_at = {vocab_logits(classifier)};
   classifier.tp_comm_bytes = static_cast<double>(shape.batch) * spec.hidden * shape.act_bytes;
   layers.push_back(std::move(classifier));
   return layers;

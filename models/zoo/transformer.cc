@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "models/zoo/zoo.h"
+#include "sim/check.h"
 
 namespace dtsim::models::zoo {
 namespace {
@@ -370,13 +371,34 @@ Layer block_layer(const Dims& d, int index) {
   }
   const double hidden_bytes = d.token_elements() * d.act;
   layer.output_bytes = hidden_bytes;
-  // Megatron-LM: one all-reduce after attention and one after the MLP in the forward pass;
-  // their conjugates before QKV and fc1 in the backward pass.
-  layer.tp_comms_fwd = 2;
-  layer.tp_comms_bwd = 2;
+  // Megatron-LM: one all-reduce after the attention projection and one after the MLP in
+  // the forward pass; their conjugates after the backward of QKV and of the MLP's first op.
+  const auto& ops = layer.ops;
+  const auto index_of = [&](auto&& is) {
+    const auto it = std::find_if(ops.begin(), ops.end(), is);
+    DTSIM_CHECK(it != ops.end(), "block layer without an expected op");
+    return static_cast<int>(it - ops.begin());
+  };
+  const int qkv = index_of([](const Op& op) { return op.name == "attn.qkv"; });
+  const int proj = index_of([](const Op& op) { return op.name == "attn.proj"; });
+  const int mlp_first = index_of([](const Op& op) {
+    return op.name == "mlp.fc1" || op.name == "mlp.gate" || op.kind == OpKind::kRouter;
+  });
+  const int mlp_last = index_of([](const Op& op) {
+    return op.name == "mlp.fc2" || op.name == "mlp.down" || op.name == "moe.combine";
+  });
+  layer.tp_fwd_at = {proj + 1, mlp_last + 1};
+  layer.tp_bwd_at = {qkv, mlp_first};
   layer.tp_comm_bytes = hidden_bytes;
+  // Keys and values are gathered once the QKV projection (and its preparation) made them.
+  layer.cp_at = index_of([](const Op& op) {
+    return op.attention_core || op.kernel == KernelKind::kFlashAttention;
+  });
   layer.kv_bytes = static_cast<double>(d.tokens) * 2 * d.kv_width * d.act;
   if (d.family == ModelFamily::kMoe) {
+    // Tokens go to their experts after the router and come back before they are combined.
+    const int combine = index_of([](const Op& op) { return op.name == "moe.combine"; });
+    layer.ep_at = {mlp_first + 1, combine};
     layer.moe_all_to_all_bytes = hidden_bytes * static_cast<double>(d.top_k);
   }
   return layer;
@@ -422,8 +444,7 @@ Layer embedding_layer(const Dims& d) {
   }
   layer.output_bytes = elements * d.act;
   // The vocabulary-parallel lookup sums the ranks' partial results.
-  layer.tp_comms_fwd = 1;
-  layer.tp_comms_bwd = 0;
+  layer.tp_fwd_at = {1};
   layer.tp_comm_bytes = elements * d.act;
   return layer;
 }
@@ -486,8 +507,7 @@ Layer head_layer(const Dims& d) {
   layer.output_bytes = static_cast<double>(d.tokens) * kLossOutputBytes;
   // The input gradient of the column-parallel logits GEMM is summed over the group (the
   // softmax's small all-reduces of maxima and sums are left out).
-  layer.tp_comms_fwd = 0;
-  layer.tp_comms_bwd = 1;
+  layer.tp_bwd_at = {vocab_logits(layer)};
   layer.tp_comm_bytes = d.token_elements() * d.act;
   return layer;
 }

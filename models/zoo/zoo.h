@@ -42,6 +42,10 @@ std::vector<Layer> mlp_layers(const ModelSpec& spec, const BuildShape& shape,
 // classifier: the backbone's layers without its head, then one kClassifier layer.
 std::vector<Layer> classifier_layers(const ModelSpec& spec, const BuildShape& shape);
 
+// The index of the layer's vocabulary- (or class-) split GEMM: the logits, whose input
+// gradient is summed over the tensor-parallel group. Checked to exist.
+int vocab_logits(const Layer& layer);
+
 // FLOPs per element of memory-bound ops in the forward pass; backward does about twice as
 // many. They are small next to the GEMMs but keep the vector-unit work visible.
 inline constexpr double kAddFlops = 1;

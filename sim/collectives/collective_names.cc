@@ -53,6 +53,25 @@ constexpr std::array<AlgorithmInfo, 8> kAlgorithms{{
 
 }  // namespace
 
+namespace {
+constexpr std::pair<ReduceOp, std::string_view> kReduceNames[] = {
+    {ReduceOp::kSum, "sum"}, {ReduceOp::kAvg, "avg"}, {ReduceOp::kMax, "max"}, {ReduceOp::kMin, "min"}};
+}  // namespace
+
+std::string_view reduce_op_name(ReduceOp r) {
+  for (const auto& [o, name] : kReduceNames) {
+    if (o == r) return name;
+  }
+  return "unknown";
+}
+
+std::optional<ReduceOp> reduce_op_from_name(std::string_view name) {
+  for (const auto& [o, n] : kReduceNames) {
+    if (n == name) return o;
+  }
+  return std::nullopt;
+}
+
 std::string_view collective_op_name(CollectiveOp op) {
   for (const auto& [o, name] : kOpNames) {
     if (o == op) return name;

@@ -32,6 +32,16 @@ enum class CollectiveAlgorithm {
   kDirect,           // every pair exchanges directly (all-to-all, send/recv)
 };
 
+// How a reducing collective combines its members' elements (NCCL's ncclRedOp_t).
+enum class ReduceOp : uint8_t { kSum, kAvg, kMax, kMin };
+std::string_view reduce_op_name(ReduceOp r);
+std::optional<ReduceOp> reduce_op_from_name(std::string_view name);
+// All-reduce, reduce-scatter and reduce combine elements; the others move them.
+constexpr bool is_reducing(CollectiveOp op) {
+  return op == CollectiveOp::kAllReduce || op == CollectiveOp::kReduceScatter ||
+         op == CollectiveOp::kReduce;
+}
+
 std::string_view collective_op_name(CollectiveOp op);
 std::optional<CollectiveOp> collective_op_from_name(std::string_view name);
 std::string_view algorithm_name(CollectiveAlgorithm a);

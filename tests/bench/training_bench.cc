@@ -34,7 +34,9 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 void BM_Gpt3TrainingStep(benchmark::State& state) {
   const int gpus = static_cast<int>(state.range(0));
+  const bool layer = state.range(1) == 1;
   std::vector<std::string> overrides{"simulation.trace=false"};
+  if (layer) overrides.push_back("simulation.granularity=layer");
   if (gpus != 1024) {
     overrides.push_back("cluster.nodes.0.count=" + std::to_string(gpus / 8));
     // The interleaved schedule needs micro-batches per replica to be a multiple of pp (16):
@@ -45,13 +47,14 @@ void BM_Gpt3TrainingStep(benchmark::State& state) {
   const std::string path =
       std::string(DTSIM_SOURCE_DIR) + "/scenarios/examples/gpt3-175b-1024xA100.json";
   reset_peak_rss();
-  double load_s = 0, simulate_s = 0, simulated = 0, op_lists = 0, op_list_mb = 0;
+  double load_s = 0, simulate_s = 0, simulated = 0, op_lists = 0, op_list_mb = 0, tasks = 0;
   for (auto _ : state) {
     const auto t0 = std::chrono::steady_clock::now();
     const Scenario scenario = load_scenario_file(path, overrides);  // parse, build
     const LoweredScenario lowered = lower_with_chosen_costs(scenario);
     load_s = seconds_since(t0);
     op_lists = static_cast<double>(lowered.graph.num_op_lists());
+    tasks = static_cast<double>(lowered.graph.num_tasks());
     op_list_mb = static_cast<double>(lowered.graph.op_list_bytes()) / 1e6;
     const auto t1 = std::chrono::steady_clock::now();
     const ScenarioRun run = run_scenario(scenario, lowered);
@@ -59,7 +62,8 @@ void BM_Gpt3TrainingStep(benchmark::State& state) {
     simulated = run.result.end.seconds();
     benchmark::DoNotOptimize(simulated);
   }
-  state.SetLabel(std::to_string(gpus) + " GPUs");
+  state.SetLabel(std::to_string(gpus) + " GPUs, granularity " + (layer ? "layer" : "chunk"));
+  state.counters["tasks"] = tasks;
   state.counters["load_lower_s"] = load_s;
   state.counters["op_lists"] = op_lists;
   state.counters["op_list_MB"] = op_list_mb;
@@ -69,9 +73,13 @@ void BM_Gpt3TrainingStep(benchmark::State& state) {
       benchmark::Counter(peak_rss_bytes(), benchmark::Counter::kDefaults, benchmark::Counter::kIs1024);
 }
 // One iteration each: a case takes seconds, and the smoke test runs every case once.
+// Arguments: GPUs, granularity (0 chunk, 1 layer).
 BENCHMARK(BM_Gpt3TrainingStep)
-    ->Arg(1024)
-    ->Arg(16384)
+    ->ArgNames({"gpus", "layer"})
+    ->Args({1024, 0})
+    ->Args({16384, 0})
+    ->Args({1024, 1})
+    ->Args({16384, 1})
     ->Iterations(1)
     ->Unit(benchmark::kSecond)
     ->UseRealTime();

@@ -324,7 +324,9 @@ double simulated_time(const fs::path& summary) {
 // durations in the file and with its ops priced again from their signatures.
 void expect_lowered_graph_reproduces(const std::string& name, const std::string& sets) {
   // Scaled and full runs of one example may run at once (ctest -j): folders of their own.
-  const fs::path dir = scratch("lower_" + name + (sets.empty() ? "_full" : "_scaled"));
+  const bool layer = sets.find("granularity=layer") != std::string::npos;
+  const fs::path dir =
+      scratch("lower_" + name + (sets.empty() ? "_full" : "_scaled") + (layer ? "_layer" : ""));
   const std::string set = sets + " --set simulation.trace=false";
   const Result direct = dtsim("run " + example(name + ".json") + set +
                               " --no-timing --quiet --out " + (dir / "direct").string());
@@ -359,6 +361,10 @@ TEST(CliLower, ScaledDownExamplesReproduceTheirStepTime) {
   expect_lowered_graph_reproduces("classifier-100m-classes-256xV100",
                                   " --set cluster.nodes.0.count=2 --set training.global_batch=512");
   expect_lowered_graph_reproduces("hetero-a100-v100-gpt", " --set training.global_batch=32");
+  // At layer granularity (what a real executor runs): many more tasks, the same round trip.
+  expect_lowered_graph_reproduces(
+      "llama3-70b-64xH100", " --set model.layers=8 --set training.seq_len=2048 --set "
+                            "training.global_batch=8 --set simulation.granularity=layer");
 }
 
 // The full examples (label bench: minutes, not for every CI run).

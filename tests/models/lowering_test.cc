@@ -1082,7 +1082,9 @@ TEST(LoweringMemory, ModelStatesOverCapacityAreReportedPerRank) {
   const MemoryOverflowRecord& o = ran.result.memory_overflows[0];
   EXPECT_EQ(o.rank, 0);
   EXPECT_EQ(step.graph.task(o.task).rank, 0);
-  EXPECT_EQ(step.graph.task(o.task).name, "model states");
+  // Weights, gradients, then optimizer states: the third allocation overflows.
+  EXPECT_EQ(step.graph.task(o.task).name, "optimizer states");
+  EXPECT_EQ(step.graph.task(o.task).memory, MemoryCategory::kOptimizerStates);
   EXPECT_EQ(o.capacity, MiB(256));
   EXPECT_GT(o.in_use, MiB(256));
 }
@@ -1425,7 +1427,7 @@ TEST(LoweringPlanErrors, ModelParallelMustDivideTheRanks) {
   const std::string e = only_error(c, gpt(), plan, training(4));
   EXPECT_THAT(e, HasSubstr("does not divide"));
   EXPECT_THAT(e, HasSubstr("4 ranks"));
-  EXPECT_THAT(e, ::testing::StartsWith("parallelism: tp 1 x pp 3 x cp 1 = 3"));
+  EXPECT_THAT(e, ::testing::StartsWith("/parallelism: tp 1 x pp 3 x cp 1 = 3"));
 }
 
 TEST(LoweringPlanErrors, NameTheirKeys) {
@@ -1434,82 +1436,82 @@ TEST(LoweringPlanErrors, NameTheirKeys) {
 
   plan.dp = 3;
   EXPECT_THAT(only_error(c, gpt(), plan, training(4)),
-              AllOf(StartsWith("parallelism.dp: "), HasSubstr("the cluster has 4")));
+              AllOf(StartsWith("/parallelism/dp: "), HasSubstr("the cluster has 4")));
   plan = {};
   plan.ep = 2;
   EXPECT_THAT(only_error(c, gpt(), plan, training(4)),
-              AllOf(StartsWith("parallelism.ep: "), HasSubstr("mixture-of-experts")));
+              AllOf(StartsWith("/parallelism/ep: "), HasSubstr("mixture-of-experts")));
   plan = {};
   plan.tp = 4;
   plan.virtual_stages = 2;
   EXPECT_THAT(only_error(c, gpt(), plan, training(4)),
-              AllOf(StartsWith("parallelism.virtual_stages: "), HasSubstr("interleaved_1f1b")));
+              AllOf(StartsWith("/parallelism/virtual_stages: "), HasSubstr("interleaved_1f1b")));
   plan = {};
   plan.tp = 4;
   plan.tp_comm_overlap = true;
   EXPECT_THAT(only_error(c, gpt(), plan, training(4)),
-              AllOf(StartsWith("parallelism.tp_comm_overlap: "), HasSubstr("sequence_parallel")));
+              AllOf(StartsWith("/parallelism/tp_comm_overlap: "), HasSubstr("sequence_parallel")));
   plan = {};
   EXPECT_THAT(only_error(c, gpt(), plan, training(6)),
-              AllOf(StartsWith("training.global_batch: "), HasSubstr("not a multiple")));
+              AllOf(StartsWith("/training/global_batch: "), HasSubstr("not a multiple")));
   // Interleaved: pp 2, dp 2, global batch 6 = 3 micro-batches per replica, not a multiple
   // of pp.
   plan.pp = 2;
   plan.schedule = PipelineSchedule::kInterleaved1F1B;
   plan.virtual_stages = 2;
   EXPECT_THAT(only_error(c, gpt(), plan, training(6)),
-              AllOf(StartsWith("training.global_batch: "), HasSubstr("multiple of pp (2)")));
+              AllOf(StartsWith("/training/global_batch: "), HasSubstr("multiple of pp (2)")));
   plan = {};
   plan.pp = 2;
   plan.stage_layers = {3, 3};
   EXPECT_THAT(only_error(c, gpt(), plan, training(4)),
-              AllOf(StartsWith("parallelism.stage_layers: "), HasSubstr("sums to 6")));
+              AllOf(StartsWith("/parallelism/stage_layers: "), HasSubstr("sums to 6")));
   plan.stage_layers = {8};
-  EXPECT_THAT(only_error(c, gpt(), plan, training(4)), StartsWith("parallelism.stage_layers: "));
+  EXPECT_THAT(only_error(c, gpt(), plan, training(4)), StartsWith("/parallelism/stage_layers: "));
   plan = {};
   plan.tp = 2;
   plan.shard_classifier = true;
   EXPECT_THAT(only_error(c, classifier(), plan, training(4)),
-              AllOf(StartsWith("parallelism.shard_classifier: "), HasSubstr("tp")));
+              AllOf(StartsWith("/parallelism/shard_classifier: "), HasSubstr("tp")));
   plan = {};
   plan.shard_classifier = true;
   EXPECT_THAT(only_error(c, gpt(), plan, training(4)),
-              AllOf(StartsWith("parallelism.shard_classifier: "), HasSubstr("classifier model")));
+              AllOf(StartsWith("/parallelism/shard_classifier: "), HasSubstr("classifier model")));
   plan = {};
   plan.tp = 2;
   plan.tp_shares = {0.7, 0.4};
   EXPECT_THAT(only_error(c, gpt(), plan, training(4)),
-              AllOf(StartsWith("parallelism.tp_shares: "), HasSubstr("sum to 1")));
+              AllOf(StartsWith("/parallelism/tp_shares: "), HasSubstr("sum to 1")));
   plan.tp_shares = {1.0};
   EXPECT_THAT(only_error(c, gpt(), plan, training(4)),
-              AllOf(StartsWith("parallelism.tp_shares: "), HasSubstr("expected tp (2)")));
+              AllOf(StartsWith("/parallelism/tp_shares: "), HasSubstr("expected tp (2)")));
   plan = {};
   plan.rank_map = {0, 1, 1, 2};
   EXPECT_THAT(only_error(c, gpt(), plan, training(4)),
-              AllOf(StartsWith("parallelism.rank_map: "), HasSubstr("repeated")));
+              AllOf(StartsWith("/parallelism/rank_map: "), HasSubstr("repeated")));
   plan = {};
   plan.replica_micro_batch = {1, 1};
   EXPECT_THAT(
       only_error(c, gpt(), plan, training(4)),
-      AllOf(StartsWith("parallelism.replica_micro_batch: "), HasSubstr("expected one per")));
+      AllOf(StartsWith("/parallelism/replica_micro_batch: "), HasSubstr("expected one per")));
   plan = {};
   plan.replica_micro_batch = {1, 1, 1, 2};
   EXPECT_THAT(only_error(c, gpt(), plan, training(4)),
-              AllOf(StartsWith("training.global_batch: "),
+              AllOf(StartsWith("/training/global_batch: "),
                     HasSubstr("the sum of parallelism.replica_micro_batch")));
   plan = {};
   plan.bucket = Bytes(0);
   EXPECT_THAT(only_error(c, gpt(), plan, training(4)),
-              AllOf(StartsWith("parallelism.bucket: "), HasSubstr("more than 0 bytes")));
+              AllOf(StartsWith("/parallelism/bucket: "), HasSubstr("more than 0 bytes")));
   // Local SGD averages across regions; this cluster has one.
   plan = {};
   plan.sync_every = 4;
   EXPECT_THAT(only_error(c, gpt(), plan, training(4)),
-              AllOf(StartsWith("parallelism.sync_every: "), HasSubstr("more than one region")));
+              AllOf(StartsWith("/parallelism/sync_every: "), HasSubstr("more than one region")));
   TrainingSetup zero_micro = training(4);
   zero_micro.micro_batch = 0;
   EXPECT_THAT(only_error(c, gpt(), ParallelPlan{}, zero_micro),
-              StartsWith("training.micro_batch: "));
+              StartsWith("/training/micro_batch: "));
 }
 
 TEST(LoweringPlanErrors, ExpertParallelMustDivideDpAndExperts) {
@@ -1519,8 +1521,8 @@ TEST(LoweringPlanErrors, ExpertParallelMustDivideDpAndExperts) {
   plan.ep = 3;
   const std::vector<std::string> errors = plan_errors(c, moe(), plan, training(4));
   ASSERT_EQ(errors.size(), 2u);
-  EXPECT_THAT(errors[0], AllOf(StartsWith("parallelism.ep: "), HasSubstr("must divide dp (4)")));
-  EXPECT_THAT(errors[1], AllOf(StartsWith("parallelism.ep: "), HasSubstr("4 experts")));
+  EXPECT_THAT(errors[0], AllOf(StartsWith("/parallelism/ep: "), HasSubstr("must divide dp (4)")));
+  EXPECT_THAT(errors[1], AllOf(StartsWith("/parallelism/ep: "), HasSubstr("4 experts")));
 }
 
 TEST(LoweringPlanErrors, SeveralProblemsAreListedTogether) {
@@ -1531,9 +1533,9 @@ TEST(LoweringPlanErrors, SeveralProblemsAreListedTogether) {
   plan.virtual_stages = 2;
   const std::vector<std::string> errors = plan_errors(c, gpt(), plan, training(4));
   ASSERT_EQ(errors.size(), 3u);
-  EXPECT_THAT(errors[0], StartsWith("parallelism.dp: "));
-  EXPECT_THAT(errors[1], StartsWith("parallelism.ep: "));
-  EXPECT_THAT(errors[2], StartsWith("parallelism.virtual_stages: "));
+  EXPECT_THAT(errors[0], StartsWith("/parallelism/dp: "));
+  EXPECT_THAT(errors[1], StartsWith("/parallelism/ep: "));
+  EXPECT_THAT(errors[2], StartsWith("/parallelism/virtual_stages: "));
 }
 
 TEST(LoweringPlanErrors, BadAxisOrderNamesTheAxisOrder) {
@@ -1542,7 +1544,7 @@ TEST(LoweringPlanErrors, BadAxisOrderNamesTheAxisOrder) {
   const Cluster c = gpus(1, 4);
   ParallelPlan plan;
   plan.axis_order = {ParallelAxis::kTp, ParallelAxis::kTp, ParallelAxis::kDp, ParallelAxis::kPp};
-  EXPECT_THAT(only_error(c, gpt(), plan, training(4)), StartsWith("parallelism.axis_order: "));
+  EXPECT_THAT(only_error(c, gpt(), plan, training(4)), StartsWith("/parallelism/axis_order: "));
 }
 
 // ---------------------------------------------------------------------------------------

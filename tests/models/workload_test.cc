@@ -594,24 +594,37 @@ TEST(WorkloadTest, TensorParallelCommunication) {
   const Workload w = build("gpt3-1.3b", b);
   const double hidden_bytes = 2.0 * 2048 * 2048 * 2;  // b s h, 2 bytes
   const Layer& embedding = layer_named(w, "embedding");
-  EXPECT_EQ(embedding.tp_comms_fwd, 1);
-  EXPECT_EQ(embedding.tp_comms_bwd, 0);
+  EXPECT_EQ(embedding.tp_comms_fwd(), 1);
+  EXPECT_EQ(embedding.tp_comms_bwd(), 0);
   EXPECT_DOUBLE_EQ(embedding.tp_comm_bytes, hidden_bytes);
   const Layer& block = layer_named(w, "block.5");
-  EXPECT_EQ(block.tp_comms_fwd, 2);
-  EXPECT_EQ(block.tp_comms_bwd, 2);
+  EXPECT_EQ(block.tp_comms_fwd(), 2);
+  EXPECT_EQ(block.tp_comms_bwd(), 2);
   EXPECT_DOUBLE_EQ(block.tp_comm_bytes, hidden_bytes);
   EXPECT_DOUBLE_EQ(block.output_bytes, hidden_bytes);
   EXPECT_DOUBLE_EQ(block.moe_all_to_all_bytes, 0);
+  // Forward: after the projection and after fc2; backward: after the QKV and fc1 gradients;
+  // keys and values are gathered (context parallelism) before the attention core.
+  const auto index = [&](const Layer& l, const std::string& name) {
+    return static_cast<int>(&op_named(l, name) - l.ops.data());
+  };
+  EXPECT_EQ(block.tp_fwd_at, (std::vector<int>{index(block, "attn.proj") + 1,
+                                               index(block, "mlp.fc2") + 1}));
+  EXPECT_EQ(block.tp_bwd_at,
+            (std::vector<int>{index(block, "attn.qkv"), index(block, "mlp.fc1")}));
+  EXPECT_EQ(block.cp_at, index(block, "attn.score"));
+  EXPECT_TRUE(block.ep_at.empty());
+  EXPECT_EQ(embedding.tp_fwd_at, std::vector<int>{1});
   const Layer& head = layer_named(w, "head");
-  EXPECT_EQ(head.tp_comms_fwd, 0);
-  EXPECT_EQ(head.tp_comms_bwd, 1);
+  EXPECT_EQ(head.tp_comms_fwd(), 0);
+  EXPECT_EQ(head.tp_comms_bwd(), 1);
   EXPECT_DOUBLE_EQ(head.tp_comm_bytes, hidden_bytes);
+  EXPECT_EQ(head.tp_bwd_at, std::vector<int>{index(head, "head.logits")});
   for (const Layer& layer : build("resnet50").layers) {
-    EXPECT_EQ(layer.tp_comms_fwd + layer.tp_comms_bwd, 0) << layer.name;
+    EXPECT_EQ(layer.tp_comms_fwd() + layer.tp_comms_bwd(), 0) << layer.name;
   }
   for (const Layer& layer : build("mlp-mnist").layers) {
-    EXPECT_EQ(layer.tp_comms_fwd + layer.tp_comms_bwd, 0) << layer.name;
+    EXPECT_EQ(layer.tp_comms_fwd() + layer.tp_comms_bwd(), 0) << layer.name;
   }
 }
 
@@ -640,6 +653,11 @@ TEST(WorkloadTest, MixtralExperts) {
   EXPECT_DOUBLE_EQ(expert_flops, 3 * 2 * routed * h * f);
   EXPECT_EQ(expert_params, int64_t{8} * 3 * 4096 * 14336);
   EXPECT_DOUBLE_EQ(block.moe_all_to_all_bytes, routed * h * 2);
+  // Dispatch after the router, combine's all-to-all before the weighted combine.
+  const auto at = [&](const std::string& name) {
+    return static_cast<int>(&op_named(block, name) - block.ops.data());
+  };
+  EXPECT_EQ(block.ep_at, (std::vector<int>{at("moe.router") + 1, at("moe.combine")}));
   // Mixtral is MoE on LLaMA's attention: GQA with 8 KV heads.
   EXPECT_EQ(op_named(block, "attn.qkv").gemm.n, 4096 + 2 * 1024);
 }

@@ -77,6 +77,14 @@ TEST(ScenarioErrors, SpeedVariationAndSeed) {
   EXPECT_TRUE(errors_of(doc("{" + nodes + R"(, "speed_variation": 0, "speed_seed": 7})", kSweep)).empty());
 }
 
+// Granularity cuts a training step's passes; a workload file's tasks are its own.
+TEST(ScenarioErrors, GranularityOnlyForTraining) {
+  const auto e = errors_of(doc(kCluster, kSweep, R"(, "simulation": {"granularity": "layer"})"));
+  EXPECT_TRUE(has_error(e, "/simulation/granularity", "applies to training scenarios only"));
+  const auto bad = errors_of(doc(kCluster, kSweep, R"(, "simulation": {"granularity": "op"})"));
+  EXPECT_TRUE(has_error(bad, "/simulation/granularity", "chunk"));
+}
+
 // ---- units and basic types ------------------------------------------------------------
 
 TEST(ScenarioErrors, UnknownUnit) {
@@ -448,6 +456,28 @@ std::string graph(const std::string& tasks, const std::string& collectives = "[]
   return R"({"kind": "task_graph", "collectives": )" + collectives + R"(, "tasks": )" + tasks + "}";
 }
 
+TEST(ScenarioErrors, ExecutorFieldsOfCollectivesAndBuffers) {
+  const std::string calls = R"([
+    {"name": "g", "op": "all_gather", "bytes": "1MiB", "reduce": "sum"},
+    {"name": "r", "op": "all_reduce", "bytes": "1MiB", "dtype": "bf17", "reduce": "mean"}])";
+  auto e = errors_of(doc(kCluster, graph(R"([
+    {"id": "a", "rank": 0, "kind": "alloc", "bytes": "1MiB", "buffer": 1, "category": "weights"},
+    {"id": "f", "rank": 0, "kind": "free", "bytes": "1MiB", "buffer": 2, "deps": ["a"]},
+    {"id": "c", "rank": 0, "kind": "compute", "duration": "1ms", "buffer": 3},
+    {"id": "m", "rank": 1, "kind": "alloc", "bytes": "1MiB", "category": "heap"}])", calls)));
+  EXPECT_TRUE(has_error(e, "/workload/collectives/0/reduce", "applies only to a reducing op"));
+  EXPECT_TRUE(has_error(e, "/workload/collectives/1/dtype", "bf16"));
+  EXPECT_TRUE(has_error(e, "/workload/collectives/1/reduce", "avg"));
+  EXPECT_TRUE(has_error(e, "/workload/tasks/2/buffer", "alloc and free"));
+  EXPECT_TRUE(has_error(e, "/workload/tasks/3/category", "optimizer_states"));
+  // A well-formed graph whose free names a buffer nobody allocated.
+  auto unpaired = errors_of(doc(kCluster, graph(R"([
+    {"id": "a", "rank": 0, "kind": "alloc", "bytes": "1MiB", "buffer": 1},
+    {"id": "f", "rank": 0, "kind": "free", "bytes": "1MiB", "buffer": 2, "deps": ["a"]}])")));
+  EXPECT_TRUE(has_error(unpaired, "/workload/tasks", "frees buffer 2, which its rank does not hold"))
+      << joined(unpaired);
+}
+
 TEST(ScenarioErrors, DepOnUnknownId) {
   auto e = errors_of(doc(kCluster, graph(R"([
     {"id": "fwd", "ranks": "all", "kind": "compute", "duration": "1ms"},
@@ -676,9 +706,32 @@ TEST(ScenarioErrors, BrokenClusterDoesNotCascadeIntoRankErrors) {
 }
 
 TEST(ScenarioErrorsApi, WhatJoinsTheMessages) {
-  const ScenarioError error({"a: one", "b: two"});
-  EXPECT_STREQ(error.what(), "a: one\nb: two");
-  EXPECT_EQ(error.messages().size(), 2u);
+  const ScenarioError error("s.json", {{"/a", "one"}, {"", "two"}});
+  EXPECT_STREQ(error.what(), "s.json: /a: one\ns.json: two");
+  EXPECT_EQ(error.messages(), (std::vector<std::string>{"s.json: /a: one", "s.json: two"}));
+  EXPECT_EQ(error.problems()[0].pointer, "/a");
+}
+
+// A plan error reaches the caller with its key as a pointer, not inside its text.
+TEST(ScenarioErrorsApi, PlanProblemsKeepTheirPointers) {
+  try {
+    test_support::prepare(json::parse(R"({
+      "cluster": {"nodes": [{"count": 1, "device": "H100", "devices_per_node": 8, "nics": 0}]},
+      "model": {"preset": "gpt3-1.3b", "layers": 2},
+      "training": {"global_batch": 8, "micro_batch": 1},
+      "parallelism": {"tp": 4, "pp": 2, "virtual_stages": 2}})"));
+    FAIL() << "expected an error";
+  } catch (const ScenarioError& e) {
+    ASSERT_EQ(e.problems().size(), 1u) << e.what();
+    EXPECT_EQ(e.problems()[0].pointer, "/parallelism/virtual_stages");
+    EXPECT_EQ(e.problems()[0].message.rfind("2 needs \"schedule\"", 0), 0u) << e.what();
+    EXPECT_EQ(e.source(), "t.json");
+  }
+}
+
+TEST(ScenarioErrorsApi, DottedKeysBecomePointers) {
+  EXPECT_EQ(problem_at("parallelism.tp_shares", "x").pointer, "/parallelism/tp_shares");
+  EXPECT_EQ(problem_at("parallelism", "x").pointer, "/parallelism");
 }
 
 }  // namespace

@@ -179,3 +179,46 @@ TEST(TaskGraphStorage, ReserveLikeFirstKeepsTasksInPlace) {
 
 }  // namespace
 }  // namespace dtsim
+
+namespace dtsim {
+namespace {
+
+Task memory_task(TaskKind kind, uint32_t buffer, int64_t bytes, int rank = 0) {
+  Task t;
+  t.kind = kind;
+  t.rank = rank;
+  t.name = kind == TaskKind::kAlloc ? "alloc" : "free";
+  t.bytes = Bytes(bytes);
+  t.buffer = buffer;
+  t.memory = MemoryCategory::kActivations;
+  return t;
+}
+
+TEST(TaskGraphValidate, FreesNameABufferTheirRankHolds) {
+  TaskGraph g;
+  g.stream("compute");
+  g.add(memory_task(TaskKind::kAlloc, 1, 100));
+  g.add(memory_task(TaskKind::kFree, 1, 100));
+  g.add(memory_task(TaskKind::kFree, 0, 5));  // no buffer given: not paired
+  EXPECT_TRUE(g.validate(2).empty());
+  g.add(memory_task(TaskKind::kFree, 1, 100));      // freed already
+  g.add(memory_task(TaskKind::kAlloc, 2, 100, 1));  // on rank 1
+  g.add(memory_task(TaskKind::kFree, 2, 64, 1));    // other bytes
+  g.add(memory_task(TaskKind::kAlloc, 3, 8));
+  g.add(memory_task(TaskKind::kAlloc, 3, 8));  // held already
+  const std::vector<std::string> errors = g.validate(2);
+  ASSERT_EQ(errors.size(), 3u);
+  EXPECT_NE(errors[0].find("frees buffer 1, which its rank does not hold"), std::string::npos);
+  EXPECT_NE(errors[1].find("frees 64 bytes of buffer 2, allocated with 100"), std::string::npos);
+  EXPECT_NE(errors[2].find("allocates buffer 3, which its rank holds already"), std::string::npos);
+}
+
+TEST(TaskGraphStorage, MemoryCategoryNamesRoundTrip) {
+  for (MemoryCategory c : kAllMemoryCategories) {
+    EXPECT_EQ(memory_category_from_name(memory_category_name(c)), c);
+  }
+  EXPECT_FALSE(memory_category_from_name("stuff"));
+}
+
+}  // namespace
+}  // namespace dtsim
