@@ -269,17 +269,20 @@ const StepEmitter::TaskOps& StepEmitter::pass_ops(const ChunkCost& cc, bool forw
 }
 
 const std::vector<StepEmitter::PassSegment>& StepEmitter::pass_segments(const ChunkCost& cc,
-                                                                         bool forward, int first,
-                                                                         int last) {
+                                                                        bool forward, int first,
+                                                                        int last) {
   auto key = std::tuple{&cc, forward, first, last};
   auto it = segments_.find(key);
   if (it != segments_.end()) return it->second;
   // Collectives over a group of one rank are not made: their cuts are not either.
   const auto made = [&](PassComm::Kind kind) {
     switch (kind) {
-      case PassComm::Kind::kTp: return rp_.tp > 1;
-      case PassComm::Kind::kEp: return rp_.ep > 1;
-      case PassComm::Kind::kCp: return rp_.cp > 1;
+      case PassComm::Kind::kTp:
+        return rp_.tp > 1;
+      case PassComm::Kind::kEp:
+        return rp_.ep > 1;
+      case PassComm::Kind::kCp:
+        return rp_.cp > 1;
     }
     return false;
   };
@@ -336,14 +339,15 @@ TaskId StepEmitter::pass_tasks(RankContext& rc, const ChunkCost& cc, bool forwar
     if (rc.compute_tail) inputs.push_back(*rc.compute_tail);
     if (seg.ops.id != kNoOps) {
       const int k = starts[seg.layer]++;
-      tail = compute(rc, name + " l" + std::to_string(seg.layer) + (k > 0 ? "." + std::to_string(k) : ""),
-                     seg.ops, std::move(deps));
+      tail = compute(
+          rc, name + " l" + std::to_string(seg.layer) + (k > 0 ? "." + std::to_string(k) : ""),
+          seg.ops, std::move(deps));
       deps.clear();
       rc.compute_tail = tail;
     }
     for (const PassComm& comm : seg.comms) {
-      const std::string at = id + " l" + std::to_string(seg.layer) + "." +
-                             std::to_string(calls[seg.layer]++);
+      const std::string at =
+          id + " l" + std::to_string(seg.layer) + "." + std::to_string(calls[seg.layer]++);
       // Only a collective that opens the pass waits for its inputs itself; later ones
       // follow the compute stream.
       std::vector<TaskId> after = std::move(deps);
@@ -364,12 +368,12 @@ TaskId StepEmitter::pass_tasks(RankContext& rc, const ChunkCost& cc, bool forwar
                          comm.bytes, "ep all-to-all" + pass + at, after);
           break;
         case PassComm::Kind::kCp:
-          t = forward ? collective(rc, GroupKind::kCp, rc.cp_group, s_.compute,
-                                   CollectiveOp::kAllGather, comm.bytes, "cp kv gather " + at,
-                                   after)
-                      : collective(rc, GroupKind::kCp, rc.cp_group, s_.compute,
-                                   CollectiveOp::kReduceScatter, comm.bytes,
-                                   "cp kv grad scatter " + at, after);
+          t = forward
+                  ? collective(rc, GroupKind::kCp, rc.cp_group, s_.compute,
+                               CollectiveOp::kAllGather, comm.bytes, "cp kv gather " + at, after)
+                  : collective(rc, GroupKind::kCp, rc.cp_group, s_.compute,
+                               CollectiveOp::kReduceScatter, comm.bytes, "cp kv grad scatter " + at,
+                               after);
           break;
       }
       if (t) {
@@ -551,15 +555,16 @@ TaskId StepEmitter::zero3_pass(RankContext& rc, const ChunkCost& cc, bool forwar
       needs.push_back(*t);
       if (plan.gather_copies_per_rank) needs.push_back(rank_copies(rc, stream, bytes, name, *t));
     }
-    if (const auto t = collective(
-            rc, GroupKind::kExpertDp, rc.edp_group, stream, CollectiveOp::kAllGather,
-            cc.layer_expert_params[l] * per_parameter_bytes_.weights, "zero3 expert gather" + layer, window)) {
+    if (const auto t =
+            collective(rc, GroupKind::kExpertDp, rc.edp_group, stream, CollectiveOp::kAllGather,
+                       cc.layer_expert_params[l] * per_parameter_bytes_.weights,
+                       "zero3 expert gather" + layer, window)) {
       needs.push_back(*t);
     }
-    done.push_back(pass_tasks(rc, cc, forward, l, l + 1,
-                              (forward ? "fwd " : "bwd ") + id +
-                                  (layer_granularity() ? "" : " l" + std::to_string(l)),
-                              id, needs));
+    done.push_back(pass_tasks(
+        rc, cc, forward, l, l + 1,
+        (forward ? "fwd " : "bwd ") + id + (layer_granularity() ? "" : " l" + std::to_string(l)),
+        id, needs));
     if (!forward) {
       collective(rc, GroupKind::kDp, rc.dp_group, stream, grad_op,
                  cc.layer_dense_params[l] * per_parameter_bytes_.gradients,
@@ -720,8 +725,8 @@ double StepEmitter::allocate_states(RankContext& rc) {
   add(model_state_bytes(static_cast<int64_t>(rc.expert), precision, optimizer, zero,
                         static_cast<int>(rc.edp_group.size())));
   if (rc.classifier != nullptr) {
-    add(model_state_bytes(static_cast<int64_t>(rc.classifier->dense_params), precision,
-                          optimizer, 0, 1));
+    add(model_state_bytes(static_cast<int64_t>(rc.classifier->dense_params), precision, optimizer,
+                          0, 1));
   }
   // Tensors kept whole under ZeRO-3's persistence threshold: their weights and gradients
   // on every rank, beyond the shard counted above.
@@ -746,13 +751,14 @@ double StepEmitter::allocate_states(RankContext& rc) {
       largest_layer = std::max(largest_layer, cc->layer_dense_params[l] + cc->layer_expert_params[l]);
     }
   }
-  const double buffers =
-      dp_size <= 1 ? 0.0
-      : zero == 3  ? (in_.plan.overlap_param_gather ? 2 : 1) * largest_layer * per_parameter_bytes_.weights
-                   : 2.0 * static_cast<double>(in_.plan.bucket.count());
+  const double buffers = dp_size <= 1 ? 0.0
+                         : zero == 3  ? (in_.plan.overlap_param_gather ? 2 : 1) * largest_layer *
+                                           per_parameter_bytes_.weights
+                                     : 2.0 * static_cast<double>(in_.plan.bucket.count());
   alloc(rc, "weights", states.weights, MemoryCategory::kWeights);
   alloc(rc, "gradients", states.gradients, MemoryCategory::kGradients);
-  if (states.optimizer > 0) alloc(rc, "optimizer states", states.optimizer, MemoryCategory::kOptimizerStates);
+  if (states.optimizer > 0)
+    alloc(rc, "optimizer states", states.optimizer, MemoryCategory::kOptimizerStates);
   if (buffers > 0) alloc(rc, "comm buffers", buffers, MemoryCategory::kCommBuffers);
   return states.total();
 }
@@ -776,8 +782,9 @@ void StepEmitter::emit_forward(RankContext& rc, const PipeStep& st, int index) {
                "cp kv gather " + id, deps);
   }
   const int layers = static_cast<int>(cc.layer_fwd.size());
-  TaskId last = in_.plan.zero_stage == 3 ? zero3_pass(rc, cc, true, id, deps)
-                                         : pass_tasks(rc, cc, true, 0, layers, "fwd " + id, id, deps);
+  TaskId last = in_.plan.zero_stage == 3
+                    ? zero3_pass(rc, cc, true, id, deps)
+                    : pass_tasks(rc, cc, true, 0, layers, "fwd " + id, id, deps);
   rc.step_compute[index] = last;
   const PassEnd end = model_parallel_comms(rc, cc, true, id, last, tp_inputs);
   last = end.last;
@@ -830,10 +837,10 @@ TaskId StepEmitter::emit_bucketed_backward(RankContext& rc, const ChunkCost& cc,
   for (int l = layers - 1; l >= 0; --l) {
     filled += cc.layer_dense_params[l] * per_parameter_bytes_.gradients;
     if (filled >= bucket_bytes || l == 0) {
-      parts.push_back(pass_tasks(
-          rc, cc, false, l, segment_end,
-          "bwd " + id + (layers > 1 ? " part " + std::to_string(parts.size()) : ""), id,
-          parts.empty() ? deps : std::vector<TaskId>{}));
+      parts.push_back(
+          pass_tasks(rc, cc, false, l, segment_end,
+                     "bwd " + id + (layers > 1 ? " part " + std::to_string(parts.size()) : ""), id,
+                     parts.empty() ? deps : std::vector<TaskId>{}));
       buckets.push_back(filled);
       segment_end = l;
       filled = 0;
@@ -876,8 +883,8 @@ void StepEmitter::emit_backward(RankContext& rc, const PipeStep& st, int index, 
   } else if (in_.plan.zero_stage == 3) {
     last = zero3_pass(rc, cc, false, id, deps);
   } else {
-    last = pass_tasks(rc, cc, false, 0, static_cast<int>(cc.layer_bwd.size()), "bwd " + id, id,
-                      deps);
+    last =
+        pass_tasks(rc, cc, false, 0, static_cast<int>(cc.layer_bwd.size()), "bwd " + id, id, deps);
   }
   rc.step_compute[index] = last;
   const PassEnd end = model_parallel_comms(rc, cc, false, id, last, tp_inputs);
@@ -912,11 +919,13 @@ void StepEmitter::emit_step_end(RankContext& rc) {
     const std::vector<int> pair = {rp_.placement->rank(first), rp_.placement->rank(last_stage)};
     if (rc.c.pp == pp - 1) {
       // The last stage's copy is reduced over the data-parallel group like any gradient.
-      collective(rc, GroupKind::kDp, rc.dp_group, s_.dp, rc.grad_op, rc.tied_table * per_parameter_bytes_.gradients,
-                 "tied embedding grads", after_backward, rc.grad_algorithm);
+      collective(rc, GroupKind::kDp, rc.dp_group, s_.dp, rc.grad_op,
+                 rc.tied_table * per_parameter_bytes_.gradients, "tied embedding grads",
+                 after_backward, rc.grad_algorithm);
     }
     collective(rc, GroupKind::kEmbedding, pair, s_.dp, CollectiveOp::kAllReduce,
-               rc.tied_table * per_parameter_bytes_.gradients, "embedding grad sync", after_backward);
+               rc.tied_table * per_parameter_bytes_.gradients, "embedding grad sync",
+               after_backward);
   }
   // Expert gradients are reduced over the replicas that hold the same experts.
   if (rc.expert > 0 && zero < 3) {
@@ -955,8 +964,8 @@ void StepEmitter::emit_step_end(RankContext& rc) {
   }
   if (!rc.geo_group.empty()) {
     collective(rc, GroupKind::kGeo, rc.geo_group, s_.dp, CollectiveOp::kAllReduce,
-               (rc.dense + rc.expert) * per_parameter_bytes_.weights, "cross-region average", {step},
-               dp_algorithm(rc.geo_group));
+               (rc.dense + rc.expert) * per_parameter_bytes_.weights, "cross-region average",
+               {step}, dp_algorithm(rc.geo_group));
   }
 }
 
@@ -967,7 +976,8 @@ void StepEmitter::emit_rank(int rank) {
   role.model_state_bytes = allocate_states(rc);
   role.workspace_bytes = static_cast<double>(
       in_.cluster->devices[rank].spec->efficiency.gemm_workspace.count());
-  if (role.workspace_bytes > 0) alloc(rc, "workspace", role.workspace_bytes, MemoryCategory::kWorkspace);
+  if (role.workspace_bytes > 0)
+    alloc(rc, "workspace", role.workspace_bytes, MemoryCategory::kWorkspace);
   const std::vector<PipeStep> order =
       pipeline_order(in_.plan.schedule, rc.c.pp, rp_.pp, rp_.micro_batches, rp_.v);
   std::vector<int> last_bwd(rp_.v, -1);

@@ -158,15 +158,22 @@ void check_sizes(const LoweringInput& in, Problems& errors) {
   const TrainingSetup& t = in.training;
   for (auto [key, value] : {std::pair{"tp", p.tp}, {"pp", p.pp}, {"cp", p.cp}, {"ep", p.ep},
                             {"virtual_stages", p.virtual_stages}}) {
-    if (value < 1) errors.push_back(problem_at("parallelism." + std::string(key), "must be at least 1, got " + str(value)));
+    if (value < 1)
+      errors.push_back(
+          problem_at("parallelism." + std::string(key), "must be at least 1, got " + str(value)));
   }
   if (p.zero_stage < 0 || p.zero_stage > 3) {
-    errors.push_back(problem_at("parallelism.zero_stage", "must be 0, 1, 2 or 3, got " + str(p.zero_stage)));
+    errors.push_back(
+        problem_at("parallelism.zero_stage", "must be 0, 1, 2 or 3, got " + str(p.zero_stage)));
   }
-  if (t.micro_batch < 1) errors.push_back(problem_at("training.micro_batch", "must be at least 1, got " + str(t.micro_batch)));
+  if (t.micro_batch < 1)
+    errors.push_back(
+        problem_at("training.micro_batch", "must be at least 1, got " + str(t.micro_batch)));
   if (p.tp_comm_overlap && !p.sequence_parallel) {
-    errors.push_back(problem_at("parallelism.tp_comm_overlap", "needs sequence_parallel (the overlap splits "
-                     "sequence-parallel all-gathers and reduce-scatters into the GEMMs)"));
+    errors.push_back(
+        problem_at("parallelism.tp_comm_overlap",
+                   "needs sequence_parallel (the overlap splits "
+                   "sequence-parallel all-gathers and reduce-scatters into the GEMMs)"));
   }
 }
 
@@ -175,16 +182,19 @@ int derive_dp(const LoweringInput& in, int ranks, Problems& errors) {
   const ParallelPlan& p = in.plan;
   const int64_t model_parallel = int64_t{p.tp} * p.pp * p.cp;
   if (ranks % model_parallel != 0) {
-    errors.push_back(problem_at("parallelism", "tp " + str(p.tp) + " x pp " + str(p.pp) + " x cp " + str(p.cp) +
-                     " = " + str(model_parallel) + " does not divide the cluster's " +
-                     str(ranks) + " ranks"));
+    errors.push_back(problem_at("parallelism", "tp " + str(p.tp) + " x pp " + str(p.pp) + " x cp " +
+                                                   str(p.cp) + " = " + str(model_parallel) +
+                                                   " does not divide the cluster's " + str(ranks) +
+                                                   " ranks"));
     throw PlanError(errors);
   }
   const int dp = static_cast<int>(ranks / model_parallel);
   if (p.dp != 0 && p.dp != dp) {
-    errors.push_back(problem_at("parallelism.dp", str(p.dp) + " x tp " + str(p.tp) + " x pp " + str(p.pp) +
-                     " x cp " + str(p.cp) + " = " + str(int64_t{p.dp} * model_parallel) +
-                     " ranks, but the cluster has " + str(ranks) + " (leave dp out to derive it)"));
+    errors.push_back(problem_at("parallelism.dp", str(p.dp) + " x tp " + str(p.tp) + " x pp " +
+                                                      str(p.pp) + " x cp " + str(p.cp) + " = " +
+                                                      str(int64_t{p.dp} * model_parallel) +
+                                                      " ranks, but the cluster has " + str(ranks) +
+                                                      " (leave dp out to derive it)"));
   }
   return dp;
 }
@@ -192,15 +202,17 @@ int derive_dp(const LoweringInput& in, int ranks, Problems& errors) {
 void check_expert_parallel(const LoweringInput& in, int dp, Problems& errors) {
   const ParallelPlan& p = in.plan;
   if (dp % p.ep != 0) {
-    errors.push_back(problem_at("parallelism.ep", str(p.ep) + " must divide dp (" + str(dp) +
-                     "): experts are spread over data-parallel ranks"));
+    errors.push_back(
+        problem_at("parallelism.ep", str(p.ep) + " must divide dp (" + str(dp) +
+                                         "): experts are spread over data-parallel ranks"));
   }
   if (p.ep > 1 && in.model.family != ModelFamily::kMoe) {
-    errors.push_back(problem_at("parallelism.ep", str(p.ep) + " needs a mixture-of-experts model, " +
-                     in.model.name + " has no experts"));
+    errors.push_back(problem_at(
+        "parallelism.ep",
+        str(p.ep) + " needs a mixture-of-experts model, " + in.model.name + " has no experts"));
   } else if (p.ep > 1 && in.model.experts % p.ep != 0) {
     errors.push_back(problem_at("parallelism.ep", str(p.ep) + " must divide the model's " +
-                     str(in.model.experts) + " experts"));
+                                                      str(in.model.experts) + " experts"));
   }
 }
 
@@ -214,12 +226,12 @@ void check_context_parallel(const LoweringInput& in, Problems& errors) {
     // rank i chunks i and 2cp-1-i, an early and a late one, to even out causal attention.
     const int64_t seq = t.seq_len > 0 ? t.seq_len : in.model.seq_len;
     if (seq > 0 && seq % (2 * int64_t{p.cp}) != 0) {
-      errors.push_back(problem_at("parallelism.cp", str(p.cp) +
-                       " splits each sequence into 2 x cp = " + str(2 * int64_t{p.cp}) +
-                       " chunks (two per rank, an early and a late one), " +
-                       "but the sequence length " + str(seq) +
-                       (t.seq_len > 0 ? " (training.seq_len)" : " (the model's)") +
-                       " is not a multiple of " + str(2 * int64_t{p.cp})));
+      errors.push_back(problem_at(
+          "parallelism.cp",
+          str(p.cp) + " splits each sequence into 2 x cp = " + str(2 * int64_t{p.cp}) +
+              " chunks (two per rank, an early and a late one), " + "but the sequence length " +
+              str(seq) + (t.seq_len > 0 ? " (training.seq_len)" : " (the model's)") +
+              " is not a multiple of " + str(2 * int64_t{p.cp})));
     }
   }
 }
@@ -229,47 +241,53 @@ void check_tensor_parallel(const LoweringInput& in, Problems& errors) {
   if (p.tp > 1 && !is_transformer(in.model.family) && in.model.family != ModelFamily::kClassifier) {
     // Every op of these networks is replicated over a tensor-parallel group: tp would
     // only repeat the work.
-    errors.push_back(problem_at(
-        "parallelism.tp", "tensor parallelism splits transformer layers and a "
-                          "classifier's output layer; " +
-                              in.model.name + " (family " +
-                              std::string(model_family_name(in.model.family)) +
-                              ") has no op it splits: use data or pipeline parallelism"));
+    errors.push_back(problem_at("parallelism.tp",
+                                "tensor parallelism splits transformer layers and a "
+                                "classifier's output layer; " +
+                                    in.model.name + " (family " +
+                                    std::string(model_family_name(in.model.family)) +
+                                    ") has no op it splits: use data or pipeline parallelism"));
   } else if (p.tp > 1 && is_transformer(in.model.family) && in.model.heads % p.tp != 0) {
     errors.push_back(problem_at("parallelism.tp", str(p.tp) + " must divide the model's " +
-                     str(in.model.heads) + " attention heads"));
+                                                      str(in.model.heads) + " attention heads"));
   } else if (p.tp > 1 && is_transformer(in.model.family) && in.model.kv_heads > 0 &&
              in.model.kv_heads % p.tp != 0) {
     // Megatron-LM divides the key-value groups among the tensor-parallel ranks.
     errors.push_back(problem_at("parallelism.tp", str(p.tp) + " must divide the model's " +
-                     str(in.model.kv_heads) + " key-value heads"));
+                                                      str(in.model.kv_heads) + " key-value heads"));
   }
 }
 
 void check_pipeline(const LoweringInput& in, Problems& errors) {
   const ParallelPlan& p = in.plan;
   if (p.virtual_stages > 1 && p.schedule != PipelineSchedule::kInterleaved1F1B) {
-    errors.push_back(problem_at("parallelism.virtual_stages", str(p.virtual_stages) +
-                     " needs \"schedule\": \"interleaved_1f1b\""));
+    errors.push_back(
+        problem_at("parallelism.virtual_stages",
+                   str(p.virtual_stages) + " needs \"schedule\": \"interleaved_1f1b\""));
   }
 }
 
 void check_gradient_sync(const LoweringInput& in, Problems& errors) {
   const ParallelPlan& p = in.plan;
-  if (p.sync_every < 1) errors.push_back(problem_at("parallelism.sync_every", "must be at least 1, got " + str(p.sync_every)));
+  if (p.sync_every < 1)
+    errors.push_back(
+        problem_at("parallelism.sync_every", "must be at least 1, got " + str(p.sync_every)));
   if (p.bucket.count() <= 0) {
-    errors.push_back(problem_at("parallelism.bucket", "must be more than 0 bytes, got " + str(p.bucket.count())));
+    errors.push_back(problem_at("parallelism.bucket",
+                                "must be more than 0 bytes, got " + str(p.bucket.count())));
   }
 }
 
 void check_sharded_classifier(const LoweringInput& in, Problems& errors) {
   const ParallelPlan& p = in.plan;
   if (p.shard_classifier && (p.tp != 1 || p.pp != 1 || p.cp != 1)) {
-    errors.push_back(problem_at("parallelism.shard_classifier", "the sharded classifier runs over all ranks; "
-                     "it needs tp, pp and cp of 1"));
+    errors.push_back(problem_at("parallelism.shard_classifier",
+                                "the sharded classifier runs over all ranks; "
+                                "it needs tp, pp and cp of 1"));
   }
   if (p.shard_classifier && in.model.family != ModelFamily::kClassifier) {
-    errors.push_back(problem_at("parallelism.shard_classifier", "needs a classifier model (family \"classifier\")"));
+    errors.push_back(problem_at("parallelism.shard_classifier",
+                                "needs a classifier model (family \"classifier\")"));
   }
 }
 
@@ -281,7 +299,8 @@ void place(const LoweringInput& in, ResolvedPlan& out) {
     out.placement.emplace(out.dp, p.pp, p.tp, p.cp, p.axis_order, p.rank_map);
   } catch (const std::invalid_argument& e) {
     const bool order = std::string_view(e.what()).starts_with("the axis order");
-    throw PlanError({problem_at(order ? "parallelism.axis_order" : "parallelism.rank_map", e.what())});
+    throw PlanError(
+        {problem_at(order ? "parallelism.axis_order" : "parallelism.rank_map", e.what())});
   }
 
   if (p.sync_every > 1) {
@@ -290,9 +309,11 @@ void place(const LoweringInput& in, ResolvedPlan& out) {
     std::set<int> regions;
     for (int r : replicas) regions.insert(cluster.devices[r].region);
     if (regions.size() < 2) {
-      throw PlanError({problem_at("parallelism.sync_every", str(p.sync_every) +
-                       " needs data-parallel replicas in more than one region (the cluster's "
-                       "regions section); here every replica is in one region")});
+      throw PlanError(
+          {problem_at("parallelism.sync_every",
+                      str(p.sync_every) +
+                          " needs data-parallel replicas in more than one region (the cluster's "
+                          "regions section); here every replica is in one region")});
     }
   }
 }
@@ -302,14 +323,16 @@ void resolve_tp_shares(const LoweringInput& in, ResolvedPlan& out) {
   Problems errors;
   if (!p.tp_shares.empty()) {
     if (static_cast<int>(p.tp_shares.size()) != p.tp) {
-      errors.push_back(problem_at("parallelism.tp_shares", str(p.tp_shares.size()) +
-                       " entries, expected tp (" + str(p.tp) + ")"));
+      errors.push_back(
+          problem_at("parallelism.tp_shares",
+                     str(p.tp_shares.size()) + " entries, expected tp (" + str(p.tp) + ")"));
     } else {
       const double sum = std::accumulate(p.tp_shares.begin(), p.tp_shares.end(), 0.0);
       bool positive = true;
       for (double s : p.tp_shares) positive = positive && s > 0;
       if (!positive || std::abs(sum - 1) > 1e-6) {
-        errors.push_back(problem_at("parallelism.tp_shares", "entries must be positive and sum to 1"));
+        errors.push_back(
+            problem_at("parallelism.tp_shares", "entries must be positive and sum to 1"));
       }
     }
     out.tp_shares = p.tp_shares;
@@ -327,11 +350,15 @@ void resolve_replica_micro_batches(const LoweringInput& in, ResolvedPlan& out,
   Problems errors;
   if (!p.replica_micro_batch.empty()) {
     if (static_cast<int>(p.replica_micro_batch.size()) != out.dp) {
-      errors.push_back(problem_at("parallelism.replica_micro_batch", str(p.replica_micro_batch.size()) +
-                       " entries, expected one per data-parallel replica (" + str(out.dp) + ")"));
+      errors.push_back(problem_at("parallelism.replica_micro_batch",
+                                  str(p.replica_micro_batch.size()) +
+                                      " entries, expected one per data-parallel replica (" +
+                                      str(out.dp) + ")"));
     }
     for (int64_t b : p.replica_micro_batch) {
-      if (b < 1) errors.push_back(problem_at("parallelism.replica_micro_batch", "entries must be at least 1"));
+      if (b < 1)
+        errors.push_back(
+            problem_at("parallelism.replica_micro_batch", "entries must be at least 1"));
     }
     out.replica_micro_batch = p.replica_micro_batch;
   } else if (p.balance_replicas) {
@@ -372,15 +399,18 @@ void resolve_micro_batches(const LoweringInput& in, ResolvedPlan& out) {
     const std::string round = p.replica_micro_batch.empty()
                                   ? "micro_batch x dp"
                                   : "the sum of parallelism.replica_micro_batch";
-    throw PlanError({problem_at("training.global_batch", str(global) + " is not a multiple of the " +
-                     str(per_round) + " samples one micro-batch round takes (" + round + ")")});
+    throw PlanError({problem_at("training.global_batch",
+                                str(global) + " is not a multiple of the " + str(per_round) +
+                                    " samples one micro-batch round takes (" + round + ")")});
   }
   out.micro_batches = static_cast<int>(global / per_round);
   if (p.schedule == PipelineSchedule::kInterleaved1F1B && p.pp > 1 &&
       out.micro_batches % p.pp != 0) {
-    throw PlanError({problem_at("training.global_batch", "the interleaved schedule needs the number of "
-                     "micro-batches per replica (" + str(out.micro_batches) +
-                     ") to be a multiple of pp (" + str(p.pp) + ")")});
+    throw PlanError(
+        {problem_at("training.global_batch",
+                    "the interleaved schedule needs the number of "
+                    "micro-batches per replica (" +
+                        str(out.micro_batches) + ") to be a multiple of pp (" + str(p.pp) + ")")});
   }
 }
 
@@ -560,7 +590,8 @@ ResolvedPlan resolve_plan(const LoweringInput& in) {
   resolve_micro_batches(in, out);
   const Workload unit_workload = build_workload(in.model, WorkloadShape{1, t.seq_len, t.precision});
   partition_stages(in, out, unit_workload, workload_at);
-  for (int64_t b : std::set<int64_t>(out.replica_micro_batch.begin(), out.replica_micro_batch.end())) {
+  for (int64_t b :
+       std::set<int64_t>(out.replica_micro_batch.begin(), out.replica_micro_batch.end())) {
     out.workloads.emplace(b, workload_at(b));
   }
   add_notes(in, out);

@@ -27,9 +27,10 @@ std::unique_ptr<CostModel> choose_cost_model(const Scenario& scenario,
                                              const std::optional<std::string>& costs_option) {
   if (costs_option) {
     throw ScenarioError("--costs " + *costs_option,
-                        {{"", "the measured cost model reads a cost database written by `dtsim "
-                              "calibrate`, which this build does not have yet; leave --costs out "
-                              "to use the roofline model"}});
+                        {{"",
+                          "the measured cost model reads a cost database written by `dtsim "
+                          "calibrate`, which this build does not have yet; leave --costs out "
+                          "to use the roofline model"}});
   }
   if (scenario.simulation.cost_model == "measured") {
     throw ScenarioError(

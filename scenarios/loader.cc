@@ -140,9 +140,9 @@ Scenario load_scenario_file(const std::string& path, const std::vector<std::stri
         detail = detail.substr(colon + 2);
       }
     }
-    throw ScenarioError(path, {{"", "invalid JSON at " +
-                                        scenario_detail::line_and_column(text, e.byte) + ": " +
-                                        detail}});
+    throw ScenarioError(
+        path, {{"", "invalid JSON at " + scenario_detail::line_and_column(text, e.byte) + ": " +
+                        detail}});
   }
   return load_scenario(std::move(document), path, overrides);
 }

@@ -32,14 +32,22 @@ std::optional<TaskKind> task_kind_from_name(std::string_view name) {
 
 std::string_view memory_category_name(MemoryCategory c) {
   switch (c) {
-    case MemoryCategory::kUnspecified: return "unspecified";
-    case MemoryCategory::kWeights: return "weights";
-    case MemoryCategory::kGradients: return "gradients";
-    case MemoryCategory::kOptimizerStates: return "optimizer_states";
-    case MemoryCategory::kActivations: return "activations";
-    case MemoryCategory::kRecomputed: return "recomputed_activations";
-    case MemoryCategory::kWorkspace: return "workspace";
-    case MemoryCategory::kCommBuffers: return "comm_buffers";
+    case MemoryCategory::kUnspecified:
+      return "unspecified";
+    case MemoryCategory::kWeights:
+      return "weights";
+    case MemoryCategory::kGradients:
+      return "gradients";
+    case MemoryCategory::kOptimizerStates:
+      return "optimizer_states";
+    case MemoryCategory::kActivations:
+      return "activations";
+    case MemoryCategory::kRecomputed:
+      return "recomputed_activations";
+    case MemoryCategory::kWorkspace:
+      return "workspace";
+    case MemoryCategory::kCommBuffers:
+      return "comm_buffers";
   }
   return "?";
 }

@@ -41,9 +41,9 @@ enum class MemoryCategory : uint8_t {
   kCommBuffers,
 };
 inline constexpr MemoryCategory kAllMemoryCategories[] = {
-    MemoryCategory::kUnspecified,  MemoryCategory::kWeights,     MemoryCategory::kGradients,
+    MemoryCategory::kUnspecified,     MemoryCategory::kWeights,     MemoryCategory::kGradients,
     MemoryCategory::kOptimizerStates, MemoryCategory::kActivations, MemoryCategory::kRecomputed,
-    MemoryCategory::kWorkspace,    MemoryCategory::kCommBuffers};
+    MemoryCategory::kWorkspace,       MemoryCategory::kCommBuffers};
 std::string_view memory_category_name(MemoryCategory c);
 std::optional<MemoryCategory> memory_category_from_name(std::string_view name);
 

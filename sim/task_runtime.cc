@@ -69,9 +69,10 @@ TaskRuntime::TaskRuntime(Simulation& sim, const TaskGraph& graph)
     st.call_or_tag = t.kind == TaskKind::kCollective ? t.collective : t.tag;
     if (t.kind == TaskKind::kCompute) {
       const ClusterDevice& dev = sim.cluster().devices[t.rank];
-      st.ns_or_bytes = (dev.speed == 1 ? t.duration
-                                  : ceil_ns(static_cast<double>(t.duration.count_ns()) / dev.speed))
-                      .count_ns();
+      st.ns_or_bytes =
+          (dev.speed == 1 ? t.duration
+                          : ceil_ns(static_cast<double>(t.duration.count_ns()) / dev.speed))
+              .count_ns();
     } else {
       st.ns_or_bytes = t.bytes.count();
     }
@@ -136,15 +137,18 @@ RunResult TaskRuntime::run(const RunControl& control) {
 // count as waiting from issue until their peers arrive, then as communication.
 TaskRuntime::TimeCategory TaskRuntime::activity_of(const TaskView& t) const {
   switch (t.kind) {
-    case TaskKind::kCompute: return TimeCategory::kCompute;
+    case TaskKind::kCompute:
+      return TimeCategory::kCompute;
     case TaskKind::kMemcpy:
       return t.memcpy_kind == MemcpyKind::kDeviceToDevice ? TimeCategory::kCompute
                                                           : TimeCategory::kCommunication;
     case TaskKind::kCollective:
     case TaskKind::kSend:
-    case TaskKind::kRecv: return TimeCategory::kCommunication;
+    case TaskKind::kRecv:
+      return TimeCategory::kCommunication;
     case TaskKind::kAlloc:
-    case TaskKind::kFree: return TimeCategory::kNone;
+    case TaskKind::kFree:
+      return TimeCategory::kNone;
   }
   return TimeCategory::kNone;
 }
@@ -167,11 +171,20 @@ void TaskRuntime::account(int rank, TimeCategory activity, int delta) {
   }
   rc.last = now;
   switch (activity) {
-    case TimeCategory::kCompute: rc.compute_running += delta; break;
-    case TimeCategory::kCommunication: rc.comm_running += delta; break;
-    case TimeCategory::kCollectiveWait: rc.waiting += delta; break;
-    case TimeCategory::kPeerWait: rc.waiting_p2p += delta; break;
-    case TimeCategory::kNone: break;
+    case TimeCategory::kCompute:
+      rc.compute_running += delta;
+      break;
+    case TimeCategory::kCommunication:
+      rc.comm_running += delta;
+      break;
+    case TimeCategory::kCollectiveWait:
+      rc.waiting += delta;
+      break;
+    case TimeCategory::kPeerWait:
+      rc.waiting_p2p += delta;
+      break;
+    case TimeCategory::kNone:
+      break;
   }
 }
 
@@ -215,7 +228,8 @@ void TaskRuntime::issue(Slot id) {
     case TaskKind::kSend:
     case TaskKind::kRecv: {
       const bool send = t.kind == TaskKind::kSend;
-      const P2pKey key = send ? P2pKey{rank, t.peer, t.call_or_tag} : P2pKey{t.peer, rank, t.call_or_tag};
+      const P2pKey key =
+          send ? P2pKey{rank, t.peer, t.call_or_tag} : P2pKey{t.peer, rank, t.call_or_tag};
       auto& theirs = send ? ready_recvs_ : ready_sends_;
       auto it = theirs.find(key);
       if (it == theirs.end()) {
@@ -344,7 +358,9 @@ const TaskRuntime::PlannedCall& TaskRuntime::plan_for(const CollectiveCall& call
 void TaskRuntime::begin_transfer(Slot id) {
   const TaskState& t = state_[id];
   const int rank = rank_of(id);
-  account(rank, t.kind == TaskKind::kCollective ? TimeCategory::kCollectiveWait : TimeCategory::kPeerWait, -1);
+  account(rank,
+          t.kind == TaskKind::kCollective ? TimeCategory::kCollectiveWait : TimeCategory::kPeerWait,
+          -1);
   account(rank, TimeCategory::kCommunication, +1);
   nccl_change(rank, +1);
 }

@@ -62,7 +62,8 @@ int vocab_logits(const Layer& layer) {
     const Op& op = layer.ops[i];
     if (op.kind == OpKind::kMatmul && op.split == TensorSplit::kVocab) return static_cast<int>(i);
   }
-  throw InternalError(__FILE__, __LINE__, ("layer " + layer.name + " has no vocabulary-split GEMM").c_str(),
+  throw InternalError(__FILE__, __LINE__,
+                      ("layer " + layer.name + " has no vocabulary-split GEMM").c_str(),
                       "vocab_logits");
 }
 

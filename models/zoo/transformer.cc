@@ -391,9 +391,8 @@ Layer block_layer(const Dims& d, int index) {
   layer.tp_bwd_at = {qkv, mlp_first};
   layer.tp_comm_bytes = hidden_bytes;
   // Keys and values are gathered once the QKV projection (and its preparation) made them.
-  layer.cp_at = index_of([](const Op& op) {
-    return op.attention_core || op.kernel == KernelKind::kFlashAttention;
-  });
+  layer.cp_at = index_of(
+      [](const Op& op) { return op.attention_core || op.kernel == KernelKind::kFlashAttention; });
   layer.kv_bytes = static_cast<double>(d.tokens) * 2 * d.kv_width * d.act;
   if (d.family == ModelFamily::kMoe) {
     // Tokens go to their experts after the router and come back before they are combined.

@@ -54,8 +54,10 @@ constexpr std::array<AlgorithmInfo, 8> kAlgorithms{{
 }  // namespace
 
 namespace {
-constexpr std::pair<ReduceOp, std::string_view> kReduceNames[] = {
-    {ReduceOp::kSum, "sum"}, {ReduceOp::kAvg, "avg"}, {ReduceOp::kMax, "max"}, {ReduceOp::kMin, "min"}};
+constexpr std::pair<ReduceOp, std::string_view> kReduceNames[] = {{ReduceOp::kSum, "sum"},
+                                                                  {ReduceOp::kAvg, "avg"},
+                                                                  {ReduceOp::kMax, "max"},
+                                                                  {ReduceOp::kMin, "min"}};
 }  // namespace
 
 std::string_view reduce_op_name(ReduceOp r) {

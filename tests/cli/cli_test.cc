@@ -362,9 +362,9 @@ TEST(CliLower, ScaledDownExamplesReproduceTheirStepTime) {
                                   " --set cluster.nodes.0.count=2 --set training.global_batch=512");
   expect_lowered_graph_reproduces("hetero-a100-v100-gpt", " --set training.global_batch=32");
   // At layer granularity (what a real executor runs): many more tasks, the same round trip.
-  expect_lowered_graph_reproduces(
-      "llama3-70b-64xH100", " --set model.layers=8 --set training.seq_len=2048 --set "
-                            "training.global_batch=8 --set simulation.granularity=layer");
+  expect_lowered_graph_reproduces("llama3-70b-64xH100",
+                                  " --set model.layers=8 --set training.seq_len=2048 --set "
+                                  "training.global_batch=8 --set simulation.granularity=layer");
 }
 
 // The full examples (label bench: minutes, not for every CI run).

@@ -608,10 +608,9 @@ TEST(WorkloadTest, TensorParallelCommunication) {
   const auto index = [&](const Layer& l, const std::string& name) {
     return static_cast<int>(&op_named(l, name) - l.ops.data());
   };
-  EXPECT_EQ(block.tp_fwd_at, (std::vector<int>{index(block, "attn.proj") + 1,
-                                               index(block, "mlp.fc2") + 1}));
-  EXPECT_EQ(block.tp_bwd_at,
-            (std::vector<int>{index(block, "attn.qkv"), index(block, "mlp.fc1")}));
+  EXPECT_EQ(block.tp_fwd_at,
+            (std::vector<int>{index(block, "attn.proj") + 1, index(block, "mlp.fc2") + 1}));
+  EXPECT_EQ(block.tp_bwd_at, (std::vector<int>{index(block, "attn.qkv"), index(block, "mlp.fc1")}));
   EXPECT_EQ(block.cp_at, index(block, "attn.score"));
   EXPECT_TRUE(block.ep_at.empty());
   EXPECT_EQ(embedding.tp_fwd_at, std::vector<int>{1});

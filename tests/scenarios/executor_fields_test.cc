@@ -36,9 +36,8 @@ const CollectiveCall& call(const TaskGraph& g, const std::string& prefix) {
 }
 
 TEST(CollectiveCalls, CarryTheirElementTypeAndReduction) {
-  for (const auto& [precision, dtype] :
-       std::map<std::string, DType>{{"fp16", DType::kFp16}, {"bf16", DType::kBf16},
-                                    {"fp32", DType::kFp32}}) {
+  for (const auto& [precision, dtype] : std::map<std::string, DType>{
+           {"fp16", DType::kFp16}, {"bf16", DType::kBf16}, {"fp32", DType::kFp32}}) {
     SCOPED_TRACE(precision);
     const auto p = prepare(gpt(precision));
     const TaskGraph& g = p->lowered.graph;
@@ -110,9 +109,9 @@ TEST(Allocations, CarryTheirCategoryAndPairWithTheirFrees) {
     EXPECT_NE(t.memory, MemoryCategory::kActivations) << t.name;
     EXPECT_NE(t.memory, MemoryCategory::kRecomputed) << t.name;
   }
-  for (MemoryCategory c : {MemoryCategory::kWeights, MemoryCategory::kGradients,
-                           MemoryCategory::kOptimizerStates, MemoryCategory::kActivations,
-                           MemoryCategory::kRecomputed, MemoryCategory::kCommBuffers}) {
+  for (MemoryCategory c :
+       {MemoryCategory::kWeights, MemoryCategory::kGradients, MemoryCategory::kOptimizerStates,
+        MemoryCategory::kActivations, MemoryCategory::kRecomputed, MemoryCategory::kCommBuffers}) {
     EXPECT_GT(allocs[c], 0) << memory_category_name(c);
   }
   // Per rank, the weights, gradients and optimizer states add up to the role's states.

@@ -58,8 +58,8 @@ struct Case {
 
 std::vector<Case> cases() {
   const auto training = [](const char* recompute) {
-    return nlohmann::json{{"global_batch", 8}, {"micro_batch", 1}, {"seq_len", 1024},
-                          {"recompute", recompute}};
+    return nlohmann::json{
+        {"global_batch", 8}, {"micro_batch", 1}, {"seq_len", 1024}, {"recompute", recompute}};
   };
   return {
       {"gpt full recompute, tp 2 x pp 2",
@@ -68,7 +68,8 @@ std::vector<Case> cases() {
        scenario("gpt3-1.3b", training("selective"),
                 {{"tp", 4}, {"sequence_parallel", true}, {"tp_comm_overlap", true}})},
       {"llama context parallel", scenario("llama3-8b", training("none"), {{"tp", 2}, {"cp", 2}})},
-      {"mixtral expert parallel", scenario("mixtral-8x7b", training("none"), {{"tp", 2}, {"ep", 4}})},
+      {"mixtral expert parallel",
+       scenario("mixtral-8x7b", training("none"), {{"tp", 2}, {"ep", 4}})},
       {"bert zero-3", scenario("bert-large", training("none"), {{"tp", 2}, {"zero_stage", 3}})},
   };
 }

@@ -464,7 +464,8 @@ TEST(ScenarioErrors, ExecutorFieldsOfCollectivesAndBuffers) {
     {"id": "a", "rank": 0, "kind": "alloc", "bytes": "1MiB", "buffer": 1, "category": "weights"},
     {"id": "f", "rank": 0, "kind": "free", "bytes": "1MiB", "buffer": 2, "deps": ["a"]},
     {"id": "c", "rank": 0, "kind": "compute", "duration": "1ms", "buffer": 3},
-    {"id": "m", "rank": 1, "kind": "alloc", "bytes": "1MiB", "category": "heap"}])", calls)));
+    {"id": "m", "rank": 1, "kind": "alloc", "bytes": "1MiB", "category": "heap"}])",
+                                         calls)));
   EXPECT_TRUE(has_error(e, "/workload/collectives/0/reduce", "applies only to a reducing op"));
   EXPECT_TRUE(has_error(e, "/workload/collectives/1/dtype", "bf16"));
   EXPECT_TRUE(has_error(e, "/workload/collectives/1/reduce", "avg"));
@@ -474,7 +475,8 @@ TEST(ScenarioErrors, ExecutorFieldsOfCollectivesAndBuffers) {
   auto unpaired = errors_of(doc(kCluster, graph(R"([
     {"id": "a", "rank": 0, "kind": "alloc", "bytes": "1MiB", "buffer": 1},
     {"id": "f", "rank": 0, "kind": "free", "bytes": "1MiB", "buffer": 2, "deps": ["a"]}])")));
-  EXPECT_TRUE(has_error(unpaired, "/workload/tasks", "frees buffer 2, which its rank does not hold"))
+  EXPECT_TRUE(
+      has_error(unpaired, "/workload/tasks", "frees buffer 2, which its rank does not hold"))
       << joined(unpaired);
 }
 
