@@ -178,6 +178,8 @@ class StepEmitter {
   uint32_t alloc(RankContext& rc, std::string name, double bytes, MemoryCategory category);
   void free(RankContext& rc, std::string name, uint32_t buffer, double bytes,
             MemoryCategory category);
+  void memory_task(const RankContext& rc, TaskKind kind, std::string name, uint32_t buffer,
+                   double bytes, MemoryCategory category);
   // A collective task of `rank` on `stream`; nothing when the group is one rank or empty.
   std::optional<TaskId> collective(RankContext& rc, GroupKind kind, const std::vector<int>& group,
                                    uint16_t stream, CollectiveOp op, double bytes,
@@ -413,22 +415,20 @@ TaskId StepEmitter::compute(const RankContext& rc, std::string name, const TaskO
 
 uint32_t StepEmitter::alloc(RankContext& rc, std::string name, double bytes,
                             MemoryCategory category) {
-  Task t;
-  t.kind = TaskKind::kAlloc;
-  t.rank = rc.rank;
-  t.stream = s_.compute;
-  t.name = std::move(name);
-  t.bytes = bytes_of(bytes);
-  t.memory = category;
-  t.buffer = rc.next_buffer++;
-  g_.add(t);
-  return t.buffer;
+  const uint32_t buffer = rc.next_buffer++;
+  memory_task(rc, TaskKind::kAlloc, std::move(name), buffer, bytes, category);
+  return buffer;
 }
 
 void StepEmitter::free(RankContext& rc, std::string name, uint32_t buffer, double bytes,
                        MemoryCategory category) {
+  memory_task(rc, TaskKind::kFree, std::move(name), buffer, bytes, category);
+}
+
+void StepEmitter::memory_task(const RankContext& rc, TaskKind kind, std::string name,
+                              uint32_t buffer, double bytes, MemoryCategory category) {
   Task t;
-  t.kind = TaskKind::kFree;
+  t.kind = kind;
   t.rank = rc.rank;
   t.stream = s_.compute;
   t.name = std::move(name);
