@@ -7,6 +7,7 @@
 
 #include "scenarios/cluster_loader.h"
 #include "sim/device_catalog.h"
+#include "sim/efficiency_figures.h"
 
 namespace dtsim::scenario_detail {
 
@@ -74,32 +75,35 @@ void read_efficiency(const json& value, const std::string& pointer, Diagnostics&
                      DeviceEfficiency& e) {
   auto o = JsonObject::open(value, pointer, d);
   if (!o) return;
-  read_in_range(*o, "gemm_max", kFraction, e.gemm_max);
-  read_in_range(*o, "gemm_max_fp8", kFraction, e.gemm_max_fp8);
-  if (auto f = o->flops("gemm_half_flops", Need::kOptional)) {
-    if (f->count() > 0) {
-      e.gemm_half_flops = f->count();
-    } else {
-      d.error(o->pointer("gemm_half_flops"), "must be positive (the GEMM size that reaches half "
-                                             "of gemm_max)");
+  for (const EfficiencyFigure& f : efficiency_figures()) {
+    switch (f.type) {
+      case EfficiencyFigure::Type::kNumber:
+        read_in_range(*o, f.key, Range{f.low, f.high, f.low_included, f.high_included, f.expected},
+                      e.*f.number);
+        break;
+      case EfficiencyFigure::Type::kInteger:
+        if (auto v = o->integer(f.key, Need::kOptional, static_cast<int64_t>(f.low),
+                                static_cast<int64_t>(f.high))) {
+          e.*f.integer = static_cast<int>(*v);
+        }
+        break;
+      case EfficiencyFigure::Type::kDuration:
+        if (auto v = o->duration(f.key, Need::kOptional)) e.*f.duration = *v;
+        break;
+      case EfficiencyFigure::Type::kBytes:
+        if (auto v = o->bytes(f.key, Need::kOptional)) e.*f.bytes = *v;
+        break;
+      case EfficiencyFigure::Type::kFlops:
+        if (auto v = o->flops(f.key, Need::kOptional)) {
+          if (v->count() > 0) {
+            e.*f.number = v->count();
+          } else {
+            d.error(o->pointer(f.key), "must be " + std::string(f.expected));
+          }
+        }
+        break;
     }
   }
-  read_in_range(*o, "gemm_half_dim", kPositive, e.gemm_half_dim);
-  for (auto [key, field, min] : {std::tuple{"compute_units", &e.compute_units, 0},
-                                 std::tuple{"gemm_tile_m", &e.gemm_tile_m, 1},
-                                 std::tuple{"gemm_tile_n", &e.gemm_tile_n, 1}}) {
-    if (auto v = o->integer(key, Need::kOptional, min, 1 << 20)) *field = static_cast<int>(*v);
-  }
-  read_in_range(*o, "attention_factor", kFraction, e.attention_factor);
-  read_in_range(*o, "conv_factor", kFraction, e.conv_factor);
-  read_in_range(*o, "memory_bandwidth_fraction", kFraction, e.memory_bandwidth_fraction);
-  if (auto v = o->duration("kernel_launch", Need::kOptional)) e.kernel_launch = *v;
-  read_in_range(*o, "comm_compute_slowdown", kUnitInterval, e.comm_compute_slowdown);
-  read_in_range(*o, "nvlink_efficiency", kFraction, e.nvlink_efficiency);
-  read_in_range(*o, "pcie_efficiency", kFraction, e.pcie_efficiency);
-  read_in_range(*o, "speed_variation", kUnitInterval, e.speed_variation);
-  read_in_range(*o, "sustained_compute_fraction", kFraction, e.sustained_compute_fraction);
-  if (auto v = o->bytes("gemm_workspace", Need::kOptional)) e.gemm_workspace = *v;
   if (const json* v = o->get("collective_protocols", Need::kOptional, "an object")) {
     read_protocols(*v, o->pointer("collective_protocols"), d, e.collective_protocols);
   }

@@ -230,7 +230,7 @@ TEST(ScenarioErrors, CustomDeviceEfficiencyOutOfRange) {
   EXPECT_TRUE(has_error(e, at + "comm_compute_slowdown",
                         "1 is out of range (expected a number in [0, 1))"));
   EXPECT_TRUE(has_error(e, at + "gemm_half_dim", "0 is out of range (expected a positive number)"));
-  EXPECT_TRUE(has_error(e, at + "gemm_half_flops", "must be positive"));
+  EXPECT_TRUE(has_error(e, at + "gemm_half_flops", "must be a positive FLOP count"));
   // The node naming the broken device does not add "unknown device" on top.
   for (const auto& m : e) EXPECT_EQ(m.find("unknown device"), std::string::npos) << m;
 }
