@@ -32,6 +32,7 @@ struct TrainingWorkload {
   // With parallelism.sync_every > 1 (local SGD across regions): an iteration that reduces
   // gradients inside each region only; the reported iteration time averages the two.
   std::optional<models::LoweredStep> local_step;
+  models::Granularity granularity = models::Granularity::kChunk;  // how its passes are cut
 };
 
 // A scenario's workload lowered to a TaskGraph with a chosen cost model.

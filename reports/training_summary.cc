@@ -81,6 +81,7 @@ nlohmann::ordered_json make_training_summary(const LoweredScenario& scenario,
   }
   s["precision"] = models::precision_name(tw.training.precision);
   s["recompute"] = models::recompute_name(tw.training.recompute);
+  s["granularity"] = models::granularity_name(tw.granularity);
   s["micro_batches"] = step.micro_batches;
   s["samples_per_iteration"] = step.samples_per_iteration;
   s["tokens_per_iteration"] = step.tokens_per_iteration;

@@ -60,6 +60,7 @@ void lower_training(const Scenario& s, const CostModel& costs, const RunControl&
     TrainingWorkload w;
     w.model = spec.model;
     w.training = spec.training;
+    w.granularity = s.simulation.granularity;
     w.step = models::lower_training_step(in);
     out.cancelled = w.step.cancelled;
     if (spec.plan.sync_every > 1 && !out.cancelled) {

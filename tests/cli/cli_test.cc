@@ -336,6 +336,8 @@ void expect_lowered_graph_reproduces(const std::string& name, const std::string&
   ASSERT_EQ(lowered.exit_code, 0) << lowered.output;
   ASSERT_TRUE(fs::exists(dir / "graph.tasks.jsonl"));
   const double expected = simulated_time(dir / "direct" / "summary.json");
+  EXPECT_EQ(nlohmann::json::parse(slurp(dir / "direct" / "summary.json"))["training"]["granularity"],
+            layer ? "layer" : "chunk");
   for (const std::string reprice : {"false", "true"}) {
     const fs::path out = dir / ("rerun_" + reprice);
     const Result rerun =
