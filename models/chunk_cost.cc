@@ -223,7 +223,6 @@ ChunkCost chunk_cost(const Workload& w, int begin, int end, const RankShard& sha
   ChunkCost out;
   const DType dtype = math_dtype(w.shape.precision);
   const ActivationSplit act_split{shard.tp, shard.sequence_parallel, shard.cp};
-  const double cp_tokens = 1.0 / shard.cp;
   for (int i = begin; i < end; ++i) {
     const Layer& layer = w.layers[i];
     double dense = 0;
@@ -288,14 +287,15 @@ ChunkCost chunk_cost(const Workload& w, int begin, int end, const RankShard& sha
     out.layer_dense_tensors.push_back(std::move(tensors));
     out.dense_params += dense;
     out.expert_params += expert;
-    out.tp_calls_fwd += layer.tp_comms_fwd();
-    // Full recomputation runs the forward again, tensor-parallel all-reduces included.
-    const int recomputed = rerun_all ? layer.tp_comms_fwd() : 0;
-    out.tp_calls_bwd += layer.tp_comms_bwd() + recomputed;
-    out.tp_bytes_fwd += layer.tp_comms_fwd() * layer.tp_comm_bytes * cp_tokens;
-    out.tp_bytes_bwd += (layer.tp_comms_bwd() + recomputed) * layer.tp_comm_bytes * cp_tokens;
-    out.kv_bytes += layer.kv_bytes * shard.tp_share;  // keys and values split by heads
-    out.all_to_all_bytes += 2 * layer.moe_all_to_all_bytes * cp_tokens;
+    // The chunk granularity's calls: each layer's collectives summed by kind.
+    for (const PassComm& c : out.layer_fwd_comms.back()) {
+      (c.kind == PassComm::Kind::kTp   ? out.tp_bytes_fwd
+       : c.kind == PassComm::Kind::kEp ? out.all_to_all_bytes
+                                       : out.kv_bytes) += c.bytes;
+    }
+    for (const PassComm& c : out.layer_bwd_comms.back()) {
+      if (c.kind == PassComm::Kind::kTp) out.tp_bytes_bwd += c.bytes;
+    }
   }
   out.output_bytes = end > begin ? w.layers[end - 1].output_bytes : 0;
   return out;

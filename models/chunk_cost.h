@@ -61,7 +61,7 @@ struct ChunkCost {
   std::vector<PricedOps> layer_fwd_ops;
   std::vector<PricedOps> layer_bwd_ops;
   // Per layer, the collectives that cut its passes, in the order they run (the layer
-  // granularity's task boundaries; their bytes sum to the chunk totals below).
+  // granularity's task boundaries; the chunk totals below are their sums).
   std::vector<std::vector<PassComm>> layer_fwd_comms;
   std::vector<std::vector<PassComm>> layer_bwd_comms;
   // Per layer of the chunk, in layer order: forward and backward time (their kernels'
@@ -83,10 +83,9 @@ struct ChunkCost {
   // runs. 0 without recomputation.
   double recompute_transient_bytes = 0;
   double output_bytes = 0;      // the chunk's output activation, whole (before any split)
-  double tp_bytes_fwd = 0;      // summed over the chunk's TP collectives
+  // The layers' collectives summed, as chunk granularity makes them (one call each):
+  double tp_bytes_fwd = 0;      // the forward's TP collectives
   double tp_bytes_bwd = 0;      // with the recomputed forward's under full recomputation
-  int tp_calls_fwd = 0;
-  int tp_calls_bwd = 0;
   double kv_bytes = 0;          // context-parallel gather of keys and values
   double all_to_all_bytes = 0;  // expert-parallel dispatch + combine, one pass
 };

@@ -290,7 +290,7 @@ const std::vector<StepEmitter::PassSegment>& StepEmitter::pass_segments(const Ch
   };
   std::vector<PassSegment> segments;
   PricedOps kernels;
-  PassSegment open{TaskOps{}, forward ? first : last - 1, {}};
+  PassSegment open;  // its layer is set where its first kernel or call is
   const auto close = [&](int next_layer) {
     if (!kernels.empty()) open.ops = add_ops(kernels);
     if (!kernels.empty() || !open.comms.empty()) segments.push_back(std::move(open));

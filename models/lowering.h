@@ -33,6 +33,7 @@ class PlanError : public InputError {
 // into one call each after it. kLayer: a task between each two of those collectives, each
 // call as the real step makes it (what a real executor runs).
 enum class Granularity : uint8_t { kChunk, kLayer };
+inline constexpr Granularity kAllGranularities[] = {Granularity::kChunk, Granularity::kLayer};
 std::string_view granularity_name(Granularity g);
 
 struct LoweringInput {

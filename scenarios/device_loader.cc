@@ -21,12 +21,6 @@ std::vector<std::string_view> catalog_names() {
   return names;
 }
 
-std::vector<std::string_view> dtype_names() {
-  std::vector<std::string_view> names;
-  for (DType t : kAllDTypes) names.push_back(dtype_name(t));
-  return names;
-}
-
 // Reads `peak` (dtype -> FLOP rate) over the values already in `spec`; returns how many
 // entries it set.
 int read_peaks(const json& value, const std::string& pointer, Diagnostics& d, DeviceSpec& spec) {
@@ -41,7 +35,7 @@ int read_peaks(const json& value, const std::string& pointer, Diagnostics& d, De
   }
   peak->report_unknown_keys();
   if (value.empty()) {
-    d.error(pointer, "must name at least one dtype (one of " + join_names(dtype_names()) + ")");
+    d.error(pointer, "must name at least one dtype (one of " + join_names(names_of(kAllDTypes, dtype_name)) + ")");
   }
   return set;
 }

@@ -42,6 +42,13 @@ std::string sibling_pointer(std::string_view pointer, size_t index);
 
 // "\"text\"", for names quoted in messages.
 std::string in_quotes(std::string_view s);
+// The names of `values` in order, for choice() and messages: names_of(kAllDTypes, dtype_name).
+template <typename Values, typename Name>
+std::vector<std::string_view> names_of(const Values& values, Name name) {
+  std::vector<std::string_view> out;
+  for (const auto& v : values) out.push_back(name(v));
+  return out;
+}
 // "string \"8\"", "number 3.5", "an object", ... for "expected X, got Y" messages.
 std::string describe(const json& value);
 // The candidate closest to `word` by edit distance when it is close enough to be a likely

@@ -46,9 +46,10 @@ SimulationSettings read_simulation(const json* value, const std::string& pointer
       out.costs_file = *v;
     }
   }
-  static constexpr std::string_view kGranularities[] = {"chunk", "layer"};
-  if (auto v = o->choice("granularity", Need::kOptional, kGranularities, "task granularity")) {
-    out.granularity = *v == 1 ? models::Granularity::kLayer : models::Granularity::kChunk;
+  if (auto v = o->choice("granularity", Need::kOptional,
+                         names_of(models::kAllGranularities, models::granularity_name),
+                         "task granularity")) {
+    out.granularity = models::kAllGranularities[*v];
   }
   if (out.cost_model == "measured" && !out.costs_file) {
     d.error(o->pointer("cost_model"),

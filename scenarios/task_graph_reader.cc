@@ -38,13 +38,6 @@ constexpr KindKey kKindKeys[] = {
      "send, recv, memcpy, alloc and free"},
 };
 
-template <typename T, size_t N>
-std::vector<std::string_view> names_of(const T (&values)[N], std::string_view (*name)(T)) {
-  std::vector<std::string_view> out;
-  for (T v : values) out.push_back(name(v));
-  return out;
-}
-
 CollectiveDef read_collective_def(const json& value, const std::string& pointer,
                                   std::map<std::string, size_t>& names, size_t index,
                                   Diagnostics& d) {
@@ -74,14 +67,14 @@ CollectiveDef read_collective_def(const json& value, const std::string& pointer,
     out.group = read_rank_set(*group, o->pointer("group"), d);
   }
   if (auto v = o->bytes("bytes", Need::kRequired)) out.bytes = *v;
-  std::vector<std::string_view> dtypes;
-  for (DType t : kAllDTypes) dtypes.push_back(dtype_name(t));
-  if (auto v = o->choice("dtype", Need::kOptional, dtypes, "dtype")) out.dtype = kAllDTypes[*v];
-  static constexpr std::string_view kReduceOps[] = {"sum", "avg", "max", "min"};
+  if (auto v = o->choice("dtype", Need::kOptional, names_of(kAllDTypes, dtype_name), "dtype")) {
+    out.dtype = kAllDTypes[*v];
+  }
   if (o->value().contains("reduce") && !is_reducing(out.op)) {
     o->reject("reduce", "applies only to a reducing op (all_reduce, reduce_scatter, reduce)");
-  } else if (auto v = o->choice("reduce", Need::kOptional, kReduceOps, "reduction")) {
-    out.reduce = *reduce_op_from_name(kReduceOps[*v]);
+  } else if (auto v = o->choice("reduce", Need::kOptional,
+                                names_of(kAllReduceOps, reduce_op_name), "reduction")) {
+    out.reduce = kAllReduceOps[*v];
   }
   read_collective_options(*o, out.options);
   o->report_unknown_keys();
@@ -146,10 +139,8 @@ void read_compute(JsonObject& o, TaskSpec& out) {
   if (auto v = o.duration("duration", Need::kOptional)) out.prototype.duration = *v;
   if (auto v = o.flops("flops", Need::kOptional)) out.flops = *v;
   if (!has_duration) {
-    std::vector<std::string_view> dtypes;
-    for (DType t : kAllDTypes) dtypes.push_back(dtype_name(t));
     out.dtype_given = o.value().contains("dtype");
-    if (auto v = o.choice("dtype", Need::kOptional, dtypes, "dtype")) {
+    if (auto v = o.choice("dtype", Need::kOptional, names_of(kAllDTypes, dtype_name), "dtype")) {
       out.dtype = kAllDTypes[*v];
     }
   } else {

@@ -3,7 +3,6 @@
 
 #include <array>
 #include <limits>
-#include <sstream>
 
 namespace dtsim {
 
@@ -95,40 +94,5 @@ const std::array kFigures = [] {
 }  // namespace
 
 std::span<const EfficiencyFigure> efficiency_figures() { return kFigures; }
-
-std::string efficiency_default_text(const EfficiencyFigure& f) {
-  const DeviceEfficiency d{};
-  std::ostringstream out;
-  switch (f.type) {
-    case T::kNumber:
-      out << d.*f.number;
-      break;
-    case T::kInteger:
-      out << d.*f.integer;
-      break;
-    case T::kDuration: {
-      const int64_t ns = (d.*f.duration).count_ns();
-      if (ns % 1000 == 0) {
-        out << ns / 1000 << "us";
-      } else {
-        out << ns << "ns";
-      }
-      break;
-    }
-    case T::kBytes: {
-      const int64_t b = (d.*f.bytes).count();
-      if (b % (int64_t{1} << 20) == 0) {
-        out << (b >> 20) << "MiB";
-      } else {
-        out << b << "B";
-      }
-      break;
-    }
-    case T::kFlops:
-      out << d.*f.number / 1e9 << "GFLOP";
-      break;
-  }
-  return out.str();
-}
 
 }  // namespace dtsim

@@ -5,7 +5,6 @@
 #pragma once
 
 #include <span>
-#include <string>
 #include <string_view>
 
 #include "sim/device.h"
@@ -33,9 +32,5 @@ struct EfficiencyFigure {
 };
 
 std::span<const EfficiencyFigure> efficiency_figures();
-
-// The figure's default (DeviceEfficiency{}'s value) as a scenario writes it: "0.8", "5us",
-// "4MiB", "1GFLOP".
-std::string efficiency_default_text(const EfficiencyFigure& f);
 
 }  // namespace dtsim

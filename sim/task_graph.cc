@@ -194,11 +194,11 @@ std::vector<std::string> TaskGraph::validate(int num_ranks) const {
     const auto it = live.find(key);
     if (it == live.end()) {
       errors.push_back(where(i) + ": frees " + buffer + ", which its rank does not hold");
-    } else if (it->second != t.bytes.count()) {
-      errors.push_back(where(i) + ": frees " + std::to_string(t.bytes.count()) + " bytes of " +
-                       buffer + ", allocated with " + std::to_string(it->second));
-      live.erase(it);
     } else {
+      if (it->second != t.bytes.count()) {
+        errors.push_back(where(i) + ": frees " + std::to_string(t.bytes.count()) + " bytes of " +
+                         buffer + ", allocated with " + std::to_string(it->second));
+      }
       live.erase(it);
     }
   };

@@ -51,13 +51,11 @@ constexpr std::array<AlgorithmInfo, 8> kAlgorithms{{
      "every pair exchanges directly in one step (all-to-all, paired send/recv)"},
 }};
 
-}  // namespace
-
-namespace {
 constexpr std::pair<ReduceOp, std::string_view> kReduceNames[] = {{ReduceOp::kSum, "sum"},
                                                                   {ReduceOp::kAvg, "avg"},
                                                                   {ReduceOp::kMax, "max"},
                                                                   {ReduceOp::kMin, "min"}};
+
 }  // namespace
 
 std::string_view reduce_op_name(ReduceOp r) {

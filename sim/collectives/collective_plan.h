@@ -34,6 +34,8 @@ enum class CollectiveAlgorithm {
 
 // How a reducing collective combines its members' elements (NCCL's ncclRedOp_t).
 enum class ReduceOp : uint8_t { kSum, kAvg, kMax, kMin };
+inline constexpr ReduceOp kAllReduceOps[] = {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMax,
+                                             ReduceOp::kMin};
 std::string_view reduce_op_name(ReduceOp r);
 std::optional<ReduceOp> reduce_op_from_name(std::string_view name);
 // All-reduce, reduce-scatter and reduce combine elements; the others move them.

@@ -28,6 +28,43 @@ std::string slurp(const std::string& path) {
   return s.str();
 }
 
+// The figure's default (DeviceEfficiency{}'s value) as a scenario writes it: "0.8", "5us",
+// "4MiB", "1GFLOP".
+std::string efficiency_default_text(const EfficiencyFigure& f) {
+  const DeviceEfficiency d{};
+  std::ostringstream out;
+  switch (f.type) {
+    case Type::kNumber:
+      out << d.*f.number;
+      break;
+    case Type::kInteger:
+      out << d.*f.integer;
+      break;
+    case Type::kDuration: {
+      const int64_t ns = (d.*f.duration).count_ns();
+      if (ns % 1000 == 0) {
+        out << ns / 1000 << "us";
+      } else {
+        out << ns << "ns";
+      }
+      break;
+    }
+    case Type::kBytes: {
+      const int64_t b = (d.*f.bytes).count();
+      if (b % (int64_t{1} << 20) == 0) {
+        out << (b >> 20) << "MiB";
+      } else {
+        out << b << "B";
+      }
+      break;
+    }
+    case Type::kFlops:
+      out << d.*f.number / 1e9 << "GFLOP";
+      break;
+  }
+  return out.str();
+}
+
 const json& schema_properties() {
   static const json schema =
       json::parse(slurp(std::string(DTSIM_SOURCE_DIR) + "/scenarios/schema/scenario.schema.json"));
