@@ -35,7 +35,8 @@ int read_peaks(const json& value, const std::string& pointer, Diagnostics& d, De
   }
   peak->report_unknown_keys();
   if (value.empty()) {
-    d.error(pointer, "must name at least one dtype (one of " + join_names(names_of(kAllDTypes, dtype_name)) + ")");
+    d.error(pointer, "must name at least one dtype (one of " +
+                         join_names(names_of(kAllDTypes, dtype_name)) + ")");
   }
   return set;
 }

@@ -72,8 +72,8 @@ CollectiveDef read_collective_def(const json& value, const std::string& pointer,
   }
   if (o->value().contains("reduce") && !is_reducing(out.op)) {
     o->reject("reduce", "applies only to a reducing op (all_reduce, reduce_scatter, reduce)");
-  } else if (auto v = o->choice("reduce", Need::kOptional,
-                                names_of(kAllReduceOps, reduce_op_name), "reduction")) {
+  } else if (auto v = o->choice("reduce", Need::kOptional, names_of(kAllReduceOps, reduce_op_name),
+                                "reduction")) {
     out.reduce = kAllReduceOps[*v];
   }
   read_collective_options(*o, out.options);
