@@ -30,19 +30,15 @@ struct LowerArgs {
 int lower(const LowerArgs& args) {
   RunSession session(!args.quiet);
   const Scenario scenario = load_scenario_file(args.scenario, args.sets);
-  if (scenario.training && scenario.training->plan.sync_every > 1) {
-    throw ScenarioError(scenario.source,
-                        {{"/parallelism/sync_every",
-                          "local SGD lowers two graphs (local and synchronizing steps) that a "
-                          "lowered-graph file cannot hold yet; lower with --set "
-                          "parallelism.sync_every=1"}});
-  }
   const auto t0 = std::chrono::steady_clock::now();
   const LoweredScenario lowered = lower_with_chosen_costs(scenario, args.costs, session.control());
   if (lowered.cancelled || session.interrupted()) return session.report_interrupted("lowering");
   const std::filesystem::path out(args.out);
   const std::filesystem::path graph_file =
       out.parent_path() / (out.stem().string() + ".tasks.jsonl");
+  // Local SGD: the step that reduces inside each region only, in a file of its own.
+  const std::filesystem::path local_file =
+      out.parent_path() / (out.stem().string() + ".local.tasks.jsonl");
   // The scenario that runs the graph: the same cluster and simulation settings.
   nlohmann::ordered_json doc;
   doc["name"] = scenario.name + " (lowered)";
@@ -56,22 +52,39 @@ int lower(const LowerArgs& args) {
     doc["simulation"].erase("granularity");
   }
   doc["workload"] = {{"kind", "task_graph"}, {"graph_file", graph_file.filename().string()}};
+  if (lowered.local_graph) {
+    doc["workload"]["local_graph_file"] = local_file.filename().string();
+    doc["workload"]["sync_every"] = lowered.sync_every;
+  }
   if (!out.parent_path().empty()) std::filesystem::create_directories(out.parent_path());
   session.finish();
   LoweredGraphStats stats;
   write_file_atomically(graph_file, [&](std::ostream& f) {
     stats = write_lowered_graph(f, lowered.graph, scenario.cluster.num_ranks());
   });
+  if (lowered.local_graph) {
+    write_file_atomically(local_file, [&](std::ostream& f) {
+      const LoweredGraphStats local = write_lowered_graph(f, *lowered.local_graph, scenario.cluster.num_ranks());
+      stats.tasks += local.tasks;
+      stats.templates += local.templates;
+      stats.op_lists += local.op_lists;
+      stats.collectives += local.collectives;
+    });
+  }
   write_file_atomically(out, doc.dump(2) + "\n");
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!args.quiet) {
     std::cout << fmt::format(
-        "wrote {} and {} ({} tasks on {} ranks in {} templates, {} op lists, {} collective "
+        "wrote {} and {}{} ({} tasks on {} ranks in {} templates, {} op lists, {} collective "
         "calls, {:.1f} MB) in {:.2f} s\n",
-        out.string(), graph_file.string(), stats.tasks, scenario.cluster.num_ranks(),
-        stats.templates, stats.op_lists, stats.collectives,
-        static_cast<double>(std::filesystem::file_size(graph_file)) / 1e6, seconds);
+        out.string(), graph_file.string(),
+        lowered.local_graph ? " with its local SGD step " + local_file.string() : "", stats.tasks,
+        scenario.cluster.num_ranks(), stats.templates, stats.op_lists, stats.collectives,
+        static_cast<double>(std::filesystem::file_size(graph_file) +
+                            (lowered.local_graph ? std::filesystem::file_size(local_file) : 0)) /
+            1e6,
+        seconds);
   }
   return kExitOk;
 }

@@ -6,6 +6,7 @@ namespace dtsim {
 
 inline constexpr const char* kLoweredGraphFormat = "dtsim-lowered-graph";
 // 2: collectives carry dtype and reduce; alloc and free tasks their buffer and category.
-inline constexpr int kLoweredGraphVersion = 2;
+// 3: pipeline sends and recvs carry the tensor they move.
+inline constexpr int kLoweredGraphVersion = 3;
 
 }  // namespace dtsim

@@ -186,8 +186,10 @@ class StepEmitter {
                                    std::string label, std::vector<TaskId> deps = {},
                                    CollectiveAlgorithm algorithm = CollectiveAlgorithm::kAuto,
                                    bool analytical = false);
-  TaskId p2p(const RankContext& rc, bool send, int peer, uint16_t stream, uint32_t tag,
-             double bytes, std::string name, std::vector<TaskId> deps = {});
+  // A pipeline send or recv of `transfer`, tagged by it.
+  TaskId p2p(const RankContext& rc, bool send, int peer, uint16_t stream,
+             PipelineTransfer transfer, double bytes, std::string name,
+             std::vector<TaskId> deps = {});
   // A pass over a chunk under ZeRO-3 (FSDP): layer by layer, each layer's parameters
   // gathered two layers ahead of use and, after its backward, its gradients scattered.
   // Returns the last compute task.
@@ -474,15 +476,34 @@ std::optional<TaskId> StepEmitter::collective(RankContext& rc, GroupKind kind,
   return id;
 }
 
-TaskId StepEmitter::p2p(const RankContext& rc, bool send, int peer, uint16_t stream, uint32_t tag,
-                        double bytes, std::string name, std::vector<TaskId> deps) {
+// Pipeline messages are tagged by what they move: the micro-batch, and the virtual stage
+// whose output (or its gradient) crosses to the next, so sender and receiver agree.
+uint32_t tag_of(const PipelineTransfer& t, int chunks_total) {
+  return (t.micro_batch * static_cast<uint32_t>(chunks_total) + t.chunk) * 2 +
+         (t.tensor == PipelineTensor::kActivations ? 0 : 1);
+}
+
+PipelineTransfer activations_of(int micro_batch, int chunk) {
+  return {PipelineTensor::kActivations, static_cast<uint32_t>(micro_batch),
+          static_cast<uint32_t>(chunk)};
+}
+
+PipelineTransfer gradients_of(int micro_batch, int chunk) {
+  return {PipelineTensor::kActivationGradients, static_cast<uint32_t>(micro_batch),
+          static_cast<uint32_t>(chunk)};
+}
+
+TaskId StepEmitter::p2p(const RankContext& rc, bool send, int peer, uint16_t stream,
+                        PipelineTransfer transfer, double bytes, std::string name,
+                        std::vector<TaskId> deps) {
   Task t;
   t.kind = send ? TaskKind::kSend : TaskKind::kRecv;
   t.rank = rc.rank;
   t.stream = stream;
   t.name = std::move(name);
   t.peer = peer;
-  t.tag = tag;
+  t.tag = tag_of(transfer, rp_.pp * rp_.v);
+  t.transfer = transfer;
   t.bytes = bytes_of(bytes);
   t.deps = std::move(deps);
   return g_.add(std::move(t));
@@ -622,11 +643,6 @@ CollectiveAlgorithm StepEmitter::dp_algorithm(const std::vector<int>& group) con
   return CollectiveAlgorithm::kAuto;
 }
 
-// Pipeline messages are named by micro-batch and the boundary they cross (between virtual
-// stages k and k + 1), so that sender and receiver agree whatever chunk they call it.
-uint32_t tag_of(int micro_batch, int boundary, int chunks_total, bool forward) {
-  return static_cast<uint32_t>((micro_batch * chunks_total + boundary) * 2 + (forward ? 0 : 1));
-}
 
 StepEmitter::RankContext StepEmitter::context_of(int rank) {
   const ParallelPlan& plan = in_.plan;
@@ -774,7 +790,7 @@ void StepEmitter::emit_forward(RankContext& rc, const PipeStep& st, int index) {
   if (k > 0 && pp > 1) {
     const double bytes = rc.w->layers[rp_.chunks[k - 1].end - 1].output_bytes / split_act;
     deps.push_back(p2p(rc, false, rank_of_virtual_stage(rc, k - 1), s_.recv_prev,
-                       tag_of(st.micro_batch, k - 1, chunks_total, true), bytes, "recv act " + id));
+                       activations_of(st.micro_batch, k - 1), bytes, "recv act " + id));
   }
   const std::vector<TaskId> tp_inputs = pass_inputs(rc, deps);
   if (!layer_granularity()) {
@@ -807,7 +823,7 @@ void StepEmitter::emit_forward(RankContext& rc, const PipeStep& st, int index) {
   rc.peak_activations = std::max(rc.peak_activations, rc.in_flight);
   if (k < chunks_total - 1 && pp > 1) {
     p2p(rc, true, rank_of_virtual_stage(rc, k + 1), s_.send_next,
-        tag_of(st.micro_batch, k, chunks_total, true), cc.output_bytes / split_act, "send act " + id,
+        activations_of(st.micro_batch, k), cc.output_bytes / split_act, "send act " + id,
         PassEnd{last, end.overlapped_tp}.all());
   }
   rc.last_pass = last;
@@ -865,7 +881,7 @@ void StepEmitter::emit_backward(RankContext& rc, const PipeStep& st, int index, 
   std::vector<TaskId> deps;
   if (k < chunks_total - 1 && pp > 1) {
     deps.push_back(p2p(rc, false, rank_of_virtual_stage(rc, k + 1), s_.recv_next,
-                       tag_of(st.micro_batch, k, chunks_total, false), cc.output_bytes / split_act,
+                       gradients_of(st.micro_batch, k), cc.output_bytes / split_act,
                        "recv grad " + id));
   }
   const std::vector<TaskId> tp_inputs = pass_inputs(rc, deps);
@@ -901,7 +917,7 @@ void StepEmitter::emit_backward(RankContext& rc, const PipeStep& st, int index, 
   rc.in_flight -= kept_activations(rc, cc);
   if (k > 0 && pp > 1) {
     p2p(rc, true, rank_of_virtual_stage(rc, k - 1), s_.send_prev,
-        tag_of(st.micro_batch, k - 1, chunks_total, false),
+        gradients_of(st.micro_batch, k - 1),
         rc.w->layers[rp_.chunks[k - 1].end - 1].output_bytes / split_act, "send grad " + id,
         end.all());
   }

@@ -29,9 +29,6 @@ struct TrainingWorkload {
   models::ModelSpec model;
   models::TrainingSetup training;
   models::LoweredStep step;  // the iteration that synchronizes across regions
-  // With parallelism.sync_every > 1 (local SGD across regions): an iteration that reduces
-  // gradients inside each region only; the reported iteration time averages the two.
-  std::optional<models::LoweredStep> local_step;
   models::Granularity granularity = models::Granularity::kChunk;  // how its passes are cut
 };
 
@@ -43,6 +40,12 @@ struct LoweredScenario {
   const Cluster* cluster = nullptr;  // the scenario's, which outlives this
   const Cluster& cluster_ref() const { return *cluster; }
   TaskGraph graph;                           // every kind of workload
+  // Local SGD across regions: the iteration that reduces gradients inside each region only,
+  // run sync_every - 1 times for each run of `graph` (the one that synchronizes across
+  // them). A training scenario with parallelism.sync_every > 1 lowers it; a task graph
+  // brings it from its file (workload.local_graph_file).
+  std::optional<TaskGraph> local_graph;
+  int sync_every = 1;
   std::optional<TrainingWorkload> training;  // training scenarios (graph is the step's)
   std::optional<Reference> reference;
   std::string cost_model;  // the name of the model that priced the ops
@@ -58,5 +61,14 @@ struct ScenarioRun {
   double wall_time_s = 0;        // host time spent in the simulation proper
   std::vector<LinkStats> links;  // indexed by LinkId, closed at the end of the run
 };
+
+// The mean iteration time: with local SGD, ((sync_every - 1) local + sync) / sync_every;
+// otherwise the simulated step's.
+inline double mean_iteration_seconds(const LoweredScenario& scenario, const ScenarioRun& run) {
+  const double sync = run.result.end.seconds();
+  if (!run.local_step) return sync;
+  const double h = scenario.sync_every;
+  return ((h - 1) * run.local_step->end.seconds() + sync) / h;
+}
 
 }  // namespace dtsim

@@ -76,6 +76,9 @@ LoweredGraphStats write_lowered_graph(std::ostream& out, const TaskGraph& g, int
         task.push_back(memory_category_name(t.memory));
         task.push_back(t.buffer);
       }
+      if (const auto moved = g.transfer(id)) {
+        task.push_back({pipeline_tensor_name(moved->tensor), moved->micro_batch, moved->chunk});
+      }
       tasks.push_back(std::move(task));
     }
     std::string text = tasks.dump();

@@ -41,6 +41,13 @@ nlohmann::ordered_json make_summary(const LoweredScenario& scenario, const Scena
   s["source"] = scenario.source;
   s["network_model"] = scenario.network_model;
   s["simulated_time_s"] = r.end.seconds();
+  if (run.local_step) {
+    // Local SGD: simulated_time_s is the synchronizing step's; the mean weighs both.
+    s["local_sgd"] = {{"sync_every", scenario.sync_every},
+                      {"sync_step_s", r.end.seconds()},
+                      {"local_step_s", run.local_step->end.seconds()},
+                      {"mean_iteration_s", mean_iteration_seconds(scenario, run)}};
+  }
   if (options.include_wall_time) s["wall_time_s"] = run.wall_time_s;
   s["events"] = r.events;
   s["fast_forwarded_rounds"] = r.fast_forwarded_rounds;
@@ -135,9 +142,9 @@ nlohmann::ordered_json make_summary(const LoweredScenario& scenario, const Scena
     }
   };
   // With local SGD both kinds of step are simulated; each overflow says which.
-  const bool local_sgd = run.local_step && scenario.training && scenario.training->local_step;
+  const bool local_sgd = run.local_step && scenario.local_graph;
   add_overflows(r, scenario.graph, local_sgd ? "sync" : "");
-  if (local_sgd) add_overflows(*run.local_step, scenario.training->local_step->graph, "local");
+  if (local_sgd) add_overflows(*run.local_step, *scenario.local_graph, "local");
   s["memory_overflows"] = std::move(overflows);
   return s;
 }

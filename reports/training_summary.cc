@@ -25,10 +25,9 @@ double iterations_to_train(const models::TrainingSetup& t, const models::Lowered
 RankStats rank_stats_per_iteration(const LoweredScenario& scenario, const ScenarioRun& run,
                                    int rank) {
   RankStats st = run.result.ranks[rank];
-  if (!run.local_step || !scenario.training) return st;
+  if (!run.local_step) return st;
   const RankStats& local = run.local_step->ranks[rank];
-  const double local_weight =
-      (scenario.training->step.plan.sync_every - 1.0) / scenario.training->step.plan.sync_every;
+  const double local_weight = (scenario.sync_every - 1.0) / scenario.sync_every;
   const auto mix = [&](Duration sync, Duration loc) {
     return Duration::from_seconds((1 - local_weight) * sync.seconds() +
                                   local_weight * loc.seconds());
@@ -50,8 +49,7 @@ nlohmann::ordered_json make_training_summary(const LoweredScenario& scenario,
   const models::LoweredStep& step = tw.step;
   const models::ParallelPlan& plan = step.plan;
   const Cluster& cluster = scenario.cluster_ref();
-  const double sync_time = run.result.end.seconds();
-  double iteration = sync_time;
+  const double iteration = mean_iteration_seconds(scenario, run);
   nlohmann::ordered_json s;
   s["model"] = tw.model.name;
   s["family"] = models::model_family_name(tw.model.family);
@@ -86,11 +84,8 @@ nlohmann::ordered_json make_training_summary(const LoweredScenario& scenario,
   s["samples_per_iteration"] = step.samples_per_iteration;
   s["tokens_per_iteration"] = step.tokens_per_iteration;
   if (run.local_step) {
-    const double local = run.local_step->end.seconds();
-    const double h = plan.sync_every;
-    iteration = ((h - 1) * local + sync_time) / h;
-    s["local_iteration_time_s"] = local;
-    s["sync_iteration_time_s"] = sync_time;
+    s["local_iteration_time_s"] = run.local_step->end.seconds();
+    s["sync_iteration_time_s"] = run.result.end.seconds();
   }
   s["iteration_time_s"] = iteration;
   s["samples_per_s"] = iteration > 0 ? step.samples_per_iteration / iteration : 0.0;

@@ -61,9 +61,9 @@ ScenarioRun run_scenario(const Scenario& scenario, const LoweredScenario& lowere
   for (SimObserver* o : observers) sim.add_observer(o);
   ScenarioRun run;
   run.result = sim.run(lowered.graph, control);
-  if (lowered.training && lowered.training->local_step && !run.result.cancelled) {
+  if (lowered.local_graph && !run.result.cancelled) {
     Simulation local(scenario.cluster, options);
-    run.local_step = local.run(lowered.training->local_step->graph, control);
+    run.local_step = local.run(*lowered.local_graph, control);
     run.result.cancelled = run.local_step->cancelled;
   }
   run.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -105,6 +105,11 @@ void resolve_workload(const WorkloadSpec& spec, const Cluster& cluster, Diagnost
     resolve_sweep(spec.sweep, cluster, d, out.collective);
   } else {
     resolve_task_graph(spec.graph, cluster, d, out.task_graph);
+    if (spec.graph.local_graph_file) {
+      out.local_task_graph = read_graph_file(*spec.graph.local_graph_file,
+                                             spec.graph.local_graph_file_pointer, cluster, d);
+      out.sync_every = spec.graph.sync_every;
+    }
   }
 }
 
@@ -222,14 +227,19 @@ Scenario load_scenario(nlohmann::json document, const std::string& source,
                     .collective = {},
                     .training = {},
                     .task_graph = {},
+                    .local_task_graph = {},
                     .reference = std::move(reference)};
   // The specs move as unique_ptrs, so the node groups' pointers stay valid.
   scenario.cluster.owned_specs = std::move(cluster->owned_specs);
   if (workload && workload->graph.graph_file) {
     // Paths in a scenario are relative to the scenario file.
-    const std::filesystem::path file(*workload->graph.graph_file);
-    if (file.is_relative() && source.front() != '<') {
-      workload->graph.graph_file = (std::filesystem::path(source).parent_path() / file).string();
+    for (std::optional<std::string>* path :
+         {&workload->graph.graph_file, &workload->graph.local_graph_file}) {
+      if (!*path) continue;
+      const std::filesystem::path file(**path);
+      if (file.is_relative() && source.front() != '<') {
+        *path = (std::filesystem::path(source).parent_path() / file).string();
+      }
     }
     scenario.reprice_task_graph = workload->graph.reprice;
   }

@@ -211,6 +211,21 @@ std::optional<TaskGraph> read_lowered_graph(std::istream& in, int ranks, std::st
           t.memory = *category;
           t.buffer = static_cast<uint32_t>(integer_value(a[8], where + " buffer", 0, UINT32_MAX));
         }
+        if ((t.kind == TaskKind::kSend || t.kind == TaskKind::kRecv) && a.size() > 7) {
+          const json& moved = a[7];
+          const auto tensor = moved.is_array() && moved.size() == 3 && moved[0].is_string()
+                                  ? pipeline_tensor_from_name(moved[0].get<std::string>())
+                                  : std::nullopt;
+          if (!tensor) {
+            throw LineError(where +
+                            ": a pipeline transfer is [\"activations\" or "
+                            "\"activation_gradients\", micro-batch, chunk]");
+          }
+          t.transfer = PipelineTransfer{
+              *tensor,
+              static_cast<uint32_t>(integer_value(moved[1], where + " micro-batch", 0, UINT32_MAX)),
+              static_cast<uint32_t>(integer_value(moved[2], where + " chunk", 0, UINT32_MAX))};
+        }
         if (has_peer(t)) {
           if (next_peer >= peers.size())
             throw LineError("\"peers\": fewer than the template's transfers");

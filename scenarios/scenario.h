@@ -69,6 +69,10 @@ struct Scenario {
   // A lowered graph read from a file keeps the durations it holds unless the scenario asks
   // for its ops to be priced again (workload.reprice).
   bool reprice_task_graph = false;
+  // A lowered local SGD step (workload.local_graph_file): the iteration that runs
+  // sync_every - 1 times for each run of task_graph, the one that synchronizes.
+  std::optional<TaskGraph> local_task_graph;
+  int sync_every = 1;
   std::optional<Reference> reference;
 };
 

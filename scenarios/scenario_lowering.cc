@@ -15,33 +15,31 @@ namespace dtsim {
 namespace {
 
 // Compute tasks that carry ops but no duration (priced by FLOPs), or every compute task
-// with ops when `reprice`, get their kernels' time on their rank's device.
-void price_task_graph(const Cluster& cluster, const CostModel& costs, bool reprice,
-                      const RunControl& control, LoweredScenario& out) {
-  TaskGraph& g = out.graph;
+// with ops when `reprice`, get their kernels' time on their rank's device, tallied by
+// source. Returns false when stopped through `control`.
+bool price_task_graph(const Cluster& cluster, const CostModel& costs, bool reprice,
+                      const RunControl& control, TaskGraph& g, CostTally& tally) {
   const auto n = static_cast<int64_t>(g.num_tasks());
   for (TaskId id = 0; id < g.num_tasks(); ++id) {
     if (static_cast<int64_t>(id) % std::max<int64_t>(1, control.check_every) == 0) {
-      if (control.stop_requested()) {
-        out.cancelled = true;
-        return;
-      }
+      if (control.stop_requested()) return false;
       control.report("lowering", id, n);
     }
     const TaskView t = g.task(id);
     if (t.kind != TaskKind::kCompute) continue;
     if (t.ops == kNoOps || (!reprice && t.duration > Duration::zero())) {
-      ++out.costs.given.ops;
-      out.costs.given.time += t.duration;
+      ++tally.given.ops;
+      tally.given.time += t.duration;
       continue;
     }
     const DeviceSpec& device = *cluster.devices[static_cast<size_t>(t.rank)].spec;
     models::PricedOps priced;
     for (const OpSignature& op : g.op_list(t.ops))
       priced.push_back(models::price_op(op, device, costs));
-    out.costs.add(models::tally_of(priced));
+    tally.add(models::tally_of(priced));
     g.set_duration(id, models::total_time(priced));
   }
+  return true;
 }
 
 void lower_training(const Scenario& s, const CostModel& costs, const RunControl& control,
@@ -65,8 +63,10 @@ void lower_training(const Scenario& s, const CostModel& costs, const RunControl&
     out.cancelled = w.step.cancelled;
     if (spec.plan.sync_every > 1 && !out.cancelled) {
       in.global_sync = false;
-      w.local_step = models::lower_training_step(in);
-      out.cancelled = w.local_step->cancelled;
+      models::LoweredStep local = models::lower_training_step(in);
+      out.cancelled = local.cancelled;
+      out.local_graph = std::move(local.graph);
+      out.sync_every = spec.plan.sync_every;
     }
     out.costs = w.step.costs;
     out.graph = std::move(w.step.graph);
@@ -97,7 +97,16 @@ LoweredScenario lower_scenario(const Scenario& s, const CostModel& costs,
       break;
     case WorkloadKind::kTaskGraph:
       out.graph = s.task_graph;
-      price_task_graph(s.cluster, costs, s.reprice_task_graph, control, out);
+      out.cancelled =
+          !price_task_graph(s.cluster, costs, s.reprice_task_graph, control, out.graph, out.costs);
+      if (s.local_task_graph && !out.cancelled) {
+        // cost_sources counts the synchronizing step's kernels, as a training scenario's does.
+        out.local_graph = *s.local_task_graph;
+        out.sync_every = s.sync_every;
+        CostTally local;
+        out.cancelled = !price_task_graph(s.cluster, costs, s.reprice_task_graph, control,
+                                          *out.local_graph, local);
+      }
       break;
     case WorkloadKind::kTraining:
       lower_training(s, costs, control, out);
@@ -107,9 +116,7 @@ LoweredScenario lower_scenario(const Scenario& s, const CostModel& costs,
   // them (a collective sweep keeps `auto` as one of the choices it compares).
   if (s.workload_kind != WorkloadKind::kCollective && !out.cancelled) {
     resolve_auto_algorithms(out.graph, s.cluster);
-    if (out.training && out.training->local_step) {
-      resolve_auto_algorithms(out.training->local_step->graph, s.cluster);
-    }
+    if (out.local_graph) resolve_auto_algorithms(*out.local_graph, s.cluster);
   }
   return out;
 }

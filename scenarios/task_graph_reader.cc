@@ -29,6 +29,7 @@ constexpr KindKey kKindKeys[] = {
     {"peer", bit(TaskKind::kSend) | bit(TaskKind::kRecv) | bit(TaskKind::kMemcpy),
      "send, recv and memcpy"},
     {"tag", bit(TaskKind::kSend) | bit(TaskKind::kRecv), "send and recv"},
+    {"moves", bit(TaskKind::kSend) | bit(TaskKind::kRecv), "send and recv"},
     {"direction", bit(TaskKind::kMemcpy), "memcpy"},
     {"buffer", bit(TaskKind::kAlloc) | bit(TaskKind::kFree), "alloc and free"},
     {"category", bit(TaskKind::kAlloc) | bit(TaskKind::kFree), "alloc and free"},
@@ -148,6 +149,23 @@ void read_compute(JsonObject& o, TaskSpec& out) {
   }
 }
 
+// A send's or recv's "moves": {"tensor", "micro_batch", "chunk"}.
+std::optional<PipelineTransfer> read_transfer(const json& value, const std::string& pointer,
+                                              Diagnostics& d) {
+  auto o = JsonObject::open(value, pointer, d);
+  if (!o) return std::nullopt;
+  constexpr PipelineTensor kTensors[] = {PipelineTensor::kActivations,
+                                         PipelineTensor::kActivationGradients};
+  const auto tensor_names = names_of(kTensors, pipeline_tensor_name);
+  const auto tensor = o->choice("tensor", Need::kRequired, tensor_names, "pipeline tensor");
+  const auto micro_batch = o->integer("micro_batch", Need::kRequired, 0, UINT32_MAX);
+  const auto chunk = o->integer("chunk", Need::kRequired, 0, UINT32_MAX);
+  o->report_unknown_keys();
+  if (!tensor || !micro_batch || !chunk) return std::nullopt;
+  return PipelineTransfer{kTensors[*tensor], static_cast<uint32_t>(*micro_batch),
+                          static_cast<uint32_t>(*chunk)};
+}
+
 TaskSpec read_task(const json& value, const std::string& pointer, size_t index,
                    const GraphNames& names, Diagnostics& d) {
   TaskSpec out;
@@ -223,6 +241,9 @@ TaskSpec read_task(const json& value, const std::string& pointer, size_t index,
       if (auto v = o->integer("peer", Need::kRequired, 0)) out.prototype.peer = static_cast<int>(*v);
       if (auto v = o->bytes("bytes", Need::kRequired)) out.prototype.bytes = *v;
       if (auto v = o->integer("tag", Need::kOptional, 0)) out.prototype.tag = static_cast<uint32_t>(*v);
+      if (const json* moves = o->get("moves", Need::kOptional, "")) {
+        out.prototype.transfer = read_transfer(*moves, o->pointer("moves"), d);
+      }
       break;
     case TaskKind::kMemcpy: {
       const auto directions = names_of(kMemcpyKinds, memcpy_kind_name);
@@ -277,11 +298,35 @@ TaskGraphSpec read_task_graph(JsonObject& o) {
       }
     }
     if (auto v = o.boolean("reprice", Need::kOptional)) out.reprice = *v;
+    const bool has_local = o.has("local_graph_file");
+    if (has_local) {
+      out.local_graph_file_pointer = o.pointer("local_graph_file");
+      if (auto v = o.string("local_graph_file", Need::kRequired)) {
+        if (v->empty()) {
+          d.error(out.local_graph_file_pointer,
+                  "expected the path of a lowered-graph file, got an empty string");
+        } else {
+          out.local_graph_file = *v;
+        }
+      }
+    }
+    if (has_local || o.has("sync_every")) {
+      // Both or neither: a local step without its period (or a period without a local
+      // step) cannot be weighed.
+      if (auto v = o.integer("sync_every", Need::kRequired, 2)) out.sync_every = static_cast<int>(*v);
+      if (!has_local) {
+        d.error(o.pointer("local_graph_file"),
+                "missing: \"sync_every\" weighs a local SGD step, which this key names (the "
+                "lowered-graph file of the step that reduces inside each region)");
+      }
+    }
     o.reject("tasks", "a task graph gives \"tasks\" or \"graph_file\", not both");
     o.reject("collectives", "a lowered graph's file holds its collectives");
     return out;
   }
   o.reject("reprice", "applies only with \"graph_file\"");
+  o.reject("local_graph_file", "applies only with \"graph_file\"");
+  o.reject("sync_every", "applies only with \"graph_file\" and \"local_graph_file\"");
   GraphNames names;
   if (const json* collectives = o.get("collectives", Need::kOptional, "")) {
     const std::string pointer = o.pointer("collectives");

@@ -129,26 +129,33 @@ void check_send_recv(const TaskGraphSpec& spec, const std::vector<std::optional<
 
 }  // namespace
 
+std::optional<TaskGraph> read_graph_file(const std::string& path, const std::string& pointer,
+                                         const Cluster& cluster, Diagnostics& d) {
+  const int n = cluster.num_ranks();
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    d.error(pointer, path + ": cannot read the file: " + std::strerror(errno));
+    return std::nullopt;
+  }
+  std::string error;
+  auto graph = read_lowered_graph(in, n, error);
+  if (!graph) {
+    d.error(pointer, path + ": " + error);
+    return std::nullopt;
+  }
+  const std::vector<std::string> problems = graph->validate(n);
+  for (const std::string& problem : problems) d.error(pointer, path + ": " + problem);
+  if (!problems.empty()) return std::nullopt;
+  return graph;
+}
+
 void resolve_task_graph(const TaskGraphSpec& spec, const Cluster& cluster, Diagnostics& d,
                         TaskGraph& out) {
   const int n = cluster.num_ranks();
   if (spec.graph_file) {
-    std::ifstream in(*spec.graph_file, std::ios::binary);
-    if (!in) {
-      d.error(spec.graph_file_pointer,
-              *spec.graph_file + ": cannot read the file: " + std::strerror(errno));
-      return;
+    if (auto graph = read_graph_file(*spec.graph_file, spec.graph_file_pointer, cluster, d)) {
+      out = std::move(*graph);
     }
-    std::string error;
-    auto graph = read_lowered_graph(in, n, error);
-    if (!graph) {
-      d.error(spec.graph_file_pointer, *spec.graph_file + ": " + error);
-      return;
-    }
-    for (const std::string& problem : graph->validate(n)) {
-      d.error(spec.graph_file_pointer, *spec.graph_file + ": " + problem);
-    }
-    out = std::move(*graph);
     return;
   }
   const size_t errors_before = d.count();

@@ -74,6 +74,10 @@ struct TaskGraphSpec {
   std::optional<std::string> graph_file;
   std::string graph_file_pointer;
   bool reprice = false;
+  // Local SGD: the lowered local step, run sync_every - 1 times for each run of graph_file.
+  std::optional<std::string> local_graph_file;
+  std::string local_graph_file_pointer;
+  int sync_every = 1;
   std::string tasks_pointer;
   std::vector<CollectiveDef> collectives;
   std::vector<TaskSpec> tasks;
@@ -102,5 +106,9 @@ TaskGraphSpec read_task_graph(JsonObject& o);
 // of unknown shape named after the task) and no duration until lowering prices it.
 void resolve_task_graph(const TaskGraphSpec& spec, const Cluster& cluster, Diagnostics& d,
                         TaskGraph& out);
+// A lowered-graph file, read and validated against `cluster`; problems are reported at
+// `pointer`, naming the file.
+std::optional<TaskGraph> read_graph_file(const std::string& path, const std::string& pointer,
+                                         const Cluster& cluster, Diagnostics& d);
 
 }  // namespace dtsim::scenario_detail

@@ -52,6 +52,17 @@ std::string_view memory_category_name(MemoryCategory c) {
   return "?";
 }
 
+std::string_view pipeline_tensor_name(PipelineTensor t) {
+  return t == PipelineTensor::kActivations ? "activations" : "activation_gradients";
+}
+
+std::optional<PipelineTensor> pipeline_tensor_from_name(std::string_view name) {
+  for (PipelineTensor t : {PipelineTensor::kActivations, PipelineTensor::kActivationGradients}) {
+    if (pipeline_tensor_name(t) == name) return t;
+  }
+  return std::nullopt;
+}
+
 std::optional<MemoryCategory> memory_category_from_name(std::string_view name) {
   for (MemoryCategory c : kAllMemoryCategories) {
     if (memory_category_name(c) == name) return c;
@@ -96,6 +107,10 @@ TaskId TaskGraph::add(const Task& task) {
                                 (task.kind != TaskKind::kCompute ? " on a task that runs no kernels"
                                                                  : " is not in the graph"));
   }
+  if (task.transfer && task.kind != TaskKind::kSend && task.kind != TaskKind::kRecv) {
+    throw std::invalid_argument("task \"" + task.name +
+                                "\": a pipeline transfer on a task that is not a send or recv");
+  }
   Record r;
   r.fields = task;
   // A collective's member tasks follow one another under one name: store it once.
@@ -111,7 +126,16 @@ TaskId TaskGraph::add(const Task& task) {
   r.deps_first = static_cast<uint32_t>(deps_.size());
   deps_.insert(deps_.end(), task.deps.begin(), task.deps.end());
   records_.push_back(r);
-  return static_cast<TaskId>(records_.size() - 1);
+  const auto id = static_cast<TaskId>(records_.size() - 1);
+  if (task.transfer) transfers_.emplace_back(id, *task.transfer);
+  return id;
+}
+
+std::optional<PipelineTransfer> TaskGraph::transfer(TaskId id) const {
+  const auto it = std::lower_bound(transfers_.begin(), transfers_.end(), id,
+                                   [](const auto& entry, TaskId key) { return entry.first < key; });
+  if (it == transfers_.end() || it->first != id) return std::nullopt;
+  return it->second;
 }
 
 OpListId TaskGraph::add_op_list(std::span<const OpSignature> ops) {
@@ -202,8 +226,10 @@ std::vector<std::string> TaskGraph::validate(int num_ranks) const {
       live.erase(it);
     }
   };
-  std::vector<P2pKey> sends;
-  std::vector<P2pKey> recvs;
+  // With each message's task: sorted by key and then id, the n-th send of a key meets the
+  // n-th recv of that key, as the runtime matches them.
+  std::vector<std::pair<P2pKey, TaskId>> sends;
+  std::vector<std::pair<P2pKey, TaskId>> recvs;
   for (size_t i = 0; i < records_.size(); ++i) {
     const TaskView t = task(static_cast<TaskId>(i));
     if (t.rank < 0 || t.rank >= num_ranks) {
@@ -225,8 +251,9 @@ std::vector<std::string> TaskGraph::validate(int num_ranks) const {
     if ((t.kind == TaskKind::kAlloc || t.kind == TaskKind::kFree) && t.buffer != 0) {
       check_buffer(t, i);
     }
-    if (t.kind == TaskKind::kSend) sends.emplace_back(t.rank, t.peer, t.tag);
-    if (t.kind == TaskKind::kRecv) recvs.emplace_back(t.peer, t.rank, t.tag);
+    const auto id = static_cast<TaskId>(i);
+    if (t.kind == TaskKind::kSend) sends.push_back({{t.rank, t.peer, t.tag}, id});
+    if (t.kind == TaskKind::kRecv) recvs.push_back({{t.peer, t.rank, t.tag}, id});
     if (t.kind == TaskKind::kCollective) {
       if (t.collective >= collectives_.size()) {
         errors.push_back(where(i) + ": refers to collective " + std::to_string(t.collective) +
@@ -241,12 +268,25 @@ std::vector<std::string> TaskGraph::validate(int num_ranks) const {
   // Walk both sorted lists; each key's balance is its sends minus its receives.
   std::vector<std::pair<P2pKey, int64_t>> unmatched;
   for (size_t i = 0, j = 0; i < sends.size() || j < recvs.size();) {
-    const P2pKey key = j == recvs.size() || (i < sends.size() && sends[i] < recvs[j]) ? sends[i]
-                                                                                      : recvs[j];
-    int64_t balance = 0;
-    for (; i < sends.size() && sends[i] == key; ++i) ++balance;
-    for (; j < recvs.size() && recvs[j] == key; ++j) --balance;
-    if (balance != 0) unmatched.emplace_back(key, balance);
+    const P2pKey key = j == recvs.size() || (i < sends.size() && sends[i].first < recvs[j].first)
+                           ? sends[i].first
+                           : recvs[j].first;
+    const size_t first_send = i, first_recv = j;
+    while (i < sends.size() && sends[i].first == key) ++i;
+    while (j < recvs.size() && recvs[j].first == key) ++j;
+    const auto balance =
+        static_cast<int64_t>(i - first_send) - static_cast<int64_t>(j - first_recv);
+    if (balance != 0) {
+      unmatched.emplace_back(key, balance);
+      continue;
+    }
+    for (size_t n = 0; n < i - first_send; ++n) {
+      const TaskId send = sends[first_send + n].second, recv = recvs[first_recv + n].second;
+      if (transfer(send) != transfer(recv)) {
+        errors.push_back(where(send) + " and " + where(recv) +
+                         ": a send and the recv it meets move different pipeline tensors");
+      }
+    }
   }
   for (const auto& [key, balance] : unmatched) {
     const auto& [from, to, tag] = key;

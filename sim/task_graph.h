@@ -47,6 +47,20 @@ inline constexpr MemoryCategory kAllMemoryCategories[] = {
 std::string_view memory_category_name(MemoryCategory c);
 std::optional<MemoryCategory> memory_category_from_name(std::string_view name);
 
+// What a pipeline send or receive moves: the output of virtual stage `chunk` (counted over
+// the whole pipeline: chunk c of stage s of pp is c * pp + s) for micro-batch `micro_batch`,
+// forward, or the gradient with respect to that output, backward. The send and the receive
+// of one message carry the same transfer, so a real executor knows which buffer it fills.
+enum class PipelineTensor : uint8_t { kActivations, kActivationGradients };
+std::string_view pipeline_tensor_name(PipelineTensor t);
+std::optional<PipelineTensor> pipeline_tensor_from_name(std::string_view name);
+struct PipelineTransfer {
+  PipelineTensor tensor = PipelineTensor::kActivations;
+  uint32_t micro_batch = 0;
+  uint32_t chunk = 0;
+  bool operator==(const PipelineTransfer&) const = default;
+};
+
 // One collective call; every member rank holds one task that refers to it. The call
 // starts when every member's task is ready (as NCCL's kernels rendezvous).
 struct CollectiveCall {
@@ -101,6 +115,8 @@ inline bool has_peer(const TaskFields& t) {
 struct Task : TaskFields {
   std::string name;
   std::vector<TaskId> deps;
+  // send, recv of a pipeline: the tensor it moves (TaskGraph::transfer reads it back).
+  std::optional<PipelineTransfer> transfer;
 };
 
 // A task as the graph holds it, read back: the name and the dependencies view the graph's
@@ -123,8 +139,8 @@ class TaskGraph {
   const std::vector<std::string>& streams() const { return streams_; }
 
   // Throws std::length_error past 2^32 - 1 tasks or dependencies (ids are 32-bit), and
-  // std::invalid_argument for an op list the graph does not hold or ops on a task that is
-  // not a compute task.
+  // std::invalid_argument for an op list the graph does not hold, ops on a task that is
+  // not a compute task, or a transfer on one that is not a send or a recv.
   TaskId add(const Task& task);
   // A compute task's duration, set once its ops are priced.
   void set_duration(TaskId id, Duration d) { records_[id].fields.duration = d; }
@@ -152,6 +168,10 @@ class TaskGraph {
   // holds now (a builder that knows the first part of its graph is representative).
   void reserve_like_first(size_t times);
   TaskView task(TaskId id) const;
+  // What a send or recv moves, when it was given. Transfers are few next to tasks (two per
+  // micro-batch and pipeline boundary on a rank), so they live apart from the records.
+  std::optional<PipelineTransfer> transfer(TaskId id) const;
+  size_t num_transfers() const { return transfers_.size(); }
 
   // The tasks in id order, as views: for (const TaskView t : graph.tasks()).
   class TaskList {
@@ -206,6 +226,7 @@ class TaskGraph {
   std::string names_;
   std::vector<TaskId> deps_;
   std::vector<CollectiveCall> collectives_;
+  std::vector<std::pair<TaskId, PipelineTransfer>> transfers_;  // in task order
   std::vector<OpSignature> ops_;
   std::vector<uint32_t> op_list_end_;  // list i is ops_[end[i - 1] (0 for the first), end[i])
   std::unordered_multimap<size_t, OpListId> op_list_index_;  // by the list's hash

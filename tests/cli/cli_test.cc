@@ -315,8 +315,11 @@ TEST(Cli, InterruptStopsTheRunAndWritesNothing) {
 
 namespace {
 
+// The mean iteration: with local SGD both steps weighed, else the simulated step.
 double simulated_time(const fs::path& summary) {
-  return nlohmann::json::parse(slurp(summary))["simulated_time_s"].get<double>();
+  const auto s = nlohmann::json::parse(slurp(summary));
+  if (s.contains("local_sgd")) return s["local_sgd"]["mean_iteration_s"].get<double>();
+  return s["simulated_time_s"].get<double>();
 }
 
 // `dtsim lower` writes the step as a task_graph scenario; running that gives the training
@@ -363,6 +366,9 @@ TEST(CliLower, ScaledDownExamplesReproduceTheirStepTime) {
   expect_lowered_graph_reproduces("classifier-100m-classes-256xV100",
                                   " --set cluster.nodes.0.count=2 --set training.global_batch=512");
   expect_lowered_graph_reproduces("hetero-a100-v100-gpt", " --set training.global_batch=32");
+  // Local SGD: two graphs, the synchronizing step and the local one, weighed alike.
+  expect_lowered_graph_reproduces("geo-2regions-llama3-8b",
+                                  " --set model.layers=4 --set training.seq_len=2048");
   // At layer granularity (what a real executor runs): many more tasks, the same round trip.
   expect_lowered_graph_reproduces("llama3-70b-64xH100",
                                   " --set model.layers=8 --set training.seq_len=2048 --set "
@@ -378,13 +384,31 @@ TEST(CliLower, FullExamplesReproduceTheirStepTime) {
   }
 }
 
-TEST(CliLower, LocalSgdIsRefusedWithItsReason) {
-  const Result r = dtsim("lower " + example("geo-2regions-llama3-8b.json") + " --out " +
-                         (scratch("lower_geo") / "g.json").string());
-  EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("/parallelism/sync_every: local SGD lowers two graphs"),
-            std::string::npos)
-      << r.output;
+// Local SGD's lowered scenario carries both steps with the period that weighs them.
+TEST(CliLower, LocalSgdWritesBothStepsAndTheirPeriod) {
+  const fs::path dir = scratch("lower_geo");
+  const Result r = dtsim("lower " + example("geo-2regions-llama3-8b.json") +
+                         " --set model.layers=2 --set training.seq_len=1024 --out " +
+                         (dir / "g.json").string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("with its local SGD step"), std::string::npos) << r.output;
+  const auto doc = nlohmann::json::parse(slurp(dir / "g.json"));
+  EXPECT_EQ(doc["workload"]["graph_file"], "g.tasks.jsonl");
+  EXPECT_EQ(doc["workload"]["local_graph_file"], "g.local.tasks.jsonl");
+  EXPECT_EQ(doc["workload"]["sync_every"], 8);
+  // The local step reduces inside each region only: its file is another graph.
+  EXPECT_NE(slurp(dir / "g.tasks.jsonl"), slurp(dir / "g.local.tasks.jsonl"));
+  const Result run = dtsim("run " + (dir / "g.json").string() +
+                           " --set simulation.trace=false --no-timing --quiet --out " +
+                           (dir / "run").string());
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const auto s = nlohmann::json::parse(slurp(dir / "run" / "summary.json"));
+  const auto& mix = s["local_sgd"];
+  EXPECT_EQ(mix["sync_every"], 8);
+  EXPECT_LT(mix["local_step_s"].get<double>(), mix["sync_step_s"].get<double>());
+  EXPECT_NEAR(mix["mean_iteration_s"].get<double>(),
+              (7 * mix["local_step_s"].get<double>() + mix["sync_step_s"].get<double>()) / 8,
+              1e-12);
 }
 
 // A damaged lowered-graph file is bad input naming the file, the line and the field.

@@ -27,6 +27,8 @@ TEST(LoweredGraphFile, RoundTripsEveryField) {
   const std::optional<TaskGraph> b = read_lowered_graph(file, 16, error);
   ASSERT_TRUE(b) << error;
   ASSERT_EQ(a.num_tasks(), b->num_tasks());
+  EXPECT_GT(a.num_transfers(), 0u);  // pp 2: the pipeline's sends say what they move
+  EXPECT_EQ(a.num_transfers(), b->num_transfers());
   EXPECT_EQ(a.streams(), b->streams());
   for (TaskId id = 0; id < a.num_tasks(); ++id) {
     const TaskView x = a.task(id);
@@ -41,6 +43,7 @@ TEST(LoweredGraphFile, RoundTripsEveryField) {
     EXPECT_EQ(x.tag, y.tag);
     EXPECT_EQ(x.buffer, y.buffer);
     EXPECT_EQ(x.memory, y.memory);
+    EXPECT_EQ(a.transfer(id), b->transfer(id));
     if (has_peer(x)) {
       EXPECT_EQ(x.peer, y.peer);
     }

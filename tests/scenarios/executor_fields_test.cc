@@ -1,6 +1,7 @@
 // What a lowered step tells a real executor beyond durations: each collective call's
-// element type, reduction and settled algorithm (none left `auto`), and each allocation's
-// category and the buffer that pairs it with its free.
+// element type, reduction and settled algorithm (none left `auto`), each allocation's
+// category and the buffer that pairs it with its free, and the tensor each pipeline
+// transfer moves.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -125,6 +126,53 @@ TEST(Allocations, CarryTheirCategoryAndPairWithTheirFrees) {
     }
   }
   EXPECT_NEAR(states, p->lowered.training->step.roles[0].model_state_bytes, 3);
+}
+
+TEST(PipelineTransfers, SayWhichTensorOfWhichMicroBatchAndChunkTheyMove) {
+  // pp 2 with 2 virtual stages: chunks 0..3 over the pipeline, boundaries 0..2.
+  auto doc = gpt("bf16");
+  doc["parallelism"]["pp"] = 2;
+  doc["parallelism"]["virtual_stages"] = 2;
+  doc["parallelism"]["schedule"] = "interleaved_1f1b";
+  const auto p = prepare(doc);
+  const TaskGraph& g = p->lowered.graph;
+  const models::LoweredStep& step = p->lowered.training->step;
+  const int micro_batches = step.micro_batches;
+  ASSERT_GT(micro_batches, 1);
+  // Per (sending rank, tensor, micro-batch, chunk): one send, and one recv at its peer.
+  std::map<std::tuple<int, PipelineTensor, uint32_t, uint32_t>, int> sends, recvs;
+  for (TaskId id = 0; id < g.num_tasks(); ++id) {
+    const TaskView t = g.task(id);
+    if (t.kind != TaskKind::kSend && t.kind != TaskKind::kRecv) continue;
+    const auto moved = g.transfer(id);
+    ASSERT_TRUE(moved) << t.name;
+    EXPECT_LT(moved->micro_batch, static_cast<uint32_t>(micro_batches)) << t.name;
+    EXPECT_LT(moved->chunk, 3u) << t.name;  // the last chunk sends no activations on
+    // The name says the same: "send act" / "recv act" forward, "grad" backward.
+    const bool activations = t.name.find(" act ") != std::string_view::npos;
+    EXPECT_EQ(moved->tensor, activations ? PipelineTensor::kActivations
+                                         : PipelineTensor::kActivationGradients)
+        << t.name;
+    // The producing chunk k runs on stage k % pp: the sender forward, the receiver backward.
+    const int producer = static_cast<int>(moved->chunk % 2);
+    const int stage = step.roles[static_cast<size_t>(t.rank)].pp;
+    const bool at_producer = (t.kind == TaskKind::kSend) == activations;
+    EXPECT_EQ(stage, at_producer ? producer : (producer + 1) % 2) << t.name;
+    const int sender = t.kind == TaskKind::kSend ? t.rank : t.peer;
+    ++(t.kind == TaskKind::kSend ? sends : recvs)[{sender, moved->tensor, moved->micro_batch,
+                                                   moved->chunk}];
+  }
+  EXPECT_EQ(sends, recvs);
+  // Every rank sends each of its boundary tensors once per micro-batch: rank 0 (stage 0)
+  // the activations of chunks 0 and 2 and the gradients of chunk 1's output (chunk 2 runs
+  // on stage 0, and so does the backward of chunk 2 whose input is chunk 1's output).
+  int rank0 = 0;
+  for (const auto& [key, n] : sends) {
+    EXPECT_EQ(n, 1);
+    if (std::get<0>(key) == 0) ++rank0;
+  }
+  EXPECT_EQ(rank0, 3 * micro_batches);
+  EXPECT_TRUE(g.validate(16).empty());
 }
 
 }  // namespace

@@ -456,6 +456,43 @@ std::string graph(const std::string& tasks, const std::string& collectives = "[]
   return R"({"kind": "task_graph", "collectives": )" + collectives + R"(, "tasks": )" + tasks + "}";
 }
 
+TEST(ScenarioErrors, PipelineTransfersOfSendsAndRecvs) {
+  auto e = errors_of(doc(kCluster, graph(R"([
+    {"id": "s", "rank": 0, "kind": "send", "peer": 1, "bytes": "1MiB",
+     "moves": {"tensor": "weights", "micro_batch": 0, "chunk": 0}},
+    {"id": "r", "rank": 1, "kind": "recv", "peer": 0, "bytes": "1MiB",
+     "moves": {"tensor": "activations", "micro_batch": -1}},
+    {"id": "c", "rank": 0, "kind": "compute", "duration": "1ms",
+     "moves": {"tensor": "activations", "micro_batch": 0, "chunk": 0}}])")));
+  EXPECT_TRUE(has_error(e, "/workload/tasks/0/moves/tensor", "activation_gradients")) << joined(e);
+  EXPECT_TRUE(has_error(e, "/workload/tasks/1/moves/micro_batch", "")) << joined(e);
+  EXPECT_TRUE(has_error(e, "/workload/tasks/1/moves/chunk", "missing")) << joined(e);
+  EXPECT_TRUE(has_error(e, "/workload/tasks/2/moves", "send and recv")) << joined(e);
+  // Well formed, but the send and the recv it meets disagree.
+  auto mismatched = errors_of(doc(kCluster, graph(R"([
+    {"id": "s", "rank": 0, "kind": "send", "peer": 1, "bytes": "1MiB",
+     "moves": {"tensor": "activations", "micro_batch": 0, "chunk": 0}},
+    {"id": "r", "rank": 1, "kind": "recv", "peer": 0, "bytes": "1MiB",
+     "moves": {"tensor": "activations", "micro_batch": 1, "chunk": 0}}])")));
+  EXPECT_TRUE(has_error(mismatched, "/workload/tasks", "move different pipeline tensors"))
+      << joined(mismatched);
+}
+
+TEST(ScenarioErrors, LocalSgdGraphFilesComeWithTheirPeriod) {
+  auto alone = errors_of(doc(kCluster, R"({"kind": "task_graph", "graph_file": "g.tasks.jsonl",
+                                           "sync_every": 4})"));
+  EXPECT_TRUE(has_error(alone, "/workload/local_graph_file", "sync_every")) << joined(alone);
+  auto unweighed = errors_of(doc(kCluster, R"({"kind": "task_graph", "graph_file": "g.tasks.jsonl",
+                                               "local_graph_file": "l.tasks.jsonl"})"));
+  EXPECT_TRUE(has_error(unweighed, "/workload/sync_every", "missing")) << joined(unweighed);
+  auto one = errors_of(doc(kCluster, R"({"kind": "task_graph", "graph_file": "g.tasks.jsonl",
+                                         "local_graph_file": "l.tasks.jsonl", "sync_every": 1})"));
+  EXPECT_TRUE(has_error(one, "/workload/sync_every", "2")) << joined(one);
+  auto inline_tasks = errors_of(doc(kCluster, R"({"kind": "task_graph", "tasks": [],
+                                                  "sync_every": 4})"));
+  EXPECT_TRUE(has_error(inline_tasks, "/workload/sync_every", "graph_file")) << joined(inline_tasks);
+}
+
 TEST(ScenarioErrors, ExecutorFieldsOfCollectivesAndBuffers) {
   const std::string calls = R"([
     {"name": "g", "op": "all_gather", "bytes": "1MiB", "reduce": "sum"},

@@ -162,8 +162,8 @@ TEST(OpFlops, EveryComputeTaskOfTheBundledExamplesCarriesItsOps) {
     const StepFlops f = step_flops(p->lowered);
     EXPECT_GT(f.compute_tasks, 0) << name;
     EXPECT_EQ(f.tasks_without_ops, 0) << name;
-    if (p->lowered.training->local_step) {
-      for (const TaskView t : p->lowered.training->local_step->graph.tasks()) {
+    if (p->lowered.local_graph) {
+      for (const TaskView t : p->lowered.local_graph->tasks()) {
         if (t.kind == TaskKind::kCompute) {
           EXPECT_NE(t.ops, kNoOps) << name << " local step";
         }

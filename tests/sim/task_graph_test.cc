@@ -213,6 +213,65 @@ TEST(TaskGraphValidate, FreesNameABufferTheirRankHolds) {
   EXPECT_NE(errors[2].find("allocates buffer 3, which its rank holds already"), std::string::npos);
 }
 
+Task p2p_task(TaskKind kind, int rank, int peer, std::optional<PipelineTransfer> moved) {
+  Task t;
+  t.kind = kind;
+  t.rank = rank;
+  t.peer = peer;
+  t.name = kind == TaskKind::kSend ? "send" : "recv";
+  t.bytes = Bytes(64);
+  t.transfer = moved;
+  return t;
+}
+
+TEST(TaskGraphStorage, TransfersBelongToSendsAndRecvsAndReadBack) {
+  TaskGraph g;
+  g.stream("compute");
+  const PipelineTransfer act{PipelineTensor::kActivations, 3, 1};
+  const TaskId send = g.add(p2p_task(TaskKind::kSend, 0, 1, act));
+  const TaskId plain = g.add(p2p_task(TaskKind::kSend, 0, 1, std::nullopt));
+  const TaskId recv = g.add(p2p_task(TaskKind::kRecv, 1, 0, act));
+  EXPECT_EQ(g.transfer(send), act);
+  EXPECT_EQ(g.transfer(plain), std::nullopt);
+  EXPECT_EQ(g.transfer(recv), act);
+  EXPECT_EQ(g.num_transfers(), 2u);
+  Task compute;
+  compute.name = "gemm";
+  compute.transfer = act;
+  EXPECT_THROW(g.add(compute), std::invalid_argument);
+  for (PipelineTensor t : {PipelineTensor::kActivations, PipelineTensor::kActivationGradients}) {
+    EXPECT_EQ(pipeline_tensor_from_name(pipeline_tensor_name(t)), t);
+  }
+  EXPECT_FALSE(pipeline_tensor_from_name("weights"));
+}
+
+TEST(TaskGraphValidate, ASendAndItsRecvMoveTheSameTensor) {
+  const PipelineTransfer act{PipelineTensor::kActivations, 0, 2};
+  const PipelineTransfer grad{PipelineTensor::kActivationGradients, 0, 2};
+  TaskGraph g;
+  g.stream("compute");
+  // Matched in order per (sender, receiver, tag): the first send meets the first recv.
+  g.add(p2p_task(TaskKind::kSend, 0, 1, act));
+  g.add(p2p_task(TaskKind::kSend, 0, 1, grad));
+  g.add(p2p_task(TaskKind::kRecv, 1, 0, act));
+  g.add(p2p_task(TaskKind::kRecv, 1, 0, grad));
+  EXPECT_TRUE(g.validate(2).empty());
+  TaskGraph swapped;
+  swapped.stream("compute");
+  swapped.add(p2p_task(TaskKind::kSend, 0, 1, act));
+  swapped.add(p2p_task(TaskKind::kRecv, 1, 0, grad));
+  swapped.add(p2p_task(TaskKind::kSend, 0, 1, std::nullopt));
+  swapped.add(p2p_task(TaskKind::kRecv, 1, 0, act));
+  const std::vector<std::string> errors = swapped.validate(2);
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_NE(errors[0].find("task 0 (\"send\", rank 0) and task 1 (\"recv\", rank 1): a send and "
+                           "the recv it meets move different pipeline tensors"),
+            std::string::npos)
+      << errors[0];
+  EXPECT_NE(errors[1].find("task 2 (\"send\", rank 0) and task 3"), std::string::npos)
+      << errors[1];
+}
+
 TEST(TaskGraphStorage, MemoryCategoryNamesRoundTrip) {
   for (MemoryCategory c : kAllMemoryCategories) {
     EXPECT_EQ(memory_category_from_name(memory_category_name(c)), c);
