@@ -64,7 +64,8 @@ int lower(const LowerArgs& args) {
   });
   if (lowered.local_graph) {
     write_file_atomically(local_file, [&](std::ostream& f) {
-      const LoweredGraphStats local = write_lowered_graph(f, *lowered.local_graph, scenario.cluster.num_ranks());
+      const LoweredGraphStats local =
+          write_lowered_graph(f, *lowered.local_graph, scenario.cluster.num_ranks());
       stats.tasks += local.tasks;
       stats.templates += local.templates;
       stats.op_lists += local.op_lists;

@@ -187,9 +187,8 @@ class StepEmitter {
                                    CollectiveAlgorithm algorithm = CollectiveAlgorithm::kAuto,
                                    bool analytical = false);
   // A pipeline send or recv of `transfer`, tagged by it.
-  TaskId p2p(const RankContext& rc, bool send, int peer, uint16_t stream,
-             PipelineTransfer transfer, double bytes, std::string name,
-             std::vector<TaskId> deps = {});
+  TaskId p2p(const RankContext& rc, bool send, int peer, uint16_t stream, PipelineTransfer transfer,
+             double bytes, std::string name, std::vector<TaskId> deps = {});
   // A pass over a chunk under ZeRO-3 (FSDP): layer by layer, each layer's parameters
   // gathered two layers ahead of use and, after its backward, its gradients scattered.
   // Returns the last compute task.
@@ -643,7 +642,6 @@ CollectiveAlgorithm StepEmitter::dp_algorithm(const std::vector<int>& group) con
   return CollectiveAlgorithm::kAuto;
 }
 
-
 StepEmitter::RankContext StepEmitter::context_of(int rank) {
   const ParallelPlan& plan = in_.plan;
   const Placement& pl = *rp_.placement;
@@ -822,9 +820,8 @@ void StepEmitter::emit_forward(RankContext& rc, const PipeStep& st, int index) {
   rc.in_flight += kept_activations(rc, cc);
   rc.peak_activations = std::max(rc.peak_activations, rc.in_flight);
   if (k < chunks_total - 1 && pp > 1) {
-    p2p(rc, true, rank_of_virtual_stage(rc, k + 1), s_.send_next,
-        activations_of(st.micro_batch, k), cc.output_bytes / split_act, "send act " + id,
-        PassEnd{last, end.overlapped_tp}.all());
+    p2p(rc, true, rank_of_virtual_stage(rc, k + 1), s_.send_next, activations_of(st.micro_batch, k),
+        cc.output_bytes / split_act, "send act " + id, PassEnd{last, end.overlapped_tp}.all());
   }
   rc.last_pass = last;
   rc.overlapped_tp = end.overlapped_tp;

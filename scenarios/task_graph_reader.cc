@@ -313,7 +313,8 @@ TaskGraphSpec read_task_graph(JsonObject& o) {
     if (has_local || o.has("sync_every")) {
       // Both or neither: a local step without its period (or a period without a local
       // step) cannot be weighed.
-      if (auto v = o.integer("sync_every", Need::kRequired, 2)) out.sync_every = static_cast<int>(*v);
+      if (auto v = o.integer("sync_every", Need::kRequired, 2))
+        out.sync_every = static_cast<int>(*v);
       if (!has_local) {
         d.error(o.pointer("local_graph_file"),
                 "missing: \"sync_every\" weighs a local SGD step, which this key names (the "

@@ -387,9 +387,9 @@ TEST(CliLower, FullExamplesReproduceTheirStepTime) {
 // Local SGD's lowered scenario carries both steps with the period that weighs them.
 TEST(CliLower, LocalSgdWritesBothStepsAndTheirPeriod) {
   const fs::path dir = scratch("lower_geo");
-  const Result r = dtsim("lower " + example("geo-2regions-llama3-8b.json") +
-                         " --set model.layers=2 --set training.seq_len=1024 --out " +
-                         (dir / "g.json").string());
+  const Result r =
+      dtsim("lower " + example("geo-2regions-llama3-8b.json") +
+            " --set model.layers=2 --set training.seq_len=1024 --out " + (dir / "g.json").string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("with its local SGD step"), std::string::npos) << r.output;
   const auto doc = nlohmann::json::parse(slurp(dir / "g.json"));
@@ -398,9 +398,9 @@ TEST(CliLower, LocalSgdWritesBothStepsAndTheirPeriod) {
   EXPECT_EQ(doc["workload"]["sync_every"], 8);
   // The local step reduces inside each region only: its file is another graph.
   EXPECT_NE(slurp(dir / "g.tasks.jsonl"), slurp(dir / "g.local.tasks.jsonl"));
-  const Result run = dtsim("run " + (dir / "g.json").string() +
-                           " --set simulation.trace=false --no-timing --quiet --out " +
-                           (dir / "run").string());
+  const Result run =
+      dtsim("run " + (dir / "g.json").string() +
+            " --set simulation.trace=false --no-timing --quiet --out " + (dir / "run").string());
   ASSERT_EQ(run.exit_code, 0) << run.output;
   const auto s = nlohmann::json::parse(slurp(dir / "run" / "summary.json"));
   const auto& mix = s["local_sgd"];

@@ -150,8 +150,8 @@ TEST(PipelineTransfers, SayWhichTensorOfWhichMicroBatchAndChunkTheyMove) {
     EXPECT_LT(moved->chunk, 3u) << t.name;  // the last chunk sends no activations on
     // The name says the same: "send act" / "recv act" forward, "grad" backward.
     const bool activations = t.name.find(" act ") != std::string_view::npos;
-    EXPECT_EQ(moved->tensor, activations ? PipelineTensor::kActivations
-                                         : PipelineTensor::kActivationGradients)
+    EXPECT_EQ(moved->tensor,
+              activations ? PipelineTensor::kActivations : PipelineTensor::kActivationGradients)
         << t.name;
     // The producing chunk k runs on stage k % pp: the sender forward, the receiver backward.
     const int producer = static_cast<int>(moved->chunk % 2);
@@ -159,8 +159,9 @@ TEST(PipelineTransfers, SayWhichTensorOfWhichMicroBatchAndChunkTheyMove) {
     const bool at_producer = (t.kind == TaskKind::kSend) == activations;
     EXPECT_EQ(stage, at_producer ? producer : (producer + 1) % 2) << t.name;
     const int sender = t.kind == TaskKind::kSend ? t.rank : t.peer;
-    ++(t.kind == TaskKind::kSend ? sends : recvs)[{sender, moved->tensor, moved->micro_batch,
-                                                   moved->chunk}];
+    ++(t.kind == TaskKind::kSend
+           ? sends
+           : recvs)[{sender, moved->tensor, moved->micro_batch, moved->chunk}];
   }
   EXPECT_EQ(sends, recvs);
   // Every rank sends each of its boundary tensors once per micro-batch: rank 0 (stage 0)

@@ -490,7 +490,8 @@ TEST(ScenarioErrors, LocalSgdGraphFilesComeWithTheirPeriod) {
   EXPECT_TRUE(has_error(one, "/workload/sync_every", "2")) << joined(one);
   auto inline_tasks = errors_of(doc(kCluster, R"({"kind": "task_graph", "tasks": [],
                                                   "sync_every": 4})"));
-  EXPECT_TRUE(has_error(inline_tasks, "/workload/sync_every", "graph_file")) << joined(inline_tasks);
+  EXPECT_TRUE(has_error(inline_tasks, "/workload/sync_every", "graph_file"))
+      << joined(inline_tasks);
 }
 
 TEST(ScenarioErrors, ExecutorFieldsOfCollectivesAndBuffers) {

@@ -268,8 +268,7 @@ TEST(TaskGraphValidate, ASendAndItsRecvMoveTheSameTensor) {
                            "the recv it meets move different pipeline tensors"),
             std::string::npos)
       << errors[0];
-  EXPECT_NE(errors[1].find("task 2 (\"send\", rank 0) and task 3"), std::string::npos)
-      << errors[1];
+  EXPECT_NE(errors[1].find("task 2 (\"send\", rank 0) and task 3"), std::string::npos) << errors[1];
 }
 
 TEST(TaskGraphStorage, MemoryCategoryNamesRoundTrip) {
