@@ -127,15 +127,22 @@ TaskId TaskGraph::add(const Task& task) {
   deps_.insert(deps_.end(), task.deps.begin(), task.deps.end());
   records_.push_back(r);
   const auto id = static_cast<TaskId>(records_.size() - 1);
-  if (task.transfer) transfers_.emplace_back(id, *task.transfer);
+  if (task.transfer) {
+    const PipelineTransfer& t = *task.transfer;
+    const auto [it, fresh] = transfer_index_.try_emplace(
+        {t.tensor, t.micro_batch, t.chunk}, static_cast<uint32_t>(transfers_.size()));
+    if (fresh) transfers_.push_back(t);
+    transfer_of_task_.emplace_back(id, it->second);
+  }
   return id;
 }
 
 std::optional<PipelineTransfer> TaskGraph::transfer(TaskId id) const {
-  const auto it = std::lower_bound(transfers_.begin(), transfers_.end(), id,
-                                   [](const auto& entry, TaskId key) { return entry.first < key; });
-  if (it == transfers_.end() || it->first != id) return std::nullopt;
-  return it->second;
+  const auto it =
+      std::lower_bound(transfer_of_task_.begin(), transfer_of_task_.end(), id,
+                       [](const auto& entry, TaskId key) { return entry.first < key; });
+  if (it == transfer_of_task_.end() || it->first != id) return std::nullopt;
+  return transfers_[it->second];
 }
 
 OpListId TaskGraph::add_op_list(std::span<const OpSignature> ops) {
@@ -170,6 +177,8 @@ void TaskGraph::reserve_like_first(size_t times) {
   records_.reserve(records_.size() * times);
   deps_.reserve(deps_.size() * times);
   names_.reserve(names_.size() * times);
+  // A middle stage sends and receives both ways, twice what the first stage does.
+  transfer_of_task_.reserve(transfer_of_task_.size() * times * 2);
 }
 
 uint32_t TaskGraph::add_collective(CollectiveCall call) {

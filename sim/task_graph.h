@@ -4,10 +4,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -169,9 +171,10 @@ class TaskGraph {
   void reserve_like_first(size_t times);
   TaskView task(TaskId id) const;
   // What a send or recv moves, when it was given. Transfers are few next to tasks (two per
-  // micro-batch and pipeline boundary on a rank), so they live apart from the records.
+  // micro-batch and pipeline boundary on a rank), so they live apart from the records, and
+  // the ranks of a stage move the same ones: each distinct transfer is stored once.
   std::optional<PipelineTransfer> transfer(TaskId id) const;
-  size_t num_transfers() const { return transfers_.size(); }
+  size_t num_transfers() const { return transfer_of_task_.size(); }
 
   // The tasks in id order, as views: for (const TaskView t : graph.tasks()).
   class TaskList {
@@ -226,7 +229,9 @@ class TaskGraph {
   std::string names_;
   std::vector<TaskId> deps_;
   std::vector<CollectiveCall> collectives_;
-  std::vector<std::pair<TaskId, PipelineTransfer>> transfers_;  // in task order
+  std::vector<std::pair<TaskId, uint32_t>> transfer_of_task_;  // in task order; into transfers_
+  std::vector<PipelineTransfer> transfers_;                     // each distinct one once
+  std::map<std::tuple<PipelineTensor, uint32_t, uint32_t>, uint32_t> transfer_index_;
   std::vector<OpSignature> ops_;
   std::vector<uint32_t> op_list_end_;  // list i is ops_[end[i - 1] (0 for the first), end[i])
   std::unordered_multimap<size_t, OpListId> op_list_index_;  // by the list's hash
