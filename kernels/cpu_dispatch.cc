@@ -1,0 +1,75 @@
+// run_cpu: the op's kind and pass pick the kernel; its operands are in cpu_operands' order.
+#include <cstring>
+
+#include "kernels/cpu_kernels.h"
+#include "kernels/kernel.h"
+
+namespace dtsim::kernels {
+
+void run_cpu(const OpSignature& op, OperandBuffers& b) {
+  const std::vector<OperandSpec> specs = cpu_operands(op);  // throws when unsupported
+  if (specs.size() != b.size()) {
+    throw std::invalid_argument("run_cpu: buffers made for another op than \"" + op.name + "\"");
+  }
+  for (size_t i = 0; i < specs.size(); ++i) {
+    if (specs[i].elements != b.spec(i).elements || specs[i].type != b.spec(i).type) {
+      throw std::invalid_argument("run_cpu: buffers made for another op than \"" + op.name +
+                                  "\"");
+    }
+  }
+  const auto f = [&](size_t i) { return b.as<float>(i); };
+  const auto n = [&](size_t i) { return b.as<int32_t>(i); };
+  const int64_t r = op.rows, w = op.width, e = r * w;
+  const bool bwd = op.pass != OpPass::kForward;
+  switch (op.kind) {
+    case KernelKind::kGemm:
+    case KernelKind::kBatchedGemm:
+      cpu::gemm(op.gemm, op.pass == OpPass::kBackwardWeight && op.kind == KernelKind::kGemm, f(0),
+                f(1), f(2));
+      return;
+    case KernelKind::kLayerNorm:
+      if (!bwd) return cpu::layer_norm_forward(r, w, f(0), f(1), f(2), f(3), f(4), f(5));
+      return cpu::layer_norm_backward(r, w, f(0), f(1), f(2), f(3), f(4), f(5), f(6), f(7));
+    case KernelKind::kRmsNorm:
+      if (!bwd) return cpu::rms_norm_forward(r, w, f(0), f(1), f(2), f(3));
+      return cpu::rms_norm_backward(r, w, f(0), f(1), f(2), f(3), f(4), f(5));
+    case KernelKind::kSoftmax:
+      if (!bwd) return cpu::softmax_forward(r, w, f(0), f(1));
+      return cpu::softmax_backward(r, w, f(0), f(1), f(2));
+    case KernelKind::kGelu:
+      if (!bwd) return cpu::gelu_forward(e, f(0), f(1));
+      return cpu::gelu_backward(e, f(0), f(1), f(2));
+    case KernelKind::kRelu:
+      if (!bwd) return cpu::relu_forward(e, f(0), f(1));
+      return cpu::relu_backward(e, f(0), f(1), f(2));
+    case KernelKind::kSwiglu:
+      if (!bwd) return cpu::swiglu_forward(e, f(0), f(1), f(2));
+      return cpu::swiglu_backward(e, f(0), f(1), f(2), f(3), f(4));
+    case KernelKind::kDropout:
+      if (!bwd) return cpu::dropout_forward(e, f(0), f(1), b.as<uint8_t>(2));
+      return cpu::dropout_backward(e, f(0), b.as<uint8_t>(1), f(2));
+    case KernelKind::kElementwise:
+      if (elementwise_streams(op) == 3) {
+        if (!bwd) return cpu::add_forward(e, f(0), f(1), f(2));
+        return cpu::add_backward(e, f(0), f(1), f(2));
+      }
+      if (!bwd) return cpu::bias_forward(r, w, f(0), f(1), f(2));
+      return cpu::bias_backward(r, w, f(0), f(1), f(2));
+    case KernelKind::kEmbedding:
+      if (!bwd) return cpu::embedding_forward(r, w, f(0), n(1), f(2));
+      return cpu::embedding_backward(r, w, f(0), n(1), f(2));
+    case KernelKind::kCrossEntropy:
+      if (!bwd) return cpu::cross_entropy_forward(r, w, f(0), n(1), f(2), f(3));
+      return cpu::cross_entropy_backward(r, w, f(0), n(1), f(2));
+    case KernelKind::kOptimizerUpdate:
+      return cpu::adamw_step(e, f(0), f(1), f(2), f(3));
+    case KernelKind::kCopy:
+      std::memcpy(b.data(1), b.data(0), static_cast<size_t>(specs[0].elements));
+      return;
+    default:
+      break;
+  }
+  throw UnsupportedOp(cpu_unsupported_reason(op));
+}
+
+}  // namespace dtsim::kernels

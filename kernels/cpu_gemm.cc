@@ -1,0 +1,36 @@
+// GEMMs on the CPU: OpenBLAS's sgemm, one call per GEMM of a batch.
+#include <cblas.h>
+
+#include "kernels/cpu_kernels.h"
+#include "kernels/kernel.h"
+
+namespace dtsim::kernels::cpu {
+
+void gemm(const GemmDims& g, bool accumulate, const float* a, const float* b, float* c) {
+  // Row-major A[m, k] (stored [k, m] when transposed) and B[k, n] (stored [n, k]).
+  const auto m = static_cast<blasint>(g.m), n = static_cast<blasint>(g.n),
+             k = static_cast<blasint>(g.k);
+  const blasint lda = g.transpose_a ? m : k;
+  const blasint ldb = g.transpose_b ? k : n;
+  for (int64_t i = 0; i < g.batch; ++i) {
+    cblas_sgemm(CblasRowMajor, g.transpose_a ? CblasTrans : CblasNoTrans,
+                g.transpose_b ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a + i * g.m * g.k, lda,
+                b + i * g.k * g.n, ldb, accumulate ? 1.0f : 0.0f, c + i * g.m * g.n, n);
+  }
+}
+
+}  // namespace dtsim::kernels::cpu
+
+namespace dtsim::kernels {
+
+void set_cpu_threads(int threads) { openblas_set_num_threads(threads); }
+int cpu_threads() { return openblas_get_num_threads(); }
+
+std::string cpu_blas_identity() {
+  // openblas_get_config: "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY Zen MAX_THREADS=64"
+  std::string id = openblas_get_config();
+  while (!id.empty() && id.back() == ' ') id.pop_back();
+  return id;
+}
+
+}  // namespace dtsim::kernels

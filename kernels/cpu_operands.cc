@@ -1,0 +1,187 @@
+// What each CPU kernel reads and writes, sized from the op signature, and the buffers that
+// hold them.
+#include <algorithm>
+#include <cstdlib>
+#include <new>
+
+#include "kernels/cpu_kernels.h"
+#include "kernels/kernel.h"
+
+namespace dtsim::kernels {
+
+namespace {
+
+OperandSpec f32(std::string name, int64_t elements, bool written = false) {
+  return {std::move(name), elements, ElementType::kFloat32, written};
+}
+
+bool is_backward(const OpSignature& op) { return op.pass != OpPass::kForward; }
+
+}  // namespace
+
+int element_bytes(ElementType t) {
+  switch (t) {
+    case ElementType::kFloat32:
+    case ElementType::kInt32:
+      return 4;
+    case ElementType::kUInt8:
+      return 1;
+  }
+  return 1;
+}
+
+int64_t op_bound(const OpSignature& op, std::string_view operand) {
+  return std::max<int64_t>(1, operand == "labels" ? op.width : op.rows);
+}
+
+int elementwise_streams(const OpSignature& op) {
+  const double elements = static_cast<double>(op.rows) * static_cast<double>(op.width);
+  if (elements <= 0) return 2;
+  // The backward pass moves twice the forward's traffic (zoo::memory_bound_op).
+  const double per_pass = is_backward(op) ? op.bytes / 2 : op.bytes;
+  const double streams = per_pass / (elements * dtype_size_bytes(op.storage));
+  return streams >= 2.5 ? 3 : 2;
+}
+
+std::string cpu_unsupported_reason(const OpSignature& op) {
+  const std::string what = std::string(kernel_kind_name(op.kind)) + " (" +
+                           std::string(op_pass_name(op.pass)) + ", \"" + op.name + "\")";
+  switch (op.kind) {
+    case KernelKind::kFlashAttention:
+    case KernelKind::kConv:
+    case KernelKind::kBatchNorm:
+    case KernelKind::kRouter:
+    case KernelKind::kPool:
+    case KernelKind::kCast:
+      return what + ": the CPU backend has no kernel for this kind yet";
+    default:
+      break;
+  }
+  if (op.kind != KernelKind::kCopy && op.storage != DType::kFp32) {
+    return what + ": the CPU kernels store fp32 (the scenario's precision fp32), not " +
+           std::string(dtype_name(op.storage));
+  }
+  const bool gemm = op.kind == KernelKind::kGemm || op.kind == KernelKind::kBatchedGemm;
+  if (gemm && (op.gemm.m <= 0 || op.gemm.n <= 0 || op.gemm.k <= 0 || op.gemm.batch <= 0)) {
+    return what + ": a GEMM needs positive m, n, k and batch";
+  }
+  if (!gemm && op.kind != KernelKind::kCopy && (op.rows <= 0 || op.width <= 0)) {
+    return what + ": needs positive rows and width";
+  }
+  if (op.kind == KernelKind::kCopy && op.bytes < 1) return what + ": copies no bytes";
+  if (op.kind == KernelKind::kOptimizerUpdate && op.pass != OpPass::kStep) {
+    return what + ": an optimizer update runs in the step pass";
+  }
+  return "";
+}
+
+std::vector<OperandSpec> cpu_operands(const OpSignature& op) {
+  if (const std::string why = cpu_unsupported_reason(op); !why.empty()) throw UnsupportedOp(why);
+  const int64_t e = op.rows * op.width;
+  const int64_t r = op.rows;
+  const int64_t w = op.width;
+  const bool bwd = is_backward(op);
+  const OperandSpec ids{"ids", r, ElementType::kInt32, false};
+  switch (op.kind) {
+    case KernelKind::kGemm:
+    case KernelKind::kBatchedGemm: {
+      const GemmDims& g = op.gemm;
+      // A weight gradient accumulates over micro-batches, as frameworks do (beta = 1).
+      return {f32("a", g.batch * g.m * g.k), f32("b", g.batch * g.k * g.n),
+              f32("c", g.batch * g.m * g.n, true)};
+    }
+    case KernelKind::kLayerNorm:
+      if (!bwd) {
+        return {f32("x", e), f32("gamma", w), f32("beta", w), f32("y", e, true),
+                f32("mean", r, true), f32("rstd", r, true)};
+      }
+      return {f32("dy", e),          f32("x", e),          f32("gamma", w),
+              f32("mean", r),        f32("rstd", r),       f32("dx", e, true),
+              f32("dgamma", w, true), f32("dbeta", w, true)};
+    case KernelKind::kRmsNorm:
+      if (!bwd) return {f32("x", e), f32("gamma", w), f32("y", e, true), f32("rstd", r, true)};
+      return {f32("dy", e), f32("x", e), f32("gamma", w), f32("rstd", r), f32("dx", e, true),
+              f32("dgamma", w, true)};
+    case KernelKind::kSoftmax:
+      if (!bwd) return {f32("x", e), f32("y", e, true)};
+      return {f32("y", e), f32("dy", e), f32("dx", e, true)};
+    case KernelKind::kGelu:
+    case KernelKind::kRelu:
+      if (!bwd) return {f32("x", e), f32("y", e, true)};
+      return {f32("x", e), f32("dy", e), f32("dx", e, true)};
+    case KernelKind::kSwiglu:
+      if (!bwd) return {f32("gate", e), f32("up", e), f32("y", e, true)};
+      return {f32("gate", e), f32("up", e), f32("dy", e), f32("dgate", e, true),
+              f32("dup", e, true)};
+    case KernelKind::kDropout:
+      if (!bwd) return {f32("x", e), f32("y", e, true), {"mask", e, ElementType::kUInt8, true}};
+      return {f32("dy", e), {"mask", e, ElementType::kUInt8, false}, f32("dx", e, true)};
+    case KernelKind::kElementwise:
+      if (elementwise_streams(op) == 3) {
+        if (!bwd) return {f32("a", e), f32("b", e), f32("y", e, true)};
+        return {f32("dy", e), f32("da", e, true), f32("db", e, true)};
+      }
+      if (!bwd) return {f32("x", e), f32("bias", w), f32("y", e, true)};
+      return {f32("dy", e), f32("dx", e, true), f32("dbias", w, true)};
+    case KernelKind::kEmbedding:
+      // The table as the rows the micro-batch touches: the signature does not carry the
+      // vocabulary, and a gather's time is its rows read and written.
+      if (!bwd) return {f32("table", e), ids, f32("y", e, true)};
+      return {f32("dy", e), ids, f32("dtable", e, true)};
+    case KernelKind::kCrossEntropy: {
+      const OperandSpec labels{"labels", r, ElementType::kInt32, false};
+      if (!bwd) return {f32("logits", e), labels, f32("probs", e, true), f32("loss", r, true)};
+      return {f32("probs", e), labels, f32("dlogits", e, true)};
+    }
+    case KernelKind::kOptimizerUpdate:
+      return {f32("grad", e), f32("param", e, true), f32("m", e, true), f32("v", e, true)};
+    case KernelKind::kCopy: {
+      const auto n = static_cast<int64_t>(op.bytes);
+      return {{"src", n, ElementType::kUInt8, false}, {"dst", n, ElementType::kUInt8, true}};
+    }
+    default:
+      break;
+  }
+  throw UnsupportedOp(cpu_unsupported_reason(op));
+}
+
+void OperandBuffers::Free::operator()(std::byte* p) const { std::free(p); }
+
+OperandBuffers::OperandBuffers(const OpSignature& op) : specs_(cpu_operands(op)) {
+  uint64_t state = 0x9E3779B97F4A7C15ULL;  // one fixed stream: runs are reproducible
+  const auto next = [&] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<uint32_t>(state >> 33);
+  };
+  for (const OperandSpec& s : specs_) {
+    const auto bytes = static_cast<size_t>(s.elements) * static_cast<size_t>(element_bytes(s.type));
+    const size_t rounded = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
+    auto* p = static_cast<std::byte*>(std::aligned_alloc(64, rounded));
+    if (p == nullptr) throw std::bad_alloc();
+    buffers_.emplace_back(p);
+    const bool positive = s.name == "v" || s.name == "rstd";
+    if (s.type == ElementType::kFloat32) {
+      auto* f = reinterpret_cast<float*>(p);
+      for (int64_t i = 0; i < s.elements; ++i) {
+        const float u = static_cast<float>(next()) / 2147483648.0f;  // [0, 1)
+        f[i] = positive ? 0.5f + u : 2 * u - 1;
+      }
+    } else if (s.type == ElementType::kInt32) {
+      // Embedding ids index the table's rows; labels index a row's classes.
+      const int64_t bound = op_bound(op, s.name);
+      auto* v = reinterpret_cast<int32_t*>(p);
+      for (int64_t i = 0; i < s.elements; ++i) v[i] = static_cast<int32_t>(next() % bound);
+    } else {
+      auto* m = reinterpret_cast<uint8_t*>(p);
+      for (int64_t i = 0; i < s.elements; ++i) m[i] = (next() % 10) != 0;  // keep 90%
+    }
+  }
+}
+
+int64_t OperandBuffers::total_bytes() const {
+  int64_t n = 0;
+  for (const OperandSpec& s : specs_) n += s.elements * element_bytes(s.type);
+  return n;
+}
+
+}  // namespace dtsim::kernels

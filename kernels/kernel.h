@@ -1,0 +1,75 @@
+// The one launch API of the real ops: what a kernel's operands are for an OpSignature, the
+// buffers that hold them, and running it. The CPU backend is here; calibration/ times it and
+// the executor (later) runs a TaskGraph's kernels through it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/op_signature.h"
+
+namespace dtsim::kernels {
+
+// An op this backend has no kernel for: the message names the kind, the pass and why.
+class UnsupportedOp : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+enum class ElementType : uint8_t { kFloat32, kInt32, kUInt8 };
+int element_bytes(ElementType t);
+
+// One operand of a kernel: its name ("x", "weight", "dy"), element count and type, and
+// whether the kernel writes it (outputs, gradients accumulated into, optimizer states).
+struct OperandSpec {
+  std::string name;
+  int64_t elements = 0;
+  ElementType type = ElementType::kFloat32;
+  bool written = false;
+};
+
+// The operands of `op`'s CPU kernel, in the order run_cpu takes them, sized from the
+// signature's shapes. Throws UnsupportedOp for an op the CPU backend cannot run (see
+// cpu_unsupported_reason).
+std::vector<OperandSpec> cpu_operands(const OpSignature& op);
+// Empty when the CPU backend runs `op`; otherwise why not, in a sentence.
+std::string cpu_unsupported_reason(const OpSignature& op);
+
+// One 64-byte aligned buffer per operand, filled with values every kernel accepts (floats
+// in [-1, 1), labels and indices in range, masks of 0 and 1), reused across runs as a
+// framework reuses its allocations.
+class OperandBuffers {
+ public:
+  explicit OperandBuffers(const OpSignature& op);
+  size_t size() const { return specs_.size(); }
+  const OperandSpec& spec(size_t i) const { return specs_[i]; }
+  std::byte* data(size_t i) { return buffers_[i].get(); }
+  template <typename T>
+  T* as(size_t i) {
+    return reinterpret_cast<T*>(data(i));
+  }
+  int64_t total_bytes() const;
+
+ private:
+  struct Free {
+    void operator()(std::byte* p) const;
+  };
+  std::vector<OperandSpec> specs_;
+  std::vector<std::unique_ptr<std::byte[], Free>> buffers_;
+};
+
+// Runs `op` on the CPU over `buffers` (made for an equal signature). Throws UnsupportedOp.
+void run_cpu(const OpSignature& op, OperandBuffers& buffers);
+
+// The BLAS's threads (calibration measures with one per rank, as the executor runs).
+void set_cpu_threads(int threads);
+int cpu_threads();
+// The BLAS library and its build, for a cost database's device identity.
+std::string cpu_blas_identity();
+
+}  // namespace dtsim::kernels
