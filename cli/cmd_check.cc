@@ -15,15 +15,19 @@ Command add_check_command(CLI::App& app) {
     std::string scenario;
     std::vector<std::string> sets;
     std::optional<std::string> costs;
+    std::optional<std::string> costs_device;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("check", "Validate a scenario without running it");
   cmd->add_option("scenario", args->scenario, "Scenario JSON file")->required();
   cmd->add_option("--set", args->sets, "Override a key before validation: a.b.c=VALUE (repeatable)");
   cmd->add_option("--costs", args->costs, "Price ops with the measured model over this database");
+  cmd->add_option("--costs-device", args->costs_device,
+                  "The scenario device the --costs database prices (default: the one it was "
+                  "measured for)");
   return {cmd, [args] {
     const Scenario s = load_scenario_file(args->scenario, args->sets);
-    const LoweredScenario l = lower_with_chosen_costs(s, args->costs);
+    const LoweredScenario l = lower_with_chosen_costs(s, CostsChoice{args->costs, args->costs_device});
     std::cout << "ok: " << s.name << ": " << s.cluster.num_ranks() << " ranks on "
               << s.cluster.nodes.size() << " nodes, " << s.cluster.topology.num_links()
               << " links; " << l.graph.tasks().size() << " tasks, " << l.graph.collectives().size()

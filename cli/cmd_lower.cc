@@ -24,6 +24,7 @@ struct LowerArgs {
   std::string out;
   std::vector<std::string> sets;
   std::optional<std::string> costs;
+  std::optional<std::string> costs_device;
   bool quiet = false;
 };
 
@@ -31,7 +32,7 @@ int lower(const LowerArgs& args) {
   RunSession session(!args.quiet);
   const Scenario scenario = load_scenario_file(args.scenario, args.sets);
   const auto t0 = std::chrono::steady_clock::now();
-  const LoweredScenario lowered = lower_with_chosen_costs(scenario, args.costs, session.control());
+  const LoweredScenario lowered = lower_with_chosen_costs(scenario, CostsChoice{args.costs, args.costs_device}, session.control());
   if (lowered.cancelled || session.interrupted()) return session.report_interrupted("lowering");
   const std::filesystem::path out(args.out);
   const std::filesystem::path graph_file =
@@ -103,6 +104,9 @@ Command add_lower_command(CLI::App& app) {
   cmd->add_option("--set", args->sets,
                   "Override a key before validation: a.b.c=VALUE (repeatable)");
   cmd->add_option("--costs", args->costs, "Price ops with the measured model over this database");
+  cmd->add_option("--costs-device", args->costs_device,
+                  "The scenario device the --costs database prices (default: the one it was "
+                  "measured for)");
   cmd->add_flag("--quiet", args->quiet, "Print nothing on success (and no progress bar)");
   return {cmd, [args] { return lower(*args); }};
 }

@@ -23,6 +23,7 @@ struct RunArgs {
   std::string out;
   std::vector<std::string> sets;
   std::optional<std::string> costs;
+  std::optional<std::string> costs_device;
   bool no_timing = false;
   bool quiet = false;
 };
@@ -40,7 +41,7 @@ std::string folder_name(std::string name) {
 int run(const RunArgs& args) {
   RunSession session(!args.quiet);
   const Scenario scenario = load_scenario_file(args.scenario, args.sets);
-  const LoweredScenario lowered = lower_with_chosen_costs(scenario, args.costs, session.control());
+  const LoweredScenario lowered = lower_with_chosen_costs(scenario, CostsChoice{args.costs, args.costs_device}, session.control());
   if (lowered.cancelled || session.interrupted()) return session.report_interrupted("run");
   const std::filesystem::path out =
       args.out.empty() ? std::filesystem::path("dtsim-out") / folder_name(scenario.name)
@@ -100,6 +101,9 @@ Command add_run_command(CLI::App& app) {
   cmd->add_option("--costs", args->costs,
                   "Price ops with the measured model over this cost database (wins over the "
                   "scenario's simulation.cost_model)");
+  cmd->add_option("--costs-device", args->costs_device,
+                  "The scenario device the --costs database prices (default: the one it was "
+                  "measured for)");
   cmd->add_flag("--no-timing", args->no_timing,
                 "Leave host wall time out of summary.json (byte-identical reruns)");
   cmd->add_flag("--quiet", args->quiet, "Print nothing on success (and no progress bar)");

@@ -11,7 +11,8 @@ int main(int argc, char** argv) {
   using namespace dtsim::cli;
   std::vector<Command> commands;
   for (auto add : {add_run_command, add_check_command, add_lower_command, add_list_command,
-                   add_sweep_command, add_reproduce_command}) {
+                   add_sweep_command, add_reproduce_command, add_calibrate_command,
+                   add_costs_command}) {
     commands.push_back(add(app));
   }
   try {

@@ -5,10 +5,13 @@
 #include <chrono>
 #include <filesystem>
 
+#include <set>
+
+#include "calibration/measured_cost_model.h"
 #include "models/cost_model.h"
 #include "scenarios/loader.h"
-
 #include "scenarios/scenario_lowering.h"
+#include "sim/input_error.h"
 
 namespace dtsim {
 
@@ -23,31 +26,38 @@ std::string scenario_relative(const Scenario& s, const std::string& path) {
 
 }  // namespace
 
-std::unique_ptr<CostModel> choose_cost_model(const Scenario& scenario,
-                                             const std::optional<std::string>& costs_option) {
-  if (costs_option) {
-    throw ScenarioError("--costs " + *costs_option,
-                        {{"",
-                          "the measured cost model reads a cost database written by `dtsim "
-                          "calibrate`, which this build does not have yet; leave --costs out "
-                          "to use the roofline model"}});
+std::unique_ptr<CostModel> choose_cost_model(const Scenario& scenario, const CostsChoice& choice) {
+  std::string path;
+  if (choice.database) {
+    path = *choice.database;
+  } else if (scenario.simulation.cost_model == "measured") {
+    path = scenario_relative(scenario, scenario.simulation.costs_file.value_or(""));
+  } else {
+    return std::make_unique<models::RooflineCostModel>();
   }
-  if (scenario.simulation.cost_model == "measured") {
-    throw ScenarioError(
-        scenario.source,
-        {{"/simulation/cost_model",
-          "\"measured\" (costs " +
-              scenario_relative(scenario, scenario.simulation.costs_file.value_or("")) +
-              ") needs the cost database written by `dtsim calibrate`, which this build does "
-              "not have yet; use \"roofline\""}});
+  const calibration::CostDatabase db = calibration::read_cost_database(path);
+  const std::string device = choice.device.value_or(db.device.catalog_name);
+  std::set<std::string> devices;
+  for (const auto& d : scenario.cluster.devices) devices.insert(d.spec->name);
+  if (!devices.contains(device)) {
+    std::string have;
+    for (const std::string& d : devices) have += (have.empty() ? "" : ", ") + d;
+    const std::string pointer = choice.device ? "" : "/device/catalog_name";
+    throw InputError(path, {{pointer, "measured on \"" + db.device.catalog_name + "\" (" +
+                                          db.device.name + ")" +
+                                          (choice.device ? ", mapped to \"" + device + "\"," : "") +
+                                          " but the scenario's devices are " + have +
+                                          (choice.device ? ""
+                                                         : "; to price one of them with it "
+                                                           "anyway, name it with --costs-device")}});
   }
-  return std::make_unique<models::RooflineCostModel>();
+  return std::make_unique<calibration::MeasuredCostModel>(
+      db, device, std::make_unique<models::RooflineCostModel>());
 }
 
-LoweredScenario lower_with_chosen_costs(const Scenario& scenario,
-                                        const std::optional<std::string>& costs_option,
+LoweredScenario lower_with_chosen_costs(const Scenario& scenario, const CostsChoice& choice,
                                         const RunControl& control) {
-  const auto costs = choose_cost_model(scenario, costs_option);
+  const auto costs = choose_cost_model(scenario, choice);
   return lower_scenario(scenario, *costs, control);
 }
 

@@ -15,17 +15,27 @@
 
 namespace dtsim {
 
-// The cost model a scenario asks for (simulation.cost_model, simulation.costs), or the
-// database `costs_option` names (the CLI's --costs, which wins over the scenario's keys).
-// Throws ScenarioError naming the key or the option: the measured model reads a cost
-// database that calibration writes, and calibration is not part of this build yet.
-std::unique_ptr<CostModel> choose_cost_model(const Scenario& scenario,
-                                             const std::optional<std::string>& costs_option = {});
+// What the caller chose about costs: a cost database (the CLI's --costs, which wins over
+// the scenario's simulation.cost_model and simulation.costs), and the scenario device it
+// prices when that is not the device it was measured on (--costs-device).
+struct CostsChoice {
+  CostsChoice(std::optional<std::string> database_file = {},
+              std::optional<std::string> device_name = {})
+      : database(std::move(database_file)), device(std::move(device_name)) {}
+  std::optional<std::string> database;
+  std::optional<std::string> device;
+};
 
-// Lowers with the cost model the scenario asks for, or the database `costs_option` names.
-// Throws ScenarioError.
-LoweredScenario lower_with_chosen_costs(const Scenario& scenario,
-                                        const std::optional<std::string>& costs_option = {},
+// The cost model the scenario or `choice` asks for: the roofline, or the measured model
+// over a cost database (calibration/), with the roofline for what the database lacks.
+// Throws InputError naming the database file and its field (exit 2) for a database of
+// another version, or one measured on a device the scenario does not have (unless
+// `choice.device` maps it), and ScenarioError for an unreadable one named by the scenario.
+std::unique_ptr<CostModel> choose_cost_model(const Scenario& scenario,
+                                             const CostsChoice& choice = {});
+
+// Lowers with the cost model the scenario or `choice` asks for. Throws as above.
+LoweredScenario lower_with_chosen_costs(const Scenario& scenario, const CostsChoice& choice = {},
                                         const RunControl& control = {});
 
 // Runs a lowered scenario on a fresh Simulation (and the local SGD step on another). Throws

@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -54,6 +58,29 @@ TEST(AtomicFile, AFailedWriteKeepsTheOldFile) {
                std::runtime_error);
   EXPECT_EQ(slurp(dir / "trace.json"), "whole\n");
   EXPECT_EQ(entries(dir), 1u);
+}
+
+TEST(AtomicFile, AProcessKilledDuringTheWriteLeavesTheOldFileWhole) {
+  // A cost database being written when the process is killed (SIGKILL: no handler, no
+  // clean-up runs): half the new text is in the temporary file, the target is the old one.
+  const fs::path dir = fresh_dir("killed");
+  const std::string old_db = "{\"format\": \"dtsim-cost-database\", \"entries\": []}\n";
+  write_file_atomically(dir / "db.json", old_db);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    write_file_atomically(dir / "db.json", [](std::ostream& out) {
+      out << "{\"format\": \"dtsim-cost-database\", \"entries\": [";
+      out.flush();
+      raise(SIGKILL);
+    });
+    _exit(0);  // not reached
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  EXPECT_EQ(WTERMSIG(status), SIGKILL);
+  EXPECT_EQ(slurp(dir / "db.json"), old_db);
 }
 
 TEST(AtomicFile, AnUnwritableFolderIsAnErrorNamingThePath) {

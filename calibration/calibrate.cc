@@ -1,0 +1,104 @@
+// The CPU sweep, the distinct kernels of a step, and this CPU's identity.
+#include "calibration/calibrate.h"
+
+#include <sched.h>
+
+#include <chrono>
+#include <ctime>
+#include <fstream>
+#include <set>
+
+#include "calibration/cost_key.h"
+#include "calibration/kernel_timer.h"
+#include "kernels/kernel.h"
+
+namespace dtsim::calibration {
+
+std::vector<OpSignature> distinct_kernels(const TaskGraph& graph) {
+  std::vector<OpSignature> out;
+  std::set<std::string> seen;
+  for (OpListId l = 0; l < graph.num_op_lists(); ++l) {
+    for (const OpSignature& op : graph.op_list(l)) {
+      if (seen.insert(cost_key(op)).second) out.push_back(op);
+    }
+  }
+  return out;
+}
+
+std::vector<OpSignature> with_gemm_neighbours(const std::vector<OpSignature>& ops) {
+  std::vector<OpSignature> out;
+  std::set<std::string> seen;
+  const auto add = [&](const OpSignature& op) {
+    if (seen.insert(cost_key(op)).second) out.push_back(op);
+  };
+  for (const OpSignature& op : ops) {
+    add(op);
+    if (op.kind != KernelKind::kGemm && op.kind != KernelKind::kBatchedGemm) continue;
+    for (int64_t GemmDims::*dim : {&GemmDims::m, &GemmDims::n, &GemmDims::k}) {
+      OpSignature next = op;
+      next.gemm.*dim += 1;
+      next.flops = op.flops * static_cast<double>(next.gemm.*dim) / static_cast<double>(op.gemm.*dim);
+      next.bytes = op.bytes;  // the traffic barely changes; the signature keeps its count
+      add(next);
+    }
+  }
+  return out;
+}
+
+DeviceIdentity cpu_identity(const std::string& catalog_name) {
+  DeviceIdentity id;
+  id.backend = "cpu";
+  id.catalog_name = catalog_name;
+  id.timer = "steady_clock";
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);) {
+    if (line.rfind("model name", 0) == 0) {
+      const size_t colon = line.find(':');
+      id.name = colon == std::string::npos ? line : line.substr(colon + 2);
+      break;
+    }
+  }
+  if (id.name.empty()) id.name = "unknown CPU";
+  cpu_set_t set;
+  id.cores = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
+  id.threads = kernels::cpu_threads();
+  id.blas = kernels::cpu_blas_identity();
+  const std::time_t now = std::time(nullptr);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  id.measured_at = stamp;
+  return id;
+}
+
+SweepResult sweep_cpu(const std::vector<OpSignature>& ops, const DeviceIdentity& device,
+                      const SweepOptions& options) {
+  SweepResult out;
+  out.db.device = device;
+  SteadyClockTimer timer;
+  CacheFlusher flusher;
+  const auto start = std::chrono::steady_clock::now();
+  const auto total = static_cast<int64_t>(ops.size());
+  for (int64_t i = 0; i < total; ++i) {
+    options.control.report("calibration", i, total);
+    const bool over_budget =
+        options.budget && std::chrono::steady_clock::now() - start >
+                              std::chrono::nanoseconds(options.budget->count_ns());
+    if (options.control.stop_requested() || over_budget) {
+      out.cancelled = options.control.stop_requested();
+      out.unmeasured = static_cast<int>(total - i);
+      break;
+    }
+    const OpSignature& op = ops[static_cast<size_t>(i)];
+    if (const std::string why = kernels::cpu_unsupported_reason(op); !why.empty()) {
+      out.refused.push_back(why);
+      continue;
+    }
+    const Measurement m = measure_cpu_op(op, timer, &flusher, options.policy);
+    out.noisy += m.noisy;
+    out.db.entries.push_back({op, MeasurementContext::kIsolation, m.samples_s, m.stats, m.noisy});
+  }
+  options.control.report("calibration", total - out.unmeasured, total);
+  return out;
+}
+
+}  // namespace dtsim::calibration

@@ -1,0 +1,189 @@
+// The cost database's JSON form, version 1.
+#include "calibration/cost_database.h"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "models/op_signature_json.h"
+#include "sim/input_error.h"
+
+namespace dtsim::calibration {
+
+namespace {
+
+using nlohmann::json;
+
+const char* context_name(MeasurementContext c) {
+  return c == MeasurementContext::kIsolation ? "isolation" : "in_step";
+}
+
+// A field of an object, or an InputError at its pointer naming what was expected.
+class Reader {
+ public:
+  explicit Reader(std::string source) : source_(std::move(source)) {}
+  [[noreturn]] void fail(const std::string& pointer, const std::string& message) const {
+    throw InputError(source_, {{pointer, message}});
+  }
+  const json& at(const json& o, const std::string& pointer, const char* key) const {
+    if (!o.is_object()) fail(pointer, "expected an object");
+    const auto it = o.find(key);
+    if (it == o.end()) fail(pointer + "/" + key, "missing");
+    return *it;
+  }
+  std::string text(const json& o, const std::string& pointer, const char* key) const {
+    const json& v = at(o, pointer, key);
+    if (!v.is_string()) fail(pointer + "/" + key, "expected a string, got " + v.dump());
+    return v.get<std::string>();
+  }
+  double number(const json& o, const std::string& pointer, const char* key) const {
+    const json& v = at(o, pointer, key);
+    if (!v.is_number()) fail(pointer + "/" + key, "expected a number, got " + v.dump());
+    return v.get<double>();
+  }
+  // Optional fields of the device: absent is the default.
+  std::string text_or(const json& o, const char* key) const {
+    const auto it = o.find(key);
+    return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
+  }
+  double number_or(const json& o, const char* key) const {
+    const auto it = o.find(key);
+    return it != o.end() && it->is_number() ? it->get<double>() : 0.0;
+  }
+
+ private:
+  std::string source_;
+};
+
+}  // namespace
+
+nlohmann::ordered_json cost_database_to_json(const CostDatabase& db) {
+  const DeviceIdentity& d = db.device;
+  nlohmann::ordered_json device = {{"backend", d.backend},         {"name", d.name},
+                                   {"catalog_name", d.catalog_name}, {"timer", d.timer},
+                                   {"measured_at", d.measured_at}};
+  if (d.backend == "cpu") {
+    device["cores"] = d.cores;
+    device["threads"] = d.threads;
+    device["blas"] = d.blas;
+  } else {
+    device["sm_count"] = d.sm_count;
+    device["sm_clock_mhz"] = d.sm_clock_mhz;
+    device["memory_clock_mhz"] = d.memory_clock_mhz;
+    device["memory_bytes"] = d.memory_bytes;
+    device["driver"] = d.driver;
+    device["cuda"] = d.cuda;
+    device["cublas"] = d.cublas;
+    device["cudnn"] = d.cudnn;
+    device["nccl"] = d.nccl;
+  }
+  auto entries = nlohmann::ordered_json::array();
+  for (const CostEntry& e : db.entries) {
+    entries.push_back({{"op", models::op_signature_to_json(e.op)},
+                       {"context", context_name(e.context)},
+                       {"median_s", e.stats.median_s},
+                       {"p20_s", e.stats.p20_s},
+                       {"p80_s", e.stats.p80_s},
+                       {"cv", e.stats.cv},
+                       {"noisy", e.noisy},
+                       {"samples_s", e.samples_s}});
+  }
+  return {{"format", kCostDatabaseFormat},
+          {"version", kCostDatabaseVersion},
+          {"device", device},
+          {"entries", entries}};
+}
+
+CostDatabase cost_database_from_json(const json& doc, const std::string& source) {
+  const Reader r(source);
+  if (!doc.is_object()) r.fail("", "expected a cost database (a JSON object)");
+  if (r.text(doc, "", "format") != kCostDatabaseFormat) {
+    r.fail("/format", std::string("expected \"") + kCostDatabaseFormat + "\", got " +
+                          doc.at("format").dump());
+  }
+  const json& version = r.at(doc, "", "version");
+  if (!version.is_number_integer() || version.get<int>() != kCostDatabaseVersion) {
+    r.fail("/version", "this dtsim reads cost databases of version " +
+                           std::to_string(kCostDatabaseVersion) + ", the file is version " +
+                           version.dump() + "; measure again with `dtsim calibrate`");
+  }
+  CostDatabase db;
+  const json& d = r.at(doc, "", "device");
+  DeviceIdentity& id = db.device;
+  id.backend = r.text(d, "/device", "backend");
+  if (id.backend != "cpu" && id.backend != "cuda") {
+    r.fail("/device/backend", "expected \"cpu\" or \"cuda\", got \"" + id.backend + "\"");
+  }
+  id.name = r.text(d, "/device", "name");
+  id.catalog_name = r.text(d, "/device", "catalog_name");
+  id.timer = r.text(d, "/device", "timer");
+  id.measured_at = r.text_or(d, "measured_at");
+  id.cores = static_cast<int>(r.number_or(d, "cores"));
+  id.threads = static_cast<int>(r.number_or(d, "threads"));
+  id.blas = r.text_or(d, "blas");
+  id.sm_count = static_cast<int>(r.number_or(d, "sm_count"));
+  id.sm_clock_mhz = r.number_or(d, "sm_clock_mhz");
+  id.memory_clock_mhz = r.number_or(d, "memory_clock_mhz");
+  id.memory_bytes = static_cast<int64_t>(r.number_or(d, "memory_bytes"));
+  id.driver = r.text_or(d, "driver");
+  id.cuda = r.text_or(d, "cuda");
+  id.cublas = r.text_or(d, "cublas");
+  id.cudnn = r.text_or(d, "cudnn");
+  id.nccl = r.text_or(d, "nccl");
+  const json& entries = r.at(doc, "", "entries");
+  if (!entries.is_array()) r.fail("/entries", "expected an array of measured ops");
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const std::string at = "/entries/" + std::to_string(i);
+    const json& e = entries[i];
+    CostEntry entry;
+    try {
+      entry.op = models::op_signature_from_json(r.at(e, at, "op"));
+    } catch (const std::invalid_argument& ex) {
+      r.fail(at + "/op", ex.what());
+    }
+    const std::string context = r.text(e, at, "context");
+    if (context != "isolation" && context != "in_step") {
+      r.fail(at + "/context", "expected \"isolation\" or \"in_step\", got \"" + context + "\"");
+    }
+    entry.context = context == "isolation" ? MeasurementContext::kIsolation
+                                           : MeasurementContext::kInStep;
+    const json& samples = r.at(e, at, "samples_s");
+    if (!samples.is_array() || samples.empty()) {
+      r.fail(at + "/samples_s", "expected a non-empty array of seconds");
+    }
+    for (const json& s : samples) {
+      if (!s.is_number() || s.get<double>() < 0) {
+        r.fail(at + "/samples_s", "expected non-negative numbers, got " + s.dump());
+      }
+      entry.samples_s.push_back(s.get<double>());
+    }
+    // The statistics are recomputed from the samples: the file's figures are for readers.
+    entry.stats = stats_of(entry.samples_s);
+    if (const double median = r.number(e, at, "median_s"); std::abs(median - entry.stats.median_s) >
+                                                            1e-9 * (1 + median)) {
+      r.fail(at + "/median_s", "disagrees with the samples' median " +
+                                   std::to_string(entry.stats.median_s) + " s");
+    }
+    entry.noisy = e.value("noisy", false);
+    db.entries.push_back(std::move(entry));
+  }
+  return db;
+}
+
+CostDatabase read_cost_database(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, {{"", "cannot read the cost database"}});
+  std::stringstream text;
+  text << in.rdbuf();
+  json doc;
+  try {
+    doc = json::parse(text.str());
+  } catch (const json::parse_error& e) {
+    throw InputError(path, {{"", std::string("not a JSON document (") + e.what() +
+                                     "); a database is written whole or not at all, so this "
+                                     "is not one that `dtsim calibrate` wrote"}});
+  }
+  return cost_database_from_json(doc, path);
+}
+
+}  // namespace dtsim::calibration

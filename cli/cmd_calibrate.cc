@@ -1,0 +1,149 @@
+// `dtsim calibrate`: time this machine's real kernels for a scenario's step (or a grid of
+// ops) and write the cost database that `dtsim run --costs` predicts with.
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "calibration/calibrate.h"
+#include "calibration/cost_database.h"
+#include "cli/commands.h"
+#include "cli/run_session.h"
+#include "kernels/kernel.h"
+#include "models/op_signature_json.h"
+#include "reports/atomic_file.h"
+#include "runner/scenario_runner.h"
+#include "scenarios/loader.h"
+#include "sim/input_error.h"
+#include "sim/unit_parse.h"
+
+namespace dtsim::cli {
+namespace {
+
+struct CalibrateArgs {
+  std::string backend = "cpu";
+  std::optional<std::string> scenario;
+  std::optional<std::string> ops_file;
+  std::optional<std::string> budget;
+  std::string device = "CPU";
+  int threads = 1;
+  std::string out;
+  bool quiet = false;
+};
+
+// A JSON array of op signatures (the lowered-graph file's form), GEMMs with their n + 1,
+// m + 1 and k + 1 neighbours.
+std::vector<OpSignature> read_ops_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, {{"", "cannot read the file"}});
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(path, {{"", std::string("not a JSON document: ") + e.what()}});
+  }
+  if (!doc.is_array() || doc.empty()) {
+    throw InputError(path, {{"", "expected a non-empty array of op signatures"}});
+  }
+  std::vector<OpSignature> ops;
+  for (size_t i = 0; i < doc.size(); ++i) {
+    try {
+      ops.push_back(models::op_signature_from_json(doc[i]));
+    } catch (const std::invalid_argument& e) {
+      throw InputError(path, {{"/" + std::to_string(i), e.what()}});
+    }
+  }
+  return calibration::with_gemm_neighbours(ops);
+}
+
+int calibrate(const CalibrateArgs& args) {
+  if (args.backend != "cpu") {
+    throw InputError("--backend", {{"", "\"" + args.backend +
+                                            "\": this build measures on the CPU only (the CUDA "
+                                            "backend and its CUPTI tracer are not built yet); "
+                                            "use --backend cpu"}});
+  }
+  if (!args.scenario && !args.ops_file) {
+    throw InputError("dtsim calibrate", {{"", "name what to measure: --for SCENARIO or --ops FILE"}});
+  }
+  std::optional<Duration> budget;
+  if (args.budget) {
+    const auto parsed = parse_duration(*args.budget);
+    if (!parsed.value || *parsed.value <= Duration::zero()) {
+      throw InputError("--budget", {{"", "expected a positive duration such as \"10min\", got \"" +
+                                             *args.budget + "\""}});
+    }
+    budget = *parsed.value;
+  }
+  kernels::set_cpu_threads(args.threads);
+  RunSession session(!args.quiet);
+  std::vector<OpSignature> ops;
+  if (args.scenario) {
+    const Scenario scenario = load_scenario_file(*args.scenario);
+    // The kernels do not depend on their prices: the roofline lowers the step.
+    const LoweredScenario lowered = lower_with_chosen_costs(scenario, {}, session.control());
+    if (lowered.cancelled || session.interrupted()) return session.report_interrupted("calibration");
+    ops = calibration::distinct_kernels(lowered.graph);
+    if (lowered.local_graph) {
+      for (const OpSignature& op : calibration::distinct_kernels(*lowered.local_graph)) ops.push_back(op);
+    }
+  }
+  if (args.ops_file) {
+    for (const OpSignature& op : read_ops_file(*args.ops_file)) ops.push_back(op);
+  }
+  calibration::SweepOptions options;
+  options.budget = budget;
+  options.control = session.control();
+  const auto t0 = std::chrono::steady_clock::now();
+  const calibration::SweepResult r =
+      calibration::sweep_cpu(ops, calibration::cpu_identity(args.device), options);
+  if (r.cancelled || session.interrupted()) return session.report_interrupted("calibration");
+  session.finish();
+  write_file_atomically(args.out, calibration::cost_database_to_json(r.db).dump(1) + "\n");
+  if (!args.quiet) {
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::cout << fmt::format("wrote {}: {} kernels measured on {} ({} thread{}, {}) in {:.1f} s",
+                             args.out, r.db.entries.size(), r.db.device.name, r.db.device.threads,
+                             r.db.device.threads == 1 ? "" : "s", r.db.device.blas, seconds);
+    if (r.noisy > 0) std::cout << fmt::format(", {} of them noisy (spread above 5%)", r.noisy);
+    std::cout << "\n";
+    if (r.unmeasured > 0) {
+      std::cout << fmt::format("budget reached: {} kernels left unmeasured (the roofline prices them)\n",
+                               r.unmeasured);
+    }
+    for (const std::string& why : r.refused) std::cout << "not measured: " << why << "\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Command add_calibrate_command(CLI::App& app) {
+  auto args = std::make_shared<CalibrateArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "calibrate",
+      "Time real kernels on this machine into a cost database for `dtsim run --costs`");
+  cmd->add_option("--backend", args->backend, "cpu (OpenBLAS and dtsim's CPU kernels) or cuda")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  cmd->add_option("--for", args->scenario, "Measure the distinct kernels of this scenario's step");
+  cmd->add_option("--ops", args->ops_file,
+                  "Measure the op signatures of this JSON array (GEMMs with their +1 neighbours)");
+  cmd->add_option("--budget", args->budget,
+                  "Stop measuring after this long (\"10min\"), keeping what was measured");
+  cmd->add_option("--device", args->device,
+                  "The device spec the database prices (`dtsim list devices`)")
+      ->capture_default_str();
+  cmd->add_option("--threads", args->threads, "BLAS threads (one per rank, as the executor runs)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--out", args->out, "The cost database to write")->required();
+  cmd->add_flag("--quiet", args->quiet, "Print nothing on success (and no progress bar)");
+  return {cmd, [args] { return calibrate(*args); }};
+}
+
+}  // namespace dtsim::cli

@@ -1,0 +1,126 @@
+// The cost database's JSON form: a round trip keeps every field, and a document of another
+// format, version or shape is refused naming the file and the field.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "calibration/cost_database.h"
+#include "sim/input_error.h"
+
+namespace dtsim::calibration {
+namespace {
+
+CostDatabase sample_database() {
+  CostDatabase db;
+  db.device.backend = "cpu";
+  db.device.name = "Test CPU";
+  db.device.catalog_name = "CPU";
+  db.device.timer = "steady_clock";
+  db.device.measured_at = "2026-12-01T00:00:00Z";
+  db.device.cores = 2;
+  db.device.threads = 1;
+  db.device.blas = "OpenBLAS 0.3.21";
+  CostEntry gemm;
+  gemm.op.name = "mlp.fc1";
+  gemm.op.kind = KernelKind::kGemm;
+  gemm.op.storage = gemm.op.math = DType::kFp32;
+  gemm.op.gemm = {256, 1024, 256, 1, false, true};
+  gemm.op.flops = gemm.op.gemm.flops();
+  gemm.samples_s = {1.0e-3, 1.1e-3, 0.9e-3};
+  gemm.stats = stats_of(gemm.samples_s);
+  CostEntry norm;
+  norm.op.kind = KernelKind::kLayerNorm;
+  norm.op.pass = OpPass::kBackward;
+  norm.op.storage = norm.op.math = DType::kFp32;
+  norm.op.rows = 256;
+  norm.op.width = 512;
+  norm.context = MeasurementContext::kInStep;
+  norm.samples_s = {2e-5};
+  norm.stats = stats_of(norm.samples_s);
+  norm.noisy = true;
+  db.entries = {gemm, norm};
+  return db;
+}
+
+std::string error_of(const nlohmann::json& doc) {
+  try {
+    cost_database_from_json(doc, "db.json");
+  } catch (const InputError& e) {
+    return e.messages().front();
+  }
+  return "";
+}
+
+TEST(CostDatabase, RoundTripsEveryField) {
+  const CostDatabase a = sample_database();
+  const nlohmann::json doc = nlohmann::json::parse(cost_database_to_json(a).dump());
+  EXPECT_EQ(doc["format"], "dtsim-cost-database");
+  EXPECT_EQ(doc["version"], 1);
+  const CostDatabase b = cost_database_from_json(doc, "db.json");
+  EXPECT_EQ(b.device.name, "Test CPU");
+  EXPECT_EQ(b.device.catalog_name, "CPU");
+  EXPECT_EQ(b.device.cores, 2);
+  EXPECT_EQ(b.device.threads, 1);
+  EXPECT_EQ(b.device.blas, "OpenBLAS 0.3.21");
+  EXPECT_EQ(b.device.measured_at, "2026-12-01T00:00:00Z");
+  ASSERT_EQ(b.entries.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(b.entries[i].op, a.entries[i].op);
+    EXPECT_EQ(b.entries[i].samples_s, a.entries[i].samples_s);
+    EXPECT_EQ(b.entries[i].context, a.entries[i].context);
+    EXPECT_EQ(b.entries[i].noisy, a.entries[i].noisy);
+    EXPECT_DOUBLE_EQ(b.entries[i].stats.median_s, a.entries[i].stats.median_s);
+  }
+}
+
+TEST(CostDatabase, RefusesAnotherVersionOrFormatNamingTheField) {
+  nlohmann::json doc = nlohmann::json::parse(cost_database_to_json(sample_database()).dump());
+  nlohmann::json v2 = doc;
+  v2["version"] = 2;
+  EXPECT_NE(error_of(v2).find("db.json: /version: this dtsim reads cost databases of version 1, "
+                              "the file is version 2"),
+            std::string::npos)
+      << error_of(v2);
+  nlohmann::json other = doc;
+  other["format"] = "dtsim-lowered-graph";
+  EXPECT_NE(error_of(other).find("db.json: /format: expected \"dtsim-cost-database\""),
+            std::string::npos);
+  nlohmann::json missing = doc;
+  missing["entries"][0].erase("samples_s");
+  EXPECT_NE(error_of(missing).find("db.json: /entries/0/samples_s: missing"), std::string::npos);
+  nlohmann::json negative = doc;
+  negative["entries"][1]["samples_s"] = {-1.0};
+  EXPECT_NE(error_of(negative).find("/entries/1/samples_s: expected non-negative numbers"),
+            std::string::npos);
+  nlohmann::json edited = doc;
+  edited["entries"][0]["median_s"] = 5.0;  // a figure edited by hand, not the samples'
+  EXPECT_NE(error_of(edited).find("/entries/0/median_s: disagrees with the samples' median"),
+            std::string::npos);
+  nlohmann::json backend = doc;
+  backend["device"]["backend"] = "tpu";
+  EXPECT_NE(error_of(backend).find("/device/backend: expected \"cpu\" or \"cuda\""),
+            std::string::npos);
+  nlohmann::json op = doc;
+  op["entries"][0]["op"]["kind"] = "fft";
+  EXPECT_NE(error_of(op).find("db.json: /entries/0/op: "), std::string::npos) << error_of(op);
+}
+
+TEST(CostDatabase, AFileCutShortIsNotADatabase) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "dtsim_cost_db_test";
+  std::filesystem::create_directories(dir);
+  const std::string text = cost_database_to_json(sample_database()).dump(1);
+  std::ofstream(dir / "cut.json") << text.substr(0, text.size() / 2);
+  try {
+    read_cost_database((dir / "cut.json").string());
+    FAIL() << "a truncated database was read";
+  } catch (const InputError& e) {
+    EXPECT_NE(e.messages().front().find("cut.json: not a JSON document"), std::string::npos)
+        << e.messages().front();
+  }
+  EXPECT_THROW(read_cost_database((dir / "absent.json").string()), InputError);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace dtsim::calibration
