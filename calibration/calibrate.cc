@@ -37,7 +37,8 @@ std::vector<OpSignature> with_gemm_neighbours(const std::vector<OpSignature>& op
     for (int64_t GemmDims::*dim : {&GemmDims::m, &GemmDims::n, &GemmDims::k}) {
       OpSignature next = op;
       next.gemm.*dim += 1;
-      next.flops = op.flops * static_cast<double>(next.gemm.*dim) / static_cast<double>(op.gemm.*dim);
+      next.flops =
+          op.flops * static_cast<double>(next.gemm.*dim) / static_cast<double>(op.gemm.*dim);
       next.bytes = op.bytes;  // the traffic barely changes; the signature keeps its count
       add(next);
     }

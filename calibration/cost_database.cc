@@ -59,8 +59,10 @@ class Reader {
 
 nlohmann::ordered_json cost_database_to_json(const CostDatabase& db) {
   const DeviceIdentity& d = db.device;
-  nlohmann::ordered_json device = {{"backend", d.backend},         {"name", d.name},
-                                   {"catalog_name", d.catalog_name}, {"timer", d.timer},
+  nlohmann::ordered_json device = {{"backend", d.backend},
+                                   {"name", d.name},
+                                   {"catalog_name", d.catalog_name},
+                                   {"timer", d.timer},
                                    {"measured_at", d.measured_at}};
   if (d.backend == "cpu") {
     device["cores"] = d.cores;
@@ -98,8 +100,8 @@ CostDatabase cost_database_from_json(const json& doc, const std::string& source)
   const Reader r(source);
   if (!doc.is_object()) r.fail("", "expected a cost database (a JSON object)");
   if (r.text(doc, "", "format") != kCostDatabaseFormat) {
-    r.fail("/format", std::string("expected \"") + kCostDatabaseFormat + "\", got " +
-                          doc.at("format").dump());
+    r.fail("/format",
+           std::string("expected \"") + kCostDatabaseFormat + "\", got " + doc.at("format").dump());
   }
   const json& version = r.at(doc, "", "version");
   if (!version.is_number_integer() || version.get<int>() != kCostDatabaseVersion) {
@@ -145,8 +147,8 @@ CostDatabase cost_database_from_json(const json& doc, const std::string& source)
     if (context != "isolation" && context != "in_step") {
       r.fail(at + "/context", "expected \"isolation\" or \"in_step\", got \"" + context + "\"");
     }
-    entry.context = context == "isolation" ? MeasurementContext::kIsolation
-                                           : MeasurementContext::kInStep;
+    entry.context =
+        context == "isolation" ? MeasurementContext::kIsolation : MeasurementContext::kInStep;
     const json& samples = r.at(e, at, "samples_s");
     if (!samples.is_array() || samples.empty()) {
       r.fail(at + "/samples_s", "expected a non-empty array of seconds");
@@ -159,10 +161,10 @@ CostDatabase cost_database_from_json(const json& doc, const std::string& source)
     }
     // The statistics are recomputed from the samples: the file's figures are for readers.
     entry.stats = stats_of(entry.samples_s);
-    if (const double median = r.number(e, at, "median_s"); std::abs(median - entry.stats.median_s) >
-                                                            1e-9 * (1 + median)) {
-      r.fail(at + "/median_s", "disagrees with the samples' median " +
-                                   std::to_string(entry.stats.median_s) + " s");
+    if (const double median = r.number(e, at, "median_s");
+        std::abs(median - entry.stats.median_s) > 1e-9 * (1 + median)) {
+      r.fail(at + "/median_s",
+             "disagrees with the samples' median " + std::to_string(entry.stats.median_s) + " s");
     }
     entry.noisy = e.value("noisy", false);
     db.entries.push_back(std::move(entry));

@@ -50,9 +50,11 @@ CacheFlusher::CacheFlusher(size_t bytes, int level)
 void CacheFlusher::flush() {
   // Write every line (evicting what the kernel left), then read one byte a line back so
   // that the writes cannot be elided.
-  for (size_t i = 0; i < buffer_.size(); i += 64) buffer_[i] = static_cast<unsigned char>(i + sink_);
+  for (size_t i = 0; i < buffer_.size(); i += 64)
+    buffer_[i] = static_cast<unsigned char>(i + sink_);
   unsigned char acc = 0;
-  for (size_t i = 0; i < buffer_.size(); i += 64) acc = static_cast<unsigned char>(acc + buffer_[i]);
+  for (size_t i = 0; i < buffer_.size(); i += 64)
+    acc = static_cast<unsigned char>(acc + buffer_[i]);
   sink_ = acc;
 }
 

@@ -5,8 +5,8 @@
 
 namespace dtsim::calibration {
 
-Measurement measure(const std::function<void()>& kernel, KernelTimer& timer,
-                    CacheFlusher* flusher, const MeasurementPolicy& policy) {
+Measurement measure(const std::function<void()>& kernel, KernelTimer& timer, CacheFlusher* flusher,
+                    const MeasurementPolicy& policy) {
   const std::function<void()> between = [&] {
     if (flusher != nullptr && policy.flush_caches) flusher->flush();
   };

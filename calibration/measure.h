@@ -26,8 +26,8 @@ struct Measurement {
 };
 
 // `flusher` may be null (no flush, or the policy says none).
-Measurement measure(const std::function<void()>& kernel, KernelTimer& timer,
-                    CacheFlusher* flusher, const MeasurementPolicy& policy);
+Measurement measure(const std::function<void()>& kernel, KernelTimer& timer, CacheFlusher* flusher,
+                    const MeasurementPolicy& policy);
 
 // The op's CPU kernel (kernels/) on buffers allocated once and reused across repeats.
 // Throws kernels::UnsupportedOp.

@@ -50,8 +50,8 @@ OpCost MeasuredCostModel::price(const OpSignature& op, const DeviceSpec& device)
         std::log(p[1].seconds / p[0].seconds) / std::log(p[1].work / p[0].work), 0.0, 1.0);
     return {seconds(p[0].seconds * std::pow(w / p[0].work, slope)), CostSource::kExtrapolated};
   }
-  const auto hi = std::lower_bound(p.begin(), p.end(), w,
-                                   [](const Point& a, double v) { return a.work < v; });
+  const auto hi =
+      std::lower_bound(p.begin(), p.end(), w, [](const Point& a, double v) { return a.work < v; });
   if (hi->work == w) return {seconds(hi->seconds), CostSource::kInterpolated};
   const auto lo = hi - 1;
   const double f = std::log(w / lo->work) / std::log(hi->work / lo->work);

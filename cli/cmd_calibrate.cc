@@ -68,7 +68,8 @@ int calibrate(const CalibrateArgs& args) {
                                             "use --backend cpu"}});
   }
   if (!args.scenario && !args.ops_file) {
-    throw InputError("dtsim calibrate", {{"", "name what to measure: --for SCENARIO or --ops FILE"}});
+    throw InputError("dtsim calibrate",
+                     {{"", "name what to measure: --for SCENARIO or --ops FILE"}});
   }
   std::optional<Duration> budget;
   if (args.budget) {
@@ -86,10 +87,12 @@ int calibrate(const CalibrateArgs& args) {
     const Scenario scenario = load_scenario_file(*args.scenario);
     // The kernels do not depend on their prices: the roofline lowers the step.
     const LoweredScenario lowered = lower_with_chosen_costs(scenario, {}, session.control());
-    if (lowered.cancelled || session.interrupted()) return session.report_interrupted("calibration");
+    if (lowered.cancelled || session.interrupted())
+      return session.report_interrupted("calibration");
     ops = calibration::distinct_kernels(lowered.graph);
     if (lowered.local_graph) {
-      for (const OpSignature& op : calibration::distinct_kernels(*lowered.local_graph)) ops.push_back(op);
+      for (const OpSignature& op : calibration::distinct_kernels(*lowered.local_graph))
+        ops.push_back(op);
     }
   }
   if (args.ops_file) {
@@ -113,8 +116,8 @@ int calibrate(const CalibrateArgs& args) {
     if (r.noisy > 0) std::cout << fmt::format(", {} of them noisy (spread above 5%)", r.noisy);
     std::cout << "\n";
     if (r.unmeasured > 0) {
-      std::cout << fmt::format("budget reached: {} kernels left unmeasured (the roofline prices them)\n",
-                               r.unmeasured);
+      std::cout << fmt::format(
+          "budget reached: {} kernels left unmeasured (the roofline prices them)\n", r.unmeasured);
     }
     for (const std::string& why : r.refused) std::cout << "not measured: " << why << "\n";
   }

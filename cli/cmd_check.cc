@@ -27,7 +27,8 @@ Command add_check_command(CLI::App& app) {
                   "measured for)");
   return {cmd, [args] {
     const Scenario s = load_scenario_file(args->scenario, args->sets);
-    const LoweredScenario l = lower_with_chosen_costs(s, CostsChoice{args->costs, args->costs_device});
+    const LoweredScenario l =
+        lower_with_chosen_costs(s, CostsChoice{args->costs, args->costs_device});
     std::cout << "ok: " << s.name << ": " << s.cluster.num_ranks() << " ranks on "
               << s.cluster.nodes.size() << " nodes, " << s.cluster.topology.num_links()
               << " links; " << l.graph.tasks().size() << " tasks, " << l.graph.collectives().size()

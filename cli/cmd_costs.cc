@@ -46,10 +46,11 @@ int show(const std::string& path, int every) {
     std::cout << fmt::format("           {} cores, {} BLAS thread{}, {}\n", d.cores, d.threads,
                              d.threads == 1 ? "" : "s", d.blas);
   } else {
-    std::cout << fmt::format("           {} SMs at {:.0f} MHz, {:.1f} GiB, driver {}, CUDA {}, "
-                             "cuBLAS {}, cuDNN {}, NCCL {}\n",
-                             d.sm_count, d.sm_clock_mhz, static_cast<double>(d.memory_bytes) / (1 << 30),
-                             d.driver, d.cuda, d.cublas, d.cudnn, d.nccl);
+    std::cout << fmt::format(
+        "           {} SMs at {:.0f} MHz, {:.1f} GiB, driver {}, CUDA {}, "
+        "cuBLAS {}, cuDNN {}, NCCL {}\n",
+        d.sm_count, d.sm_clock_mhz, static_cast<double>(d.memory_bytes) / (1 << 30), d.driver,
+        d.cuda, d.cublas, d.cudnn, d.nccl);
   }
   std::cout << fmt::format("\n{:<16} {:<16} {:<22} {:>11} {:>23} {:>6} {:>4}\n", "kernel", "pass",
                            "shape", "median", "p20 - p80", "cv", "n");
@@ -92,8 +93,9 @@ Command add_costs_command(CLI::App& app) {
   auto path = std::make_shared<std::string>();
   auto every = std::make_shared<int>(5);
   show_cmd->add_option("database", *path, "The cost database (dtsim calibrate --out)")->required();
-  show_cmd->add_option("--hold-out-every", *every,
-                       "Hold out one size in this many to check the interpolation")
+  show_cmd
+      ->add_option("--hold-out-every", *every,
+                   "Hold out one size in this many to check the interpolation")
       ->capture_default_str()
       ->check(CLI::Range(2, 1000));
   return {cmd, [path, every] { return show(*path, *every); }};

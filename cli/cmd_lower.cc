@@ -32,7 +32,8 @@ int lower(const LowerArgs& args) {
   RunSession session(!args.quiet);
   const Scenario scenario = load_scenario_file(args.scenario, args.sets);
   const auto t0 = std::chrono::steady_clock::now();
-  const LoweredScenario lowered = lower_with_chosen_costs(scenario, CostsChoice{args.costs, args.costs_device}, session.control());
+  const LoweredScenario lowered = lower_with_chosen_costs(
+      scenario, CostsChoice{args.costs, args.costs_device}, session.control());
   if (lowered.cancelled || session.interrupted()) return session.report_interrupted("lowering");
   const std::filesystem::path out(args.out);
   const std::filesystem::path graph_file =

@@ -10,9 +10,9 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "dtsim 0.1.0");
   using namespace dtsim::cli;
   std::vector<Command> commands;
-  for (auto add : {add_run_command, add_check_command, add_lower_command, add_list_command,
-                   add_sweep_command, add_reproduce_command, add_calibrate_command,
-                   add_costs_command}) {
+  for (auto add :
+       {add_run_command, add_check_command, add_lower_command, add_list_command, add_sweep_command,
+        add_reproduce_command, add_calibrate_command, add_costs_command}) {
     commands.push_back(add(app));
   }
   try {

@@ -43,13 +43,13 @@ std::unique_ptr<CostModel> choose_cost_model(const Scenario& scenario, const Cos
     std::string have;
     for (const std::string& d : devices) have += (have.empty() ? "" : ", ") + d;
     const std::string pointer = choice.device ? "" : "/device/catalog_name";
-    throw InputError(path, {{pointer, "measured on \"" + db.device.catalog_name + "\" (" +
-                                          db.device.name + ")" +
-                                          (choice.device ? ", mapped to \"" + device + "\"," : "") +
-                                          " but the scenario's devices are " + have +
-                                          (choice.device ? ""
-                                                         : "; to price one of them with it "
-                                                           "anyway, name it with --costs-device")}});
+    throw InputError(
+        path, {{pointer, "measured on \"" + db.device.catalog_name + "\" (" + db.device.name + ")" +
+                             (choice.device ? ", mapped to \"" + device + "\"," : "") +
+                             " but the scenario's devices are " + have +
+                             (choice.device ? ""
+                                            : "; to price one of them with it "
+                                              "anyway, name it with --costs-device")}});
   }
   return std::make_unique<calibration::MeasuredCostModel>(
       db, device, std::make_unique<models::RooflineCostModel>());

@@ -47,9 +47,10 @@ MeasuredCostModel model_of(const CostDatabase& db) {
 TEST(MeasuredCostModel, TagsEachPriceWithWhereItCameFrom) {
   // Time 1 ms at 2^24 FLOPs x (work / 2^24)^0.8, at three sizes.
   const auto t = [](double flops) { return 1e-3 * std::pow(flops / 16777216.0, 0.8); };
-  const OpSignature small = gemm(128, 256, 256), mid = gemm(256, 256, 256), big = gemm(512, 512, 512);
-  const auto model = model_of(database({entry(small, t(small.flops)), entry(mid, t(mid.flops)),
-                                        entry(big, t(big.flops))}));
+  const OpSignature small = gemm(128, 256, 256), mid = gemm(256, 256, 256),
+                    big = gemm(512, 512, 512);
+  const auto model = model_of(
+      database({entry(small, t(small.flops)), entry(mid, t(mid.flops)), entry(big, t(big.flops))}));
   // Measured: the same kernel, whatever the model called it.
   OpSignature renamed = mid;
   renamed.name = "attn.proj";
@@ -120,7 +121,7 @@ TEST(MeasuredCostModel, HeldOutSizesArePredictedFromTheRest) {
   const auto held = holdout_errors(database(entries), 5);
   ASSERT_EQ(held.size(), 1u);
   EXPECT_EQ(held[0].op.gemm.m, 128);
-  EXPECT_NEAR(held[0].error, 0, 1e-4);  // durations are whole nanoseconds
+  EXPECT_NEAR(held[0].error, 0, 1e-4);                         // durations are whole nanoseconds
   EXPECT_EQ(holdout_errors(database(entries), 2).size(), 2u);  // sizes 128 and 512
 }
 

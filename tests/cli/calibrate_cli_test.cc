@@ -99,7 +99,7 @@ TEST(Calibrate, AnotherVersionOrDeviceIsRefusedNamingTheFileAndField) {
                          " --out " + (dir / "out").string());
   EXPECT_EQ(v.exit_code, 2) << v.output;
   EXPECT_NE(v.output.find((dir / "v7.json").string() + ": /version: this dtsim reads cost "
-                                                        "databases of version 1"),
+                                                       "databases of version 1"),
             std::string::npos)
       << v.output;
   const Result gpu = dtsim("run " + example("llama3-70b-64xH100.json") + " --costs " +
@@ -144,10 +144,10 @@ TEST(Calibrate, AKilledOrInterruptedCalibrationLeavesTheOldDatabaseWhole) {
   }
   // Ctrl-C stops the sweep cleanly: exit 130 and nothing written.
   fs::copy_file(small_database(), dir / "db.json", fs::copy_options::overwrite_existing);
-  const int stopped = std::system(("timeout --preserve-status -s INT 0.5 " + std::string(DTSIM_BINARY) +
-                                   " calibrate --for " + example(kSmall) + " --out " +
-                                   (dir / "fresh.json").string() + " > /dev/null 2>&1")
-                                      .c_str());
+  const int stopped = std::system(
+      ("timeout --preserve-status -s INT 0.5 " + std::string(DTSIM_BINARY) + " calibrate --for " +
+       example(kSmall) + " --out " + (dir / "fresh.json").string() + " > /dev/null 2>&1")
+          .c_str());
   EXPECT_EQ(WEXITSTATUS(stopped), 130);
   EXPECT_FALSE(fs::exists(dir / "fresh.json"));
   EXPECT_EQ(slurp(dir / "db.json"), before);

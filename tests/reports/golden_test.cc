@@ -47,8 +47,8 @@ const std::set<std::string> kExactFigures = {"oom_ranks", "micro_batches", "stag
 // The training examples of scenarios/examples/ (CoversEveryTrainingExample keeps this
 // list complete).
 const std::vector<std::string> kExamples = {
-    "gpt3-175b-1024xA100",      "llama3-70b-64xH100",     "resnet50-256xP100",
-    "hetero-a100-v100-gpt",     "geo-2regions-llama3-8b", "classifier-100m-classes-256xV100",
+    "gpt3-175b-1024xA100",     "llama3-70b-64xH100",     "resnet50-256xP100",
+    "hetero-a100-v100-gpt",    "geo-2regions-llama3-8b", "classifier-100m-classes-256xV100",
     "small-transformer-2xcpu",
 };
 
