@@ -65,6 +65,10 @@ int RunSession::report_interrupted(std::string_view what) {
 
 void RunSession::draw(std::string_view phase, int64_t done, int64_t total) {
   const auto now = Clock::now();
+  if (phase != phase_) {
+    phase_ = std::string(phase);
+    phase_start_ = now;
+  }
   // Short runs show nothing; longer ones redraw about ten times a second.
   if (!show_ || now - start_ < std::chrono::seconds(1) ||
       (drawn_ && now - last_draw_ < std::chrono::milliseconds(100))) {
@@ -75,8 +79,13 @@ void RunSession::draw(std::string_view phase, int64_t done, int64_t total) {
   const int filled = static_cast<int>(fraction * kWidth);
   const std::string bar = std::string(static_cast<size_t>(filled), '#') +
                           std::string(static_cast<size_t>(kWidth - filled), '.');
-  fmt::print(stderr, "\r\033[K{:<10} [{}] {:5.1f}%  {:.0f} s (Ctrl-C stops)", phase, bar,
-             100 * fraction, std::chrono::duration<double>(now - start_).count());
+  // The time left at this phase's rate so far, once it has one.
+  const double in_phase = std::chrono::duration<double>(now - phase_start_).count();
+  const std::string left =
+      fraction > 0.02 && in_phase > 0.5 ? fmt::format(", ~{:.0f} s left", in_phase * (1 - fraction) / fraction)
+                                        : "";
+  fmt::print(stderr, "\r\033[K{:<11} [{}] {:5.1f}%  {:.0f} s{} (Ctrl-C stops)", phase, bar,
+             100 * fraction, std::chrono::duration<double>(now - start_).count(), left);
   std::fflush(stderr);
   drawn_ = true;
   last_draw_ = now;

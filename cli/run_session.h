@@ -40,6 +40,8 @@ class RunSession {
   bool handling_ = false;  // the handler is installed
   bool drawn_ = false;
   std::chrono::steady_clock::time_point start_;
+  std::string phase_;  // the phase drawn last, and when it began
+  std::chrono::steady_clock::time_point phase_start_;
   std::chrono::steady_clock::time_point last_draw_;
 };
 

@@ -66,6 +66,35 @@ void run_cpu(const OpSignature& op, OperandBuffers& b) {
     case KernelKind::kCopy:
       std::memcpy(b.data(1), b.data(0), static_cast<size_t>(specs[0].elements));
       return;
+    case KernelKind::kBatchNorm:
+      if (!bwd) return cpu::batch_norm_forward(r, w, f(0), f(1), f(2), f(3), f(4), f(5));
+      return cpu::batch_norm_backward(r, w, f(0), f(1), f(2), f(3), f(4), f(5), f(6), f(7));
+    case KernelKind::kFlashAttention:
+      if (!bwd) return cpu::flash_attention_forward(op.attention, op.causal, f(0), f(1), f(2), f(3), f(4));
+      return cpu::flash_attention_backward(op.attention, op.causal, f(0), f(1), f(2), f(3), f(4),
+                                           f(5), f(6), f(7), f(8));
+    case KernelKind::kConv:
+      if (op.pass == OpPass::kBackwardData) return cpu::conv_backward_data(op.conv, f(0), f(1), f(2), f(3));
+      if (op.pass == OpPass::kBackwardWeight) {
+        return cpu::conv_backward_weight(op.conv, f(0), f(1), f(2), f(3));
+      }
+      return cpu::conv_forward(op.conv, f(0), f(1), f(2), f(3));
+    case KernelKind::kPool:
+      if (!bwd) return cpu::pool_forward(r, pool_input_width(op), w, pool_window(op), f(0), f(1));
+      return cpu::pool_backward(r, pool_input_width(op), w, f(0), f(1));
+    case KernelKind::kRouter: {
+      const GemmDims& g = op.gemm;  // logits[m, n] = x[m, k] W[n, k]^T
+      if (!bwd) {
+        cpu::gemm(GemmDims{g.m, g.n, g.k, 1, false, true}, false, f(0), f(1), f(2));
+        return cpu::softmax_forward(g.m, g.n, f(2), f(2));
+      }
+      cpu::softmax_backward(g.m, g.n, f(1), f(0), f(6));
+      cpu::gemm(GemmDims{g.m, g.k, g.n, 1, false, false}, false, f(6), f(3), f(4));  // dx = dl W
+      cpu::gemm(GemmDims{g.n, g.k, g.m, 1, true, false}, true, f(6), f(2), f(5));    // dW += dl^T x
+      return;
+    }
+    case KernelKind::kCast:
+      return cpu::cast_to_fp8(r, w, b.as<uint16_t>(0), b.as<uint8_t>(1), b.as<uint8_t>(2));
     default:
       break;
   }

@@ -15,6 +15,10 @@ int elementwise_streams(const OpSignature& op);
 // The exclusive bound of an integer operand's values: embedding ids (the table's rows),
 // labels (a row's classes).
 int64_t op_bound(const OpSignature& op, std::string_view operand);
+// A pooling op's input elements per row and its window (the forward's reads and compares
+// per output), from the work the workload model counted.
+int64_t pool_input_width(const OpSignature& op);
+int64_t pool_window(const OpSignature& op);
 
 namespace cpu {
 
@@ -54,6 +58,33 @@ void cross_entropy_forward(int64_t rows, int64_t width, const float* logits,
                            const int32_t* labels, float* probs, float* loss);
 void cross_entropy_backward(int64_t rows, int64_t width, const float* probs,
                             const int32_t* labels, float* dlogits);
+void batch_norm_forward(int64_t rows, int64_t width, const float* x, const float* gamma,
+                        const float* beta, float* y, float* mean, float* rstd);
+void batch_norm_backward(int64_t rows, int64_t width, const float* dy, const float* x,
+                         const float* gamma, const float* mean, const float* rstd, float* dx,
+                         float* dgamma, float* dbeta);
+// q [batch, heads, q_len, d], k and v [batch, kv_heads, kv_len, d], o like q, lse
+// [batch, heads, q_len]; dk and dv are overwritten.
+void flash_attention_forward(const AttentionDims& a, bool causal, const float* q, const float* k,
+                             const float* v, float* o, float* lse);
+void flash_attention_backward(const AttentionDims& a, bool causal, const float* q, const float* k,
+                              const float* v, const float* o, const float* dout,
+                              const float* lse, float* dq, float* dk, float* dv);
+// NCHW images, weights [k, c * r * s], outputs [n, k, p, q]; `col` holds one image's
+// im2col matrix [c * r * s, p * q]. The weight gradient accumulates.
+int64_t conv_output_pixels(const ConvDims& c);
+void conv_forward(const ConvDims& c, const float* x, const float* w, float* y, float* col);
+void conv_backward_data(const ConvDims& c, const float* dy, const float* w, float* dx, float* col);
+void conv_backward_weight(const ConvDims& c, const float* dy, const float* x, float* dw,
+                          float* col);
+// Each of `out_width` outputs per row is the maximum of `window` inputs from where its share
+// of the row begins; the backward pass spreads each output's gradient over its share.
+void pool_forward(int64_t rows, int64_t in_width, int64_t out_width, int64_t window,
+                  const float* x, float* y);
+void pool_backward(int64_t rows, int64_t in_width, int64_t out_width, const float* dy, float* dx);
+// bf16 [rows, width] to FP8 E4M3, row-major and transposed.
+void cast_to_fp8(int64_t rows, int64_t width, const uint16_t* x, uint8_t* y, uint8_t* y_t);
+float e4m3_to_float(uint8_t v);
 // AdamW with PyTorch's defaults (lr 1e-3, betas 0.9 and 0.999, eps 1e-8, weight decay 0.01).
 void adamw_step(int64_t n, const float* grad, float* param, float* m, float* v);
 

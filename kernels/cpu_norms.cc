@@ -1,6 +1,7 @@
 // Row-wise CPU kernels: layer and RMS norms, softmax, the softmax cross-entropy loss.
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "kernels/cpu_kernels.h"
 
@@ -128,6 +129,60 @@ void cross_entropy_backward(int64_t rows, int64_t width, const float* probs,
     float* dr = dlogits + r * width;
     for (int64_t i = 0; i < width; ++i) dr[i] = pr[i] * scale;
     dr[labels[r]] -= scale;
+  }
+}
+
+}  // namespace dtsim::kernels::cpu
+
+namespace dtsim::kernels::cpu {
+
+// Batch norm over NHWC activations: statistics per channel (a column) over all rows.
+void batch_norm_forward(int64_t rows, int64_t width, const float* x, const float* gamma,
+                        const float* beta, float* y, float* mean, float* rstd) {
+  std::fill_n(mean, width, 0.0f);
+  std::fill_n(rstd, width, 0.0f);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < width; ++c) mean[c] += x[r * width + c];
+  }
+  for (int64_t c = 0; c < width; ++c) mean[c] /= static_cast<float>(rows);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < width; ++c) {
+      const float dx = x[r * width + c] - mean[c];
+      rstd[c] += dx * dx;
+    }
+  }
+  for (int64_t c = 0; c < width; ++c) {
+    rstd[c] = 1.0f / std::sqrt(rstd[c] / static_cast<float>(rows) + kNormEps);
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < width; ++c) {
+      y[r * width + c] = (x[r * width + c] - mean[c]) * rstd[c] * gamma[c] + beta[c];
+    }
+  }
+}
+
+void batch_norm_backward(int64_t rows, int64_t width, const float* dy, const float* x,
+                         const float* gamma, const float* mean, const float* rstd, float* dx,
+                         float* dgamma, float* dbeta) {
+  std::vector<float> sum_dy(static_cast<size_t>(width), 0.0f), sum_dy_xhat(static_cast<size_t>(width), 0.0f);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < width; ++c) {
+      const float xhat = (x[r * width + c] - mean[c]) * rstd[c];
+      sum_dy[c] += dy[r * width + c];
+      sum_dy_xhat[c] += dy[r * width + c] * xhat;
+    }
+  }
+  const float inv_rows = 1.0f / static_cast<float>(rows);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < width; ++c) {
+      const float xhat = (x[r * width + c] - mean[c]) * rstd[c];
+      dx[r * width + c] = gamma[c] * rstd[c] *
+                          (dy[r * width + c] - inv_rows * (sum_dy[c] + xhat * sum_dy_xhat[c]));
+    }
+  }
+  for (int64_t c = 0; c < width; ++c) {
+    dgamma[c] += sum_dy_xhat[c];
+    dbeta[c] += sum_dy[c];
   }
 }
 

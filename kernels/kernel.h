@@ -21,7 +21,7 @@ class UnsupportedOp : public std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
-enum class ElementType : uint8_t { kFloat32, kInt32, kUInt8 };
+enum class ElementType : uint8_t { kFloat32, kInt32, kUInt16, kUInt8 };  // kUInt16: bf16 bits
 int element_bytes(ElementType t);
 
 // One operand of a kernel: its name ("x", "weight", "dy"), element count and type, and
