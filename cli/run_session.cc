@@ -82,8 +82,9 @@ void RunSession::draw(std::string_view phase, int64_t done, int64_t total) {
   // The time left at this phase's rate so far, once it has one.
   const double in_phase = std::chrono::duration<double>(now - phase_start_).count();
   const std::string left =
-      fraction > 0.02 && in_phase > 0.5 ? fmt::format(", ~{:.0f} s left", in_phase * (1 - fraction) / fraction)
-                                        : "";
+      fraction > 0.02 && in_phase > 0.5
+          ? fmt::format(", ~{:.0f} s left", in_phase * (1 - fraction) / fraction)
+          : "";
   fmt::print(stderr, "\r\033[K{:<11} [{}] {:5.1f}%  {:.0f} s{} (Ctrl-C stops)", phase, bar,
              100 * fraction, std::chrono::duration<double>(now - start_).count(), left);
   std::fflush(stderr);

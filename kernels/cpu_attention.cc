@@ -64,8 +64,8 @@ void flash_attention_forward(const AttentionDims& a, bool causal, const float* q
 }
 
 void flash_attention_backward(const AttentionDims& a, bool causal, const float* q, const float* k,
-                              const float* v, const float* o, const float* dout,
-                              const float* lse, float* dq, float* dk, float* dv) {
+                              const float* v, const float* o, const float* dout, const float* lse,
+                              float* dq, float* dk, float* dv) {
   const int64_t d = a.head_dim;
   const int64_t group = a.heads / std::max<int64_t>(1, a.kv_heads);
   const float scale = 1.0f / std::sqrt(static_cast<float>(d));

@@ -14,7 +14,8 @@ int64_t out_size(int64_t in, int64_t kernel, int32_t stride, int32_t padding) {
 
 // col[(c, r, s), (y, x)] = image[c, y * stride - pad + r, x * stride - pad + s], or 0 outside.
 void im2col(const ConvDims& c, const float* image, float* col) {
-  const int64_t p = out_size(c.h, c.r, c.stride, c.padding), q = out_size(c.w, c.s, c.stride, c.padding);
+  const int64_t p = out_size(c.h, c.r, c.stride, c.padding),
+                q = out_size(c.w, c.s, c.stride, c.padding);
   for (int64_t ch = 0; ch < c.c; ++ch) {
     for (int64_t r = 0; r < c.r; ++r) {
       for (int64_t s = 0; s < c.s; ++s) {
@@ -34,7 +35,8 @@ void im2col(const ConvDims& c, const float* image, float* col) {
 }
 
 void col2im(const ConvDims& c, const float* col, float* image) {
-  const int64_t p = out_size(c.h, c.r, c.stride, c.padding), q = out_size(c.w, c.s, c.stride, c.padding);
+  const int64_t p = out_size(c.h, c.r, c.stride, c.padding),
+                q = out_size(c.w, c.s, c.stride, c.padding);
   std::fill_n(image, c.c * c.h * c.w, 0.0f);
   for (int64_t ch = 0; ch < c.c; ++ch) {
     for (int64_t r = 0; r < c.r; ++r) {

@@ -70,11 +70,13 @@ void run_cpu(const OpSignature& op, OperandBuffers& b) {
       if (!bwd) return cpu::batch_norm_forward(r, w, f(0), f(1), f(2), f(3), f(4), f(5));
       return cpu::batch_norm_backward(r, w, f(0), f(1), f(2), f(3), f(4), f(5), f(6), f(7));
     case KernelKind::kFlashAttention:
-      if (!bwd) return cpu::flash_attention_forward(op.attention, op.causal, f(0), f(1), f(2), f(3), f(4));
+      if (!bwd)
+        return cpu::flash_attention_forward(op.attention, op.causal, f(0), f(1), f(2), f(3), f(4));
       return cpu::flash_attention_backward(op.attention, op.causal, f(0), f(1), f(2), f(3), f(4),
                                            f(5), f(6), f(7), f(8));
     case KernelKind::kConv:
-      if (op.pass == OpPass::kBackwardData) return cpu::conv_backward_data(op.conv, f(0), f(1), f(2), f(3));
+      if (op.pass == OpPass::kBackwardData)
+        return cpu::conv_backward_data(op.conv, f(0), f(1), f(2), f(3));
       if (op.pass == OpPass::kBackwardWeight) {
         return cpu::conv_backward_weight(op.conv, f(0), f(1), f(2), f(3));
       }

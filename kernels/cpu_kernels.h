@@ -68,8 +68,8 @@ void batch_norm_backward(int64_t rows, int64_t width, const float* dy, const flo
 void flash_attention_forward(const AttentionDims& a, bool causal, const float* q, const float* k,
                              const float* v, float* o, float* lse);
 void flash_attention_backward(const AttentionDims& a, bool causal, const float* q, const float* k,
-                              const float* v, const float* o, const float* dout,
-                              const float* lse, float* dq, float* dk, float* dv);
+                              const float* v, const float* o, const float* dout, const float* lse,
+                              float* dq, float* dk, float* dv);
 // NCHW images, weights [k, c * r * s], outputs [n, k, p, q]; `col` holds one image's
 // im2col matrix [c * r * s, p * q]. The weight gradient accumulates.
 int64_t conv_output_pixels(const ConvDims& c);
@@ -79,8 +79,8 @@ void conv_backward_weight(const ConvDims& c, const float* dy, const float* x, fl
                           float* col);
 // Each of `out_width` outputs per row is the maximum of `window` inputs from where its share
 // of the row begins; the backward pass spreads each output's gradient over its share.
-void pool_forward(int64_t rows, int64_t in_width, int64_t out_width, int64_t window,
-                  const float* x, float* y);
+void pool_forward(int64_t rows, int64_t in_width, int64_t out_width, int64_t window, const float* x,
+                  float* y);
 void pool_backward(int64_t rows, int64_t in_width, int64_t out_width, const float* dy, float* dx);
 // bf16 [rows, width] to FP8 E4M3, row-major and transposed.
 void cast_to_fp8(int64_t rows, int64_t width, const uint16_t* x, uint8_t* y, uint8_t* y_t);

@@ -164,7 +164,8 @@ void batch_norm_forward(int64_t rows, int64_t width, const float* x, const float
 void batch_norm_backward(int64_t rows, int64_t width, const float* dy, const float* x,
                          const float* gamma, const float* mean, const float* rstd, float* dx,
                          float* dgamma, float* dbeta) {
-  std::vector<float> sum_dy(static_cast<size_t>(width), 0.0f), sum_dy_xhat(static_cast<size_t>(width), 0.0f);
+  std::vector<float> sum_dy(static_cast<size_t>(width), 0.0f),
+      sum_dy_xhat(static_cast<size_t>(width), 0.0f);
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t c = 0; c < width; ++c) {
       const float xhat = (x[r * width + c] - mean[c]) * rstd[c];
@@ -176,8 +177,8 @@ void batch_norm_backward(int64_t rows, int64_t width, const float* dy, const flo
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t c = 0; c < width; ++c) {
       const float xhat = (x[r * width + c] - mean[c]) * rstd[c];
-      dx[r * width + c] = gamma[c] * rstd[c] *
-                          (dy[r * width + c] - inv_rows * (sum_dy[c] + xhat * sum_dy_xhat[c]));
+      dx[r * width + c] =
+          gamma[c] * rstd[c] * (dy[r * width + c] - inv_rows * (sum_dy[c] + xhat * sum_dy_xhat[c]));
     }
   }
   for (int64_t c = 0; c < width; ++c) {

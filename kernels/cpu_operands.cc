@@ -47,7 +47,8 @@ int64_t pool_input_width(const OpSignature& op) {
 
 int64_t pool_window(const OpSignature& op) {
   const double outputs = static_cast<double>(op.rows) * static_cast<double>(op.width);
-  if (is_backward(op) || outputs <= 0) return std::max<int64_t>(1, pool_input_width(op) / std::max<int64_t>(1, op.width));
+  if (is_backward(op) || outputs <= 0)
+    return std::max<int64_t>(1, pool_input_width(op) / std::max<int64_t>(1, op.width));
   return std::max<int64_t>(1, std::llround(op.flops / outputs));
 }
 
@@ -92,8 +93,9 @@ std::string cpu_unsupported_reason(const OpSignature& op) {
   if (op.kind == KernelKind::kFlashAttention &&
       (a.batch <= 0 || a.heads <= 0 || a.kv_heads <= 0 || a.head_dim <= 0 || a.q_len <= 0 ||
        a.kv_len <= 0 || a.heads % a.kv_heads != 0 || a.q_len > a.kv_len)) {
-    return what + ": attention needs positive sizes, query heads a multiple of the key-value "
-                  "heads and no more queries than keys";
+    return what +
+           ": attention needs positive sizes, query heads a multiple of the key-value "
+           "heads and no more queries than keys";
   }
   if (op.kind == KernelKind::kPool && pool_input_width(op) < op.width) {
     return what + ": its bytes leave no input of at least its output's width";
@@ -171,12 +173,11 @@ std::vector<OperandSpec> cpu_operands(const OpSignature& op) {
     }
     case KernelKind::kBatchNorm:
       if (!bwd) {
-        return {f32("x", e), f32("gamma", w), f32("beta", w), f32("y", e, true),
-                f32("mean", w, true), f32("rstd", w, true)};
+        return {f32("x", e),       f32("gamma", w),      f32("beta", w),
+                f32("y", e, true), f32("mean", w, true), f32("rstd", w, true)};
       }
-      return {f32("dy", e),          f32("x", e),          f32("gamma", w),
-              f32("mean", w),        f32("rstd", w),       f32("dx", e, true),
-              f32("dgamma", w, true), f32("dbeta", w, true)};
+      return {f32("dy", e),   f32("x", e),        f32("gamma", w),        f32("mean", w),
+              f32("rstd", w), f32("dx", e, true), f32("dgamma", w, true), f32("dbeta", w, true)};
     case KernelKind::kFlashAttention: {
       const AttentionDims& a = op.attention;
       const int64_t qn = a.batch * a.heads * a.q_len * a.head_dim;
@@ -186,9 +187,9 @@ std::vector<OperandSpec> cpu_operands(const OpSignature& op) {
         return {f32("q", qn), f32("k", kvn), f32("v", kvn), f32("o", qn, true),
                 f32("lse", rows_q, true)};
       }
-      return {f32("q", qn),  f32("k", kvn),         f32("v", kvn),         f32("o", qn),
-              f32("do", qn), f32("lse", rows_q),    f32("dq", qn, true),   f32("dk", kvn, true),
-              f32("dv", kvn, true)};
+      return {f32("q", qn),        f32("k", kvn),        f32("v", kvn),
+              f32("o", qn),        f32("do", qn),        f32("lse", rows_q),
+              f32("dq", qn, true), f32("dk", kvn, true), f32("dv", kvn, true)};
     }
     case KernelKind::kConv: {
       const ConvDims& c = op.conv;
@@ -213,8 +214,9 @@ std::vector<OperandSpec> cpu_operands(const OpSignature& op) {
       const GemmDims& g = op.gemm;
       const int64_t x = g.m * g.k, wt = g.n * g.k, probs = g.m * g.n;
       if (!bwd) return {f32("x", x), f32("weight", wt), f32("probs", probs, true)};
-      return {f32("dprobs", probs), f32("probs", probs), f32("x", x), f32("weight", wt),
-              f32("dx", x, true),   f32("dweight", wt, true), f32("dlogits", probs, true)};
+      return {f32("dprobs", probs),       f32("probs", probs), f32("x", x),
+              f32("weight", wt),          f32("dx", x, true),  f32("dweight", wt, true),
+              f32("dlogits", probs, true)};
     }
     case KernelKind::kCast:
       return {{"x", e, ElementType::kUInt16, false},

@@ -8,8 +8,8 @@
 
 namespace dtsim::kernels::cpu {
 
-void pool_forward(int64_t rows, int64_t in_width, int64_t out_width, int64_t window,
-                  const float* x, float* y) {
+void pool_forward(int64_t rows, int64_t in_width, int64_t out_width, int64_t window, const float* x,
+                  float* y) {
   for (int64_t r = 0; r < rows; ++r) {
     const float* xr = x + r * in_width;
     for (int64_t o = 0; o < out_width; ++o) {
@@ -27,7 +27,8 @@ void pool_backward(int64_t rows, int64_t in_width, int64_t out_width, const floa
   const float share = static_cast<float>(out_width) / static_cast<float>(in_width);
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t j = 0; j < in_width; ++j) {
-      dx[r * in_width + j] = dy[r * out_width + std::min(out_width - 1, j * out_width / in_width)] * share;
+      dx[r * in_width + j] =
+          dy[r * out_width + std::min(out_width - 1, j * out_width / in_width)] * share;
     }
   }
 }

@@ -83,7 +83,8 @@ Vec attention_ref(const AttentionDims& a, bool causal, const Vec& q, const Vec& 
 
 TEST(CpuKernelsMore, FlashAttentionMatchesSoftmaxAttentionForwardAndBackward) {
   // Grouped-query (4 query heads over 2 KV heads), causal with a window, and plain.
-  for (const auto& [causal, window] : std::vector<std::pair<bool, int64_t>>{{true, 3}, {true, 0}, {false, 0}}) {
+  for (const auto& [causal, window] :
+       std::vector<std::pair<bool, int64_t>>{{true, 3}, {true, 0}, {false, 0}}) {
     SCOPED_TRACE(testing::Message() << "causal " << causal << " window " << window);
     OpSignature op = fp32(KernelKind::kFlashAttention, OpPass::kForward);
     op.attention = AttentionDims{1, 4, 2, 4, 5, 5, window};
@@ -104,14 +105,21 @@ TEST(CpuKernelsMore, FlashAttentionMatchesSoftmaxAttentionForwardAndBackward) {
     std::copy_n(f.as<float>(4), f.spec(4).elements, b.as<float>(5));  // lse
     const Vec dout = as_double(b.as<float>(4), b.spec(4).elements);
     run_cpu(bop, b);
-    expect_near_all(b.as<float>(6), numeric_grad([&](Vec x) { return attention_ref(a, causal, x, k, v); }, q, dout), 1e-3);
-    expect_near_all(b.as<float>(7), numeric_grad([&](Vec x) { return attention_ref(a, causal, q, x, v); }, k, dout), 1e-3);
-    expect_near_all(b.as<float>(8), numeric_grad([&](Vec x) { return attention_ref(a, causal, q, k, x); }, v, dout), 1e-3);
+    expect_near_all(b.as<float>(6),
+                    numeric_grad([&](Vec x) { return attention_ref(a, causal, x, k, v); }, q, dout),
+                    1e-3);
+    expect_near_all(b.as<float>(7),
+                    numeric_grad([&](Vec x) { return attention_ref(a, causal, q, x, v); }, k, dout),
+                    1e-3);
+    expect_near_all(b.as<float>(8),
+                    numeric_grad([&](Vec x) { return attention_ref(a, causal, q, k, x); }, v, dout),
+                    1e-3);
   }
 }
 
 Vec conv_ref(const ConvDims& c, const Vec& x, const Vec& w) {
-  const int64_t p = (c.h + 2 * c.padding - c.r) / c.stride + 1, q = (c.w + 2 * c.padding - c.s) / c.stride + 1;
+  const int64_t p = (c.h + 2 * c.padding - c.r) / c.stride + 1,
+                q = (c.w + 2 * c.padding - c.s) / c.stride + 1;
   Vec y(static_cast<size_t>(c.n * c.k * p * q), 0.0);
   for (int64_t n = 0; n < c.n; ++n)
     for (int64_t k = 0; k < c.k; ++k)
@@ -121,9 +129,11 @@ Vec conv_ref(const ConvDims& c, const Vec& x, const Vec& w) {
           for (int64_t ch = 0; ch < c.c; ++ch)
             for (int64_t r = 0; r < c.r; ++r)
               for (int64_t t = 0; t < c.s; ++t) {
-                const int64_t iy = oy * c.stride - c.padding + r, ix = ox * c.stride - c.padding + t;
+                const int64_t iy = oy * c.stride - c.padding + r,
+                              ix = ox * c.stride - c.padding + t;
                 if (iy < 0 || iy >= c.h || ix < 0 || ix >= c.w) continue;
-                s += x[((n * c.c + ch) * c.h + iy) * c.w + ix] * w[((k * c.c + ch) * c.r + r) * c.s + t];
+                s += x[((n * c.c + ch) * c.h + iy) * c.w + ix] *
+                     w[((k * c.c + ch) * c.r + r) * c.s + t];
               }
           y[((n * c.k + k) * p + oy) * q + ox] = s;
         }
@@ -146,7 +156,8 @@ TEST(CpuKernelsMore, ConvolutionMatchesTheDirectSumInEveryPass) {
   std::copy_n(f.as<float>(1), f.spec(1).elements, d.as<float>(1));
   const Vec dy = as_double(d.as<float>(0), d.spec(0).elements);
   run_cpu(data, d);
-  expect_near_all(d.as<float>(2), numeric_grad([&](Vec v) { return conv_ref(c, v, w); }, x, dy), 1e-3);
+  expect_near_all(d.as<float>(2), numeric_grad([&](Vec v) { return conv_ref(c, v, w); }, x, dy),
+                  1e-3);
 
   OpSignature weight = op;
   weight.pass = OpPass::kBackwardWeight;
@@ -155,7 +166,8 @@ TEST(CpuKernelsMore, ConvolutionMatchesTheDirectSumInEveryPass) {
   std::copy_n(f.as<float>(0), f.spec(0).elements, g.as<float>(1));
   std::fill_n(g.as<float>(2), g.spec(2).elements, 0.0f);
   run_cpu(weight, g);
-  expect_near_all(g.as<float>(2), numeric_grad([&](Vec v) { return conv_ref(c, x, v); }, w, dy), 1e-3);
+  expect_near_all(g.as<float>(2), numeric_grad([&](Vec v) { return conv_ref(c, x, v); }, w, dy),
+                  1e-3);
 }
 
 Vec batch_norm_ref(const Vec& x, const Vec& gamma, const Vec& beta, int64_t rows, int64_t width) {
@@ -166,7 +178,8 @@ Vec batch_norm_ref(const Vec& x, const Vec& gamma, const Vec& beta, int64_t rows
     mu /= rows;
     for (int64_t r = 0; r < rows; ++r) var += (x[r * width + c] - mu) * (x[r * width + c] - mu);
     var /= rows;
-    for (int64_t r = 0; r < rows; ++r) y[r * width + c] = (x[r * width + c] - mu) / std::sqrt(var + 1e-5) * gamma[c] + beta[c];
+    for (int64_t r = 0; r < rows; ++r)
+      y[r * width + c] = (x[r * width + c] - mu) / std::sqrt(var + 1e-5) * gamma[c] + beta[c];
   }
   return y;
 }
@@ -192,9 +205,18 @@ TEST(CpuKernelsMore, BatchNormForwardAndBackward) {
   std::fill_n(b.as<float>(7), width, 0.0f);
   const Vec dy = as_double(b.as<float>(0), rows * width);
   run_cpu(bop, b);
-  expect_near_all(b.as<float>(5), numeric_grad([&](Vec v) { return batch_norm_ref(v, gamma, beta, rows, width); }, x, dy), 2e-3);
-  expect_near_all(b.as<float>(6), numeric_grad([&](Vec v) { return batch_norm_ref(x, v, beta, rows, width); }, gamma, dy), 2e-3);
-  expect_near_all(b.as<float>(7), numeric_grad([&](Vec v) { return batch_norm_ref(x, gamma, v, rows, width); }, beta, dy), 2e-3);
+  expect_near_all(
+      b.as<float>(5),
+      numeric_grad([&](Vec v) { return batch_norm_ref(v, gamma, beta, rows, width); }, x, dy),
+      2e-3);
+  expect_near_all(
+      b.as<float>(6),
+      numeric_grad([&](Vec v) { return batch_norm_ref(x, v, beta, rows, width); }, gamma, dy),
+      2e-3);
+  expect_near_all(
+      b.as<float>(7),
+      numeric_grad([&](Vec v) { return batch_norm_ref(x, gamma, v, rows, width); }, beta, dy),
+      2e-3);
 }
 
 TEST(CpuKernelsMore, PoolingReducesItsWindowAsTheWorkloadCountedIt) {

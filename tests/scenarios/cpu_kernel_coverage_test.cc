@@ -16,8 +16,8 @@ namespace {
 nlohmann::json cpu_scenario(nlohmann::json model, nlohmann::json training) {
   nlohmann::json s = {
       {"cluster",
-       {{"nodes", {{{"count", 1}, {"device", "CPU"}, {"devices_per_node", 2},
-                    {"nic_bandwidth", "10Gbps"}}}},
+       {{"nodes",
+         {{{"count", 1}, {"device", "CPU"}, {"devices_per_node", 2}, {"nic_bandwidth", "10Gbps"}}}},
         {"fabric", {{"kind", "single_switch"}}}}},
       {"simulation", {{"trace", false}}},
       {"model", std::move(model)},
@@ -45,12 +45,18 @@ TEST(CpuKernelCoverage, EveryKernelOfAnFp32CpuStepRuns) {
       cases.push_back(cpu_scenario(model, training));
     }
   }
-  cases.push_back(cpu_scenario({{"preset", "mixtral-8x7b"}, {"layers", 1}, {"hidden", 64},
-                                {"heads", 4}, {"kv_heads", 2}, {"ffn_hidden", 64}, {"vocab", 512}},
+  cases.push_back(cpu_scenario({{"preset", "mixtral-8x7b"},
+                                {"layers", 1},
+                                {"hidden", 64},
+                                {"heads", 4},
+                                {"kv_heads", 2},
+                                {"ffn_hidden", 64},
+                                {"vocab", 512}},
                                lm_training));
   cases.push_back(cpu_scenario({{"preset", "resnet50"}, {"image_size", 32}, {"classes", 10}},
                                {{"global_batch", 2}, {"micro_batch", 1}}));
-  cases.push_back(cpu_scenario({{"preset", "mlp-mnist"}}, {{"global_batch", 2}, {"micro_batch", 1}}));
+  cases.push_back(
+      cpu_scenario({{"preset", "mlp-mnist"}}, {{"global_batch", 2}, {"micro_batch", 1}}));
   std::set<std::string> kinds;
   for (const nlohmann::json& doc : cases) {
     SCOPED_TRACE(doc["model"].dump() + " " + doc["training"].dump());
@@ -63,10 +69,10 @@ TEST(CpuKernelCoverage, EveryKernelOfAnFp32CpuStepRuns) {
     }
   }
   // The kinds these steps use; a kind lowering adds must join kernels/ (or this list).
-  for (const char* kind : {"gemm", "batched_gemm", "flash_attention", "conv", "layer_norm",
-                           "rms_norm", "batch_norm", "softmax", "gelu", "swiglu", "relu", "dropout",
-                           "elementwise", "embedding", "cross_entropy", "router", "pool",
-                           "optimizer_update"}) {
+  for (const char* kind :
+       {"gemm", "batched_gemm", "flash_attention", "conv", "layer_norm", "rms_norm", "batch_norm",
+        "softmax", "gelu", "swiglu", "relu", "dropout", "elementwise", "embedding", "cross_entropy",
+        "router", "pool", "optimizer_update"}) {
     EXPECT_TRUE(kinds.contains(kind)) << kind;
   }
 }
