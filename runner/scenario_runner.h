@@ -19,9 +19,6 @@ namespace dtsim {
 // the scenario's simulation.cost_model and simulation.costs), and the scenario device it
 // prices when that is not the device it was measured on (--costs-device).
 struct CostsChoice {
-  CostsChoice(std::optional<std::string> database_file = {},
-              std::optional<std::string> device_name = {})
-      : database(std::move(database_file)), device(std::move(device_name)) {}
   std::optional<std::string> database;
   std::optional<std::string> device;
 };

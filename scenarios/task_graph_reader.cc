@@ -281,6 +281,19 @@ TaskSpec read_task(const json& value, const std::string& pointer, size_t index,
   return out;
 }
 
+// The path of a lowered-graph file at `key`, with its pointer for later errors.
+void read_graph_path(JsonObject& o, const char* key, std::optional<std::string>& path,
+                     std::string& pointer) {
+  pointer = o.pointer(key);
+  if (auto v = o.string(key, Need::kRequired)) {
+    if (v->empty()) {
+      o.diagnostics().error(pointer, "expected the path of a lowered-graph file, got an empty string");
+    } else {
+      path = *v;
+    }
+  }
+}
+
 }  // namespace
 
 TaskGraphSpec read_task_graph(JsonObject& o) {
@@ -288,27 +301,11 @@ TaskGraphSpec read_task_graph(JsonObject& o) {
   TaskGraphSpec out;
   // A lowered graph (`dtsim lower`) in its own file, in place of tasks and collectives.
   if (o.has("graph_file")) {
-    out.graph_file_pointer = o.pointer("graph_file");
-    if (auto v = o.string("graph_file", Need::kRequired)) {
-      if (v->empty()) {
-        d.error(out.graph_file_pointer,
-                "expected the path of a lowered-graph file, got an empty string");
-      } else {
-        out.graph_file = *v;
-      }
-    }
+    read_graph_path(o, "graph_file", out.graph_file, out.graph_file_pointer);
     if (auto v = o.boolean("reprice", Need::kOptional)) out.reprice = *v;
     const bool has_local = o.has("local_graph_file");
     if (has_local) {
-      out.local_graph_file_pointer = o.pointer("local_graph_file");
-      if (auto v = o.string("local_graph_file", Need::kRequired)) {
-        if (v->empty()) {
-          d.error(out.local_graph_file_pointer,
-                  "expected the path of a lowered-graph file, got an empty string");
-        } else {
-          out.local_graph_file = *v;
-        }
-      }
+      read_graph_path(o, "local_graph_file", out.local_graph_file, out.local_graph_file_pointer);
     }
     if (has_local || o.has("sync_every")) {
       // Both or neither: a local step without its period (or a period without a local

@@ -11,36 +11,12 @@
 
 #include "kernels/cpu_kernels.h"
 #include "kernels/kernel.h"
+#include "tests/kernels/reference.h"
 
 namespace dtsim::kernels {
 namespace {
 
-using Vec = std::vector<double>;
-
-Vec as_double(const float* p, int64_t n) { return {p, p + n}; }
-
-void expect_near_all(const float* got, const Vec& want, double tol) {
-  for (size_t i = 0; i < want.size(); ++i) {
-    ASSERT_NEAR(got[i], want[i], tol * (1 + std::abs(want[i]))) << "element " << i;
-  }
-}
-
-Vec numeric_grad(const std::function<Vec(Vec)>& f, Vec x, const Vec& dy) {
-  Vec g(x.size());
-  const double h = 1e-4;
-  for (size_t i = 0; i < x.size(); ++i) {
-    const double keep = x[i];
-    x[i] = keep + h;
-    const Vec up = f(x);
-    x[i] = keep - h;
-    const Vec down = f(x);
-    x[i] = keep;
-    double d = 0;
-    for (size_t j = 0; j < dy.size(); ++j) d += dy[j] * (up[j] - down[j]);
-    g[i] = d / (2 * h);
-  }
-  return g;
-}
+using namespace test;
 
 OpSignature fp32(KernelKind kind, OpPass pass) {
   OpSignature op;

@@ -10,9 +10,12 @@
 #include <vector>
 
 #include "kernels/kernel.h"
+#include "tests/kernels/reference.h"
 
 namespace dtsim::kernels {
 namespace {
+
+using namespace test;
 
 OpSignature rows_op(KernelKind kind, OpPass pass, int64_t rows, int64_t width) {
   OpSignature op;
@@ -24,33 +27,6 @@ OpSignature rows_op(KernelKind kind, OpPass pass, int64_t rows, int64_t width) {
   op.width = width;
   op.bytes = 2.0 * static_cast<double>(rows * width) * 4;  // read one, write one
   return op;
-}
-
-std::vector<double> as_double(const float* p, int64_t n) { return {p, p + n}; }
-
-void expect_near_all(const float* got, const std::vector<double>& want, double tol) {
-  for (size_t i = 0; i < want.size(); ++i) {
-    ASSERT_NEAR(got[i], want[i], tol * (1 + std::abs(want[i]))) << "element " << i;
-  }
-}
-
-// The gradient of sum(dy * f(x)) with respect to x, by central differences in double.
-std::vector<double> numeric_grad(const std::function<std::vector<double>(std::vector<double>)>& f,
-                                 std::vector<double> x, const std::vector<double>& dy) {
-  std::vector<double> g(x.size());
-  const double h = 1e-5;
-  for (size_t i = 0; i < x.size(); ++i) {
-    const double keep = x[i];
-    x[i] = keep + h;
-    const auto up = f(x);
-    x[i] = keep - h;
-    const auto down = f(x);
-    x[i] = keep;
-    double d = 0;
-    for (size_t j = 0; j < dy.size(); ++j) d += dy[j] * (up[j] - down[j]);
-    g[i] = d / (2 * h);
-  }
-  return g;
 }
 
 std::vector<double> naive_gemm(const GemmDims& g, const std::vector<double>& a,
