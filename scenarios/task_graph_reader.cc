@@ -287,7 +287,8 @@ void read_graph_path(JsonObject& o, const char* key, std::optional<std::string>&
   pointer = o.pointer(key);
   if (auto v = o.string(key, Need::kRequired)) {
     if (v->empty()) {
-      o.diagnostics().error(pointer, "expected the path of a lowered-graph file, got an empty string");
+      o.diagnostics().error(pointer,
+                            "expected the path of a lowered-graph file, got an empty string");
     } else {
       path = *v;
     }
