@@ -7,6 +7,7 @@
 #include <ctime>
 #include <fstream>
 #include <set>
+#include <string>
 
 #include "calibration/cost_key.h"
 #include "calibration/kernel_timer.h"
@@ -53,11 +54,17 @@ DeviceIdentity cpu_identity(const std::string& catalog_name) {
   id.timer = "steady_clock";
   std::ifstream cpuinfo("/proc/cpuinfo");
   for (std::string line; std::getline(cpuinfo, line);) {
-    if (line.rfind("model name", 0) == 0) {
-      const size_t colon = line.find(':');
-      id.name = colon == std::string::npos ? line : line.substr(colon + 2);
-      break;
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos || colon + 2 > line.size()) continue;
+    const std::string value = line.substr(colon + 2);
+    if (line.rfind("model name", 0) == 0 && id.name.empty()) id.name = value;
+    if (line.rfind("cpu MHz", 0) == 0 && id.clock_mhz == 0) {
+      try {
+        id.clock_mhz = std::stod(value);
+      } catch (const std::exception&) {
+      }
     }
+    if (!id.name.empty() && id.clock_mhz > 0) break;
   }
   if (id.name.empty()) id.name = "unknown CPU";
   cpu_set_t set;

@@ -67,6 +67,7 @@ nlohmann::ordered_json cost_database_to_json(const CostDatabase& db) {
   if (d.backend == "cpu") {
     device["cores"] = d.cores;
     device["threads"] = d.threads;
+    device["clock_mhz"] = d.clock_mhz;
     device["blas"] = d.blas;
   } else {
     device["sm_count"] = d.sm_count;
@@ -122,6 +123,7 @@ CostDatabase cost_database_from_json(const json& doc, const std::string& source)
   id.measured_at = r.text_or(d, "measured_at");
   id.cores = static_cast<int>(r.number_or(d, "cores"));
   id.threads = static_cast<int>(r.number_or(d, "threads"));
+  id.clock_mhz = r.number_or(d, "clock_mhz");
   id.blas = r.text_or(d, "blas");
   id.sm_count = static_cast<int>(r.number_or(d, "sm_count"));
   id.sm_clock_mhz = r.number_or(d, "sm_clock_mhz");

@@ -28,6 +28,7 @@ struct DeviceIdentity {
   std::string measured_at;   // ISO 8601, UTC
   int cores = 0;             // CPU
   int threads = 0;
+  double clock_mhz = 0;  // the core clock when measured (/proc/cpuinfo); 0 when unknown
   std::string blas;
   int sm_count = 0;  // GPU
   double sm_clock_mhz = 0;

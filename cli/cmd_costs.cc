@@ -43,8 +43,8 @@ int show(const std::string& path, int every) {
   std::cout << fmt::format("device     {} ({} backend), prices \"{}\", measured {} with {}\n",
                            d.name, d.backend, d.catalog_name, d.measured_at, d.timer);
   if (d.backend == "cpu") {
-    std::cout << fmt::format("           {} cores, {} BLAS thread{}, {}\n", d.cores, d.threads,
-                             d.threads == 1 ? "" : "s", d.blas);
+    std::cout << fmt::format("           {} cores at {:.0f} MHz, {} BLAS thread{}, {}\n", d.cores,
+                             d.clock_mhz, d.threads, d.threads == 1 ? "" : "s", d.blas);
   } else {
     std::cout << fmt::format(
         "           {} SMs at {:.0f} MHz, {:.1f} GiB, driver {}, CUDA {}, "

@@ -20,6 +20,7 @@ CostDatabase sample_database() {
   db.device.measured_at = "2026-12-01T00:00:00Z";
   db.device.cores = 2;
   db.device.threads = 1;
+  db.device.clock_mhz = 2450;
   db.device.blas = "OpenBLAS 0.3.21";
   CostEntry gemm;
   gemm.op.name = "mlp.fc1";
@@ -62,6 +63,7 @@ TEST(CostDatabase, RoundTripsEveryField) {
   EXPECT_EQ(b.device.catalog_name, "CPU");
   EXPECT_EQ(b.device.cores, 2);
   EXPECT_EQ(b.device.threads, 1);
+  EXPECT_EQ(b.device.clock_mhz, 2450);
   EXPECT_EQ(b.device.blas, "OpenBLAS 0.3.21");
   EXPECT_EQ(b.device.measured_at, "2026-12-01T00:00:00Z");
   ASSERT_EQ(b.entries.size(), 2u);
