@@ -10,10 +10,54 @@
 #include <string>
 
 #include "calibration/cost_key.h"
+#include "calibration/cupti_timer.h"
 #include "calibration/kernel_timer.h"
+#include "kernels/cuda_backend.h"
 #include "kernels/kernel.h"
 
 namespace dtsim::calibration {
+
+namespace {
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  return stamp;
+}
+
+// The sweep's loop: progress, budget and stop, refusals; `run` measures one op.
+template <typename Refusal, typename Run>
+SweepResult sweep(const std::vector<OpSignature>& ops, const DeviceIdentity& device,
+                  const SweepOptions& options, Refusal refusal, Run run) {
+  SweepResult out;
+  out.db.device = device;
+  const auto start = std::chrono::steady_clock::now();
+  const auto total = static_cast<int64_t>(ops.size());
+  for (int64_t i = 0; i < total; ++i) {
+    options.control.report("calibration", i, total);
+    const bool over_budget =
+        options.budget && std::chrono::steady_clock::now() - start >
+                              std::chrono::nanoseconds(options.budget->count_ns());
+    if (options.control.stop_requested() || over_budget) {
+      out.cancelled = options.control.stop_requested();
+      out.unmeasured = static_cast<int>(total - i);
+      break;
+    }
+    const OpSignature& op = ops[static_cast<size_t>(i)];
+    if (const std::string why = refusal(op); !why.empty()) {
+      out.refused.push_back(why);
+      continue;
+    }
+    const Measurement m = run(op);
+    out.noisy += m.noisy;
+    out.db.entries.push_back({op, MeasurementContext::kIsolation, m.samples_s, m.stats, m.noisy});
+  }
+  options.control.report("calibration", total - out.unmeasured, total);
+  return out;
+}
+
+}  // namespace
 
 std::vector<OpSignature> distinct_kernels(const TaskGraph& graph) {
   std::vector<OpSignature> out;
@@ -71,42 +115,57 @@ DeviceIdentity cpu_identity(const std::string& catalog_name) {
   id.cores = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
   id.threads = kernels::cpu_threads();
   id.blas = kernels::cpu_blas_identity();
-  const std::time_t now = std::time(nullptr);
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  id.measured_at = stamp;
+  id.measured_at = utc_now();
   return id;
 }
 
+
 SweepResult sweep_cpu(const std::vector<OpSignature>& ops, const DeviceIdentity& device,
                       const SweepOptions& options) {
-  SweepResult out;
-  out.db.device = device;
   SteadyClockTimer timer;
   CacheFlusher flusher;
-  const auto start = std::chrono::steady_clock::now();
-  const auto total = static_cast<int64_t>(ops.size());
-  for (int64_t i = 0; i < total; ++i) {
-    options.control.report("calibration", i, total);
-    const bool over_budget =
-        options.budget && std::chrono::steady_clock::now() - start >
-                              std::chrono::nanoseconds(options.budget->count_ns());
-    if (options.control.stop_requested() || over_budget) {
-      out.cancelled = options.control.stop_requested();
-      out.unmeasured = static_cast<int>(total - i);
-      break;
-    }
-    const OpSignature& op = ops[static_cast<size_t>(i)];
-    if (const std::string why = kernels::cpu_unsupported_reason(op); !why.empty()) {
-      out.refused.push_back(why);
-      continue;
-    }
-    const Measurement m = measure_cpu_op(op, timer, &flusher, options.policy);
-    out.noisy += m.noisy;
-    out.db.entries.push_back({op, MeasurementContext::kIsolation, m.samples_s, m.stats, m.noisy});
+  return sweep(ops, device, options, kernels::cpu_unsupported_reason, [&](const OpSignature& op) {
+    return measure_cpu_op(op, timer, &flusher, options.policy);
+  });
+}
+
+DeviceIdentity cuda_identity(const std::string& catalog_name) {
+  const kernels::CudaDeviceInfo info = kernels::cuda_device_info();
+  DeviceIdentity id;
+  id.backend = "cuda";
+  id.name = info.name;
+  id.catalog_name = catalog_name;
+  id.timer = "cupti";
+  id.measured_at = utc_now();
+  id.sm_count = info.sm_count;
+  id.sm_clock_mhz = info.sm_clock_mhz;
+  id.memory_clock_mhz = info.memory_clock_mhz;
+  id.memory_bytes = info.memory_bytes;
+  id.driver = info.driver;
+  id.cuda = info.runtime;
+  id.cublas = info.cublas;
+  id.cudnn = info.cudnn;
+  id.nccl = info.nccl;
+  return id;
+}
+
+SweepResult sweep_cuda(const std::vector<OpSignature>& ops, const DeviceIdentity& device,
+                       const SweepOptions& options) {
+  CuptiTimer timer;
+  SweepResult out = sweep(ops, device, options, kernels::cuda_unsupported_reason,
+                          [&](const OpSignature& op) {
+                            kernels::CudaGemm gemm(op);
+                            const std::function<void()> evict_l2 = [&] { gemm.flush_l2(); };
+                            return measure([&] { gemm.launch(); }, timer,
+                                           options.policy.flush_caches ? evict_l2 : nullptr,
+                                           options.policy);
+                          });
+  if (timer.dropped_records() > 0) {
+    out.refused.push_back("CUPTI dropped " + std::to_string(timer.dropped_records()) +
+                          " activity records: some timings may be missing kernels");
   }
-  options.control.report("calibration", total - out.unmeasured, total);
   return out;
 }
+
 
 }  // namespace dtsim::calibration

@@ -44,4 +44,15 @@ struct SweepResult {
 SweepResult sweep_cpu(const std::vector<OpSignature>& ops, const DeviceIdentity& device,
                       const SweepOptions& options);
 
+// GPU 0: its name, SMs, clocks, memory and the driver and library versions, for the
+// device spec `catalog_name` it prices. Throws std::runtime_error without the CUDA backend
+// or a device.
+DeviceIdentity cuda_identity(const std::string& catalog_name);
+
+// Measures every op the CUDA backend runs (GEMMs so far; the others are refused with the
+// reason) on GPU 0 with CUPTI's timestamps, the L2 evicted before each repeat. Throws
+// std::runtime_error when CUPTI cannot trace here.
+SweepResult sweep_cuda(const std::vector<OpSignature>& ops, const DeviceIdentity& device,
+                       const SweepOptions& options);
+
 }  // namespace dtsim::calibration

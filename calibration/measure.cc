@@ -5,11 +5,8 @@
 
 namespace dtsim::calibration {
 
-Measurement measure(const std::function<void()>& kernel, KernelTimer& timer, CacheFlusher* flusher,
-                    const MeasurementPolicy& policy) {
-  const std::function<void()> between = [&] {
-    if (flusher != nullptr && policy.flush_caches) flusher->flush();
-  };
+Measurement measure(const std::function<void()>& kernel, KernelTimer& timer,
+                    const std::function<void()>& between, const MeasurementPolicy& policy) {
   timer.time(kernel, between, policy.warmup);
   Measurement m;
   while (true) {
@@ -31,7 +28,9 @@ Measurement measure(const std::function<void()>& kernel, KernelTimer& timer, Cac
 Measurement measure_cpu_op(const OpSignature& op, KernelTimer& timer, CacheFlusher* flusher,
                            const MeasurementPolicy& policy) {
   kernels::OperandBuffers buffers(op);
-  return measure([&] { kernels::run_cpu(op, buffers); }, timer, flusher, policy);
+  std::function<void()> flush;
+  if (flusher != nullptr && policy.flush_caches) flush = [flusher] { flusher->flush(); };
+  return measure([&] { kernels::run_cpu(op, buffers); }, timer, flush, policy);
 }
 
 }  // namespace dtsim::calibration

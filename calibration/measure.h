@@ -25,9 +25,9 @@ struct Measurement {
   bool noisy = false;  // no round's spread fell below the policy's target by max_repeats
 };
 
-// `flusher` may be null (no flush, or the policy says none).
-Measurement measure(const std::function<void()>& kernel, KernelTimer& timer, CacheFlusher* flusher,
-                    const MeasurementPolicy& policy);
+// `between` runs before each repeat, untimed (a cache flush); it may be empty.
+Measurement measure(const std::function<void()>& kernel, KernelTimer& timer,
+                    const std::function<void()>& between, const MeasurementPolicy& policy);
 
 // The op's CPU kernel (kernels/) on buffers allocated once and reused across repeats.
 // Throws kernels::UnsupportedOp.

@@ -13,11 +13,13 @@
 #include "calibration/cost_database.h"
 #include "cli/commands.h"
 #include "cli/run_session.h"
+#include "kernels/cuda_backend.h"
 #include "kernels/kernel.h"
 #include "models/op_signature_json.h"
 #include "reports/atomic_file.h"
 #include "runner/scenario_runner.h"
 #include "scenarios/loader.h"
+#include "sim/device_catalog.h"
 #include "sim/input_error.h"
 #include "sim/unit_parse.h"
 
@@ -29,7 +31,7 @@ struct CalibrateArgs {
   std::optional<std::string> scenario;
   std::optional<std::string> ops_file;
   std::optional<std::string> budget;
-  std::string device = "CPU";
+  std::optional<std::string> device;
   int threads = 1;
   std::string out;
   bool quiet = false;
@@ -60,12 +62,32 @@ std::vector<OpSignature> read_ops_file(const std::string& path) {
   return calibration::with_gemm_neighbours(ops);
 }
 
+// The catalog device a GPU is: the longest catalog name its own name contains ("NVIDIA
+// H200" is H200), or the one --device names.
+std::string gpu_catalog_name(const std::optional<std::string>& device) {
+  if (device) return *device;
+  const std::string gpu = kernels::cuda_device_info().name;
+  std::string best;
+  for (const DeviceSpec& d : builtin_devices()) {
+    if (gpu.find(d.name) != std::string::npos && d.name.size() > best.size()) best = d.name;
+  }
+  if (best.empty()) {
+    throw InputError("--device", {{"", "the GPU \"" + gpu +
+                                           "\" is none of the catalog's devices (`dtsim list "
+                                           "devices`): name the device spec it prices with --device"}});
+  }
+  return best;
+}
+
 int calibrate(const CalibrateArgs& args) {
-  if (args.backend != "cpu") {
-    throw InputError("--backend", {{"", "\"" + args.backend +
-                                            "\": this build measures on the CPU only (the CUDA "
-                                            "backend and its CUPTI tracer are not built yet); "
-                                            "use --backend cpu"}});
+  const bool cuda = args.backend == "cuda";
+  if (cuda && !kernels::cuda_built()) {
+    throw InputError("--backend cuda", {{"", "this dtsim was configured without a CUDA toolkit; "
+                                             "use --backend cpu, or rebuild where nvcc and CUPTI "
+                                             "are installed"}});
+  }
+  if (cuda && kernels::cuda_device_count() == 0) {
+    throw std::runtime_error("--backend cuda: no CUDA device found (the CUDA runtime sees none)");
   }
   if (!args.scenario && !args.ops_file) {
     throw InputError("dtsim calibrate",
@@ -103,16 +125,22 @@ int calibrate(const CalibrateArgs& args) {
   options.control = session.control();
   const auto t0 = std::chrono::steady_clock::now();
   const calibration::SweepResult r =
-      calibration::sweep_cpu(ops, calibration::cpu_identity(args.device), options);
+      cuda ? calibration::sweep_cuda(ops, calibration::cuda_identity(gpu_catalog_name(args.device)),
+                                     options)
+           : calibration::sweep_cpu(ops, calibration::cpu_identity(args.device.value_or("CPU")),
+                                    options);
   if (r.cancelled || session.interrupted()) return session.report_interrupted("calibration");
   session.finish();
   write_file_atomically(args.out, calibration::cost_database_to_json(r.db).dump(1) + "\n");
   if (!args.quiet) {
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::cout << fmt::format("wrote {}: {} kernels measured on {} ({} thread{}, {}) in {:.1f} s",
-                             args.out, r.db.entries.size(), r.db.device.name, r.db.device.threads,
-                             r.db.device.threads == 1 ? "" : "s", r.db.device.blas, seconds);
+    const calibration::DeviceIdentity& d = r.db.device;
+    const std::string how = cuda ? fmt::format("{} SMs, CUDA {}, timed by CUPTI", d.sm_count, d.cuda)
+                                 : fmt::format("{} thread{}, {}", d.threads,
+                                               d.threads == 1 ? "" : "s", d.blas);
+    std::cout << fmt::format("wrote {}: {} kernels measured on {} ({}) in {:.1f} s", args.out,
+                             r.db.entries.size(), d.name, how, seconds);
     if (r.noisy > 0) std::cout << fmt::format(", {} of them noisy (spread above 5%)", r.noisy);
     std::cout << "\n";
     if (r.unmeasured > 0) {
@@ -139,8 +167,8 @@ Command add_calibrate_command(CLI::App& app) {
   cmd->add_option("--budget", args->budget,
                   "Stop measuring after this long (\"10min\"), keeping what was measured");
   cmd->add_option("--device", args->device,
-                  "The device spec the database prices (`dtsim list devices`)")
-      ->capture_default_str();
+                  "The device spec the database prices (`dtsim list devices`; default CPU, or "
+                  "the catalog device the GPU's name names)");
   cmd->add_option("--threads", args->threads, "BLAS threads (one per rank, as the executor runs)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);

@@ -54,7 +54,7 @@ TEST(Measure, RepeatsUntilTheSpreadIsSmallAndFlushesBeforeEachRun) {
   for (int i = 0; i < 100; ++i) script.push_back(2);
   ScriptedTimer timer(script);
   int runs = 0;
-  const Measurement m = measure([&] { ++runs; }, timer, nullptr, policy);
+  const Measurement m = measure([&] { ++runs; }, timer, [] {}, policy);
   // The spread first round is measured again; the steady second one ends it, and every
   // sample is kept.
   EXPECT_FALSE(m.noisy);
@@ -64,7 +64,7 @@ TEST(Measure, RepeatsUntilTheSpreadIsSmallAndFlushesBeforeEachRun) {
   EXPECT_GT(m.stats.cv, 0.05);
   // Never steady: stops at the cap and says so.
   ScriptedTimer noisy({1, 3});
-  const Measurement n = measure([] {}, noisy, nullptr, policy);
+  const Measurement n = measure([] {}, noisy, [] {}, policy);
   EXPECT_TRUE(n.noisy);
   EXPECT_EQ(n.samples_s.size(), 40u);
 }
