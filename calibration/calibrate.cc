@@ -119,7 +119,6 @@ DeviceIdentity cpu_identity(const std::string& catalog_name) {
   return id;
 }
 
-
 SweepResult sweep_cpu(const std::vector<OpSignature>& ops, const DeviceIdentity& device,
                       const SweepOptions& options) {
   SteadyClockTimer timer;
@@ -152,20 +151,18 @@ DeviceIdentity cuda_identity(const std::string& catalog_name) {
 SweepResult sweep_cuda(const std::vector<OpSignature>& ops, const DeviceIdentity& device,
                        const SweepOptions& options) {
   CuptiTimer timer;
-  SweepResult out = sweep(ops, device, options, kernels::cuda_unsupported_reason,
-                          [&](const OpSignature& op) {
-                            kernels::CudaGemm gemm(op);
-                            const std::function<void()> evict_l2 = [&] { gemm.flush_l2(); };
-                            return measure([&] { gemm.launch(); }, timer,
-                                           options.policy.flush_caches ? evict_l2 : nullptr,
-                                           options.policy);
-                          });
+  SweepResult out =
+      sweep(ops, device, options, kernels::cuda_unsupported_reason, [&](const OpSignature& op) {
+        kernels::CudaGemm gemm(op);
+        const std::function<void()> evict_l2 = [&] { gemm.flush_l2(); };
+        return measure([&] { gemm.launch(); }, timer,
+                       options.policy.flush_caches ? evict_l2 : nullptr, options.policy);
+      });
   if (timer.dropped_records() > 0) {
     out.refused.push_back("CUPTI dropped " + std::to_string(timer.dropped_records()) +
                           " activity records: some timings may be missing kernels");
   }
   return out;
 }
-
 
 }  // namespace dtsim::calibration

@@ -72,9 +72,10 @@ std::string gpu_catalog_name(const std::optional<std::string>& device) {
     if (gpu.find(d.name) != std::string::npos && d.name.size() > best.size()) best = d.name;
   }
   if (best.empty()) {
-    throw InputError("--device", {{"", "the GPU \"" + gpu +
-                                           "\" is none of the catalog's devices (`dtsim list "
-                                           "devices`): name the device spec it prices with --device"}});
+    throw InputError("--device",
+                     {{"", "the GPU \"" + gpu +
+                               "\" is none of the catalog's devices (`dtsim list "
+                               "devices`): name the device spec it prices with --device"}});
   }
   return best;
 }
@@ -82,9 +83,10 @@ std::string gpu_catalog_name(const std::optional<std::string>& device) {
 int calibrate(const CalibrateArgs& args) {
   const bool cuda = args.backend == "cuda";
   if (cuda && !kernels::cuda_built()) {
-    throw InputError("--backend cuda", {{"", "this dtsim was configured without a CUDA toolkit; "
-                                             "use --backend cpu, or rebuild where nvcc and CUPTI "
-                                             "are installed"}});
+    throw InputError("--backend cuda", {{"",
+                                         "this dtsim was configured without a CUDA toolkit; "
+                                         "use --backend cpu, or rebuild where nvcc and CUPTI "
+                                         "are installed"}});
   }
   if (cuda && kernels::cuda_device_count() == 0) {
     throw std::runtime_error("--backend cuda: no CUDA device found (the CUDA runtime sees none)");
@@ -136,9 +138,9 @@ int calibrate(const CalibrateArgs& args) {
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const calibration::DeviceIdentity& d = r.db.device;
-    const std::string how = cuda ? fmt::format("{} SMs, CUDA {}, timed by CUPTI", d.sm_count, d.cuda)
-                                 : fmt::format("{} thread{}, {}", d.threads,
-                                               d.threads == 1 ? "" : "s", d.blas);
+    const std::string how =
+        cuda ? fmt::format("{} SMs, CUDA {}, timed by CUPTI", d.sm_count, d.cuda)
+             : fmt::format("{} thread{}, {}", d.threads, d.threads == 1 ? "" : "s", d.blas);
     std::cout << fmt::format("wrote {}: {} kernels measured on {} ({}) in {:.1f} s", args.out,
                              r.db.entries.size(), d.name, how, seconds);
     if (r.noisy > 0) std::cout << fmt::format(", {} of them noisy (spread above 5%)", r.noisy);

@@ -72,7 +72,8 @@ std::string cupti_unavailable_reason() {
 }
 
 CuptiTimer::CuptiTimer() {
-  if (const std::string why = cupti_unavailable_reason(); !why.empty()) throw std::runtime_error(why);
+  if (const std::string why = cupti_unavailable_reason(); !why.empty())
+    throw std::runtime_error(why);
   if (const CUptiResult r = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
       r != CUPTI_SUCCESS) {
     throw std::runtime_error(cupti_error(r, "cuptiActivityRegisterCallbacks"));
@@ -98,7 +99,8 @@ std::vector<double> CuptiTimer::time(const std::function<void()>& kernel,
   Records& r = records();
   for (int i = 0; i < repeats; ++i) {
     if (between) between();
-    if (cudaDeviceSynchronize() != cudaSuccess) throw std::runtime_error("CUDA: synchronize failed");
+    if (cudaDeviceSynchronize() != cudaSuccess)
+      throw std::runtime_error("CUDA: synchronize failed");
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     size_t first = 0;
     {
@@ -106,8 +108,10 @@ std::vector<double> CuptiTimer::time(const std::function<void()>& kernel,
       first = r.kernel_ns.size();
     }
     kernel();
-    if (cudaDeviceSynchronize() != cudaSuccess) throw std::runtime_error("CUDA: synchronize failed");
-    if (const CUptiResult f = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); f != CUPTI_SUCCESS) {
+    if (cudaDeviceSynchronize() != cudaSuccess)
+      throw std::runtime_error("CUDA: synchronize failed");
+    if (const CUptiResult f = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+        f != CUPTI_SUCCESS) {
       throw std::runtime_error(cupti_error(f, "cuptiActivityFlushAll"));
     }
     std::lock_guard<std::mutex> lock(r.mutex);

@@ -105,7 +105,8 @@ CudaDeviceInfo cuda_device_info() {
   info.memory_bytes = static_cast<int64_t>(p.totalGlobalMem);
   info.l2_bytes = p.l2CacheSize;
   int khz = 0;
-  if (cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0) == cudaSuccess) info.sm_clock_mhz = khz / 1000.0;
+  if (cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0) == cudaSuccess)
+    info.sm_clock_mhz = khz / 1000.0;
   if (cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, 0) == cudaSuccess) {
     info.memory_clock_mhz = khz / 1000.0;
   }
@@ -130,10 +131,12 @@ std::string cuda_unsupported_reason(const OpSignature& op) {
     return what + ": FP8 GEMMs (cuBLASLt's TN layout with scales) are not built yet";
   }
   if (op.storage != DType::kFp32 && op.storage != DType::kFp16 && op.storage != DType::kBf16) {
-    return what + ": the CUDA GEMMs store fp32, fp16 or bf16, not " + std::string(dtype_name(op.storage));
+    return what + ": the CUDA GEMMs store fp32, fp16 or bf16, not " +
+           std::string(dtype_name(op.storage));
   }
   const GemmDims& g = op.gemm;
-  if (g.m <= 0 || g.n <= 0 || g.k <= 0 || g.batch <= 0) return what + ": needs positive m, n, k and batch";
+  if (g.m <= 0 || g.n <= 0 || g.k <= 0 || g.batch <= 0)
+    return what + ": needs positive m, n, k and batch";
   return "";
 }
 
@@ -171,9 +174,9 @@ CudaGemm::CudaGemm(const OpSignature& op) : impl_(std::make_unique<Impl>()) {
   const GemmDims& g = op.gemm;
   const cudaDataType_t type = storage_type(op.storage);
   s.element = op.storage == DType::kFp32 ? 4 : 2;
-  const cublasComputeType_t compute =
-      op.storage == DType::kFp32 && op.math == DType::kTf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
-                                                            : CUBLAS_COMPUTE_32F;
+  const cublasComputeType_t compute = op.storage == DType::kFp32 && op.math == DType::kTf32
+                                          ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                          : CUBLAS_COMPUTE_32F;
   // A linear layer's weight gradient accumulates over micro-batches (beta = 1), as on the CPU.
   s.beta = op.pass == OpPass::kBackwardWeight && op.kind == KernelKind::kGemm ? 1.0f : 0.0f;
   check(cudaStreamCreate(&s.stream), "cudaStreamCreate");
@@ -181,37 +184,48 @@ CudaGemm::CudaGemm(const OpSignature& op) : impl_(std::make_unique<Impl>()) {
   check(cublasLtMatmulDescCreate(&s.desc, compute, CUDA_R_32F), "cublasLtMatmulDescCreate");
   const cublasOperation_t op_a = g.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N;  // our B
   const cublasOperation_t op_b = g.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;  // our A
-  check(cublasLtMatmulDescSetAttribute(s.desc, CUBLASLT_MATMUL_DESC_TRANSA, &op_a, sizeof op_a), "TRANSA");
-  check(cublasLtMatmulDescSetAttribute(s.desc, CUBLASLT_MATMUL_DESC_TRANSB, &op_b, sizeof op_b), "TRANSB");
-  const auto n = static_cast<uint64_t>(g.n), m = static_cast<uint64_t>(g.m), k = static_cast<uint64_t>(g.k);
+  check(cublasLtMatmulDescSetAttribute(s.desc, CUBLASLT_MATMUL_DESC_TRANSA, &op_a, sizeof op_a),
+        "TRANSA");
+  check(cublasLtMatmulDescSetAttribute(s.desc, CUBLASLT_MATMUL_DESC_TRANSB, &op_b, sizeof op_b),
+        "TRANSB");
+  const auto n = static_cast<uint64_t>(g.n), m = static_cast<uint64_t>(g.m),
+             k = static_cast<uint64_t>(g.k);
   // cuBLASLt's A: our B as stored, [n, k] col-major view when not transposed ([k, n] if so).
   check(cublasLtMatrixLayoutCreate(&s.a, type, g.transpose_b ? k : n, g.transpose_b ? n : k,
-                                   static_cast<int64_t>(g.transpose_b ? k : n)), "layout A");
+                                   static_cast<int64_t>(g.transpose_b ? k : n)),
+        "layout A");
   check(cublasLtMatrixLayoutCreate(&s.b, type, g.transpose_a ? m : k, g.transpose_a ? k : m,
-                                   static_cast<int64_t>(g.transpose_a ? m : k)), "layout B");
+                                   static_cast<int64_t>(g.transpose_a ? m : k)),
+        "layout B");
   check(cublasLtMatrixLayoutCreate(&s.c, type, n, m, static_cast<int64_t>(n)), "layout C");
   if (g.batch > 1) {
     const auto batch = static_cast<int32_t>(g.batch);
     const int64_t strides[3] = {g.k * g.n, g.m * g.k, g.m * g.n};
     cublasLtMatrixLayout_t layouts[3] = {s.a, s.b, s.c};
     for (int i = 0; i < 3; ++i) {
-      check(cublasLtMatrixLayoutSetAttribute(layouts[i], CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof batch), "batch");
-      check(cublasLtMatrixLayoutSetAttribute(layouts[i], CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &strides[i],
-                                             sizeof strides[i]), "stride");
+      check(cublasLtMatrixLayoutSetAttribute(layouts[i], CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch,
+                                             sizeof batch),
+            "batch");
+      check(
+          cublasLtMatrixLayoutSetAttribute(layouts[i], CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                           &strides[i], sizeof strides[i]),
+          "stride");
     }
   }
   check(cudaMalloc(&s.dev_a, static_cast<size_t>(g.batch * g.m * g.k) * s.element), "cudaMalloc A");
   check(cudaMalloc(&s.dev_b, static_cast<size_t>(g.batch * g.k * g.n) * s.element), "cudaMalloc B");
   check(cudaMalloc(&s.dev_c, static_cast<size_t>(g.batch * g.m * g.n) * s.element), "cudaMalloc C");
-  check(cudaMemset(s.dev_c, 0, static_cast<size_t>(g.batch * g.m * g.n) * s.element), "cudaMemset C");
+  check(cudaMemset(s.dev_c, 0, static_cast<size_t>(g.batch * g.m * g.n) * s.element),
+        "cudaMemset C");
   check(cudaMalloc(&s.workspace, s.workspace_bytes), "cudaMalloc workspace");
   cublasLtMatmulPreference_t pref = nullptr;
   check(cublasLtMatmulPreferenceCreate(&pref), "preference");
-  check(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &s.workspace_bytes,
-                                             sizeof s.workspace_bytes), "workspace preference");
+  check(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                             &s.workspace_bytes, sizeof s.workspace_bytes),
+        "workspace preference");
   int found = 0;
-  const cublasStatus_t h =
-      cublasLtMatmulAlgoGetHeuristic(s.handle, s.desc, s.a, s.b, s.c, s.c, pref, 1, &s.heuristic, &found);
+  const cublasStatus_t h = cublasLtMatmulAlgoGetHeuristic(s.handle, s.desc, s.a, s.b, s.c, s.c,
+                                                          pref, 1, &s.heuristic, &found);
   cublasLtMatmulPreferenceDestroy(pref);
   check(h, "cublasLtMatmulAlgoGetHeuristic");
   if (found == 0) throw UnsupportedOp("cuBLASLt has no algorithm for \"" + op.name + "\"");
@@ -226,12 +240,14 @@ CudaGemm::~CudaGemm() = default;
 void CudaGemm::launch() {
   Impl& s = *impl_;
   const float alpha = 1.0f;
-  check(cublasLtMatmul(s.handle, s.desc, &alpha, s.dev_b, s.a, s.dev_a, s.b, &s.beta, s.dev_c, s.c, s.dev_c,
-                       s.c, &s.heuristic.algo, s.workspace, s.workspace_bytes, s.stream),
+  check(cublasLtMatmul(s.handle, s.desc, &alpha, s.dev_b, s.a, s.dev_a, s.b, &s.beta, s.dev_c, s.c,
+                       s.dev_c, s.c, &s.heuristic.algo, s.workspace, s.workspace_bytes, s.stream),
         "cublasLtMatmul");
 }
 
-void CudaGemm::synchronize() { check(cudaStreamSynchronize(impl_->stream), "cudaStreamSynchronize"); }
+void CudaGemm::synchronize() {
+  check(cudaStreamSynchronize(impl_->stream), "cudaStreamSynchronize");
+}
 
 void CudaGemm::flush_l2() {
   check(cudaMemsetAsync(impl_->flush, 0, impl_->flush_bytes, impl_->stream), "L2 flush");

@@ -14,9 +14,10 @@
 namespace dtsim {
 namespace {
 
-#define SKIP_WITHOUT_GPU()                                                        \
-  if (kernels::cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device here (" \
-                                                      << (kernels::cuda_built() ? "built with CUDA" : "built without CUDA") << ")"
+#define SKIP_WITHOUT_GPU()                \
+  if (kernels::cuda_device_count() == 0)  \
+  GTEST_SKIP() << "no CUDA device here (" \
+               << (kernels::cuda_built() ? "built with CUDA" : "built without CUDA") << ")"
 
 OpSignature gemm(GemmDims g, DType storage, DType math, OpPass pass = OpPass::kForward) {
   OpSignature op;
@@ -41,13 +42,16 @@ std::vector<float> values(size_t n, uint32_t seed) {
 
 TEST(CudaGemm, MatchesTheCpuGemmInEveryLayoutAndStorageType) {
   SKIP_WITHOUT_GPU();
-  const std::vector<GemmDims> shapes = {{64, 48, 32, 1, false, true}, {64, 48, 32, 1, true, false},
-                                        {64, 48, 32, 1, false, false}, {64, 48, 32, 1, true, true},
+  const std::vector<GemmDims> shapes = {{64, 48, 32, 1, false, true},
+                                        {64, 48, 32, 1, true, false},
+                                        {64, 48, 32, 1, false, false},
+                                        {64, 48, 32, 1, true, true},
                                         {32, 32, 16, 4, false, true}};
   // fp32 exactly, tf32 and the 16-bit types to their mantissas (K = 32 products summed).
-  const std::vector<std::tuple<DType, DType, double>> types = {
-      {DType::kFp32, DType::kFp32, 1e-4}, {DType::kFp32, DType::kTf32, 2e-2},
-      {DType::kFp16, DType::kFp16, 2e-2}, {DType::kBf16, DType::kBf16, 8e-2}};
+  const std::vector<std::tuple<DType, DType, double>> types = {{DType::kFp32, DType::kFp32, 1e-4},
+                                                               {DType::kFp32, DType::kTf32, 2e-2},
+                                                               {DType::kFp16, DType::kFp16, 2e-2},
+                                                               {DType::kBf16, DType::kBf16, 8e-2}};
   for (const GemmDims& g : shapes) {
     for (const auto& [storage, math, tol] : types) {
       SCOPED_TRACE(testing::Message() << g.m << "x" << g.n << "x" << g.k << " b" << g.batch << " ta"
