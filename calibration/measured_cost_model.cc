@@ -15,7 +15,9 @@ MeasuredCostModel::MeasuredCostModel(const CostDatabase& db, std::string device,
   // An op measured more than once (an isolation sweep and a real step) keeps the last.
   for (const CostEntry& e : db.entries) exact_[cost_key(e.op)] = e.stats.median_s;
   for (const CostEntry& e : db.entries) {
-    family_[family_key(e.op)].push_back({work_of(e.op), e.stats.median_s});
+    // A zero time (a hand-made database; no timer reads it) would break the log-space
+    // interpolation: a picosecond stands for it.
+    family_[family_key(e.op)].push_back({work_of(e.op), std::max(e.stats.median_s, 1e-12)});
   }
   for (auto& [key, points] : family_) {
     std::sort(points.begin(), points.end(),
@@ -36,7 +38,9 @@ OpCost MeasuredCostModel::price(const OpSignature& op, const DeviceSpec& device)
   }
   const auto fam = family_.find(family_key(op));
   const double w = work_of(op);
-  if (fam == family_.end() || w <= 0) return fallback_->price(op, device);
+  if (fam == family_.end() || !(w > 0) || fam->second.front().work <= 0) {
+    return fallback_->price(op, device);
+  }
   const std::vector<Point>& p = fam->second;
   const auto seconds = [](double s) { return Duration::from_seconds(s); };
   if (p.size() == 1 || w > p.back().work || w < p.front().work) {

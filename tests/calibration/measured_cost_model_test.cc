@@ -91,6 +91,15 @@ TEST(MeasuredCostModel, MoreWorkNeverCostsLess) {
   EXPECT_GE(model.price(gemm(384, 384, 384), cpu()).time.seconds(), 2e-3);
 }
 
+TEST(MeasuredCostModel, AZeroTimeInAHandMadeDatabaseStaysFinite) {
+  const auto model = model_of(database({entry(gemm(64, 64, 64), 0.0), entry(gemm(256, 256, 256), 1e-4)}));
+  for (const OpSignature& op : {gemm(32, 64, 64), gemm(128, 128, 128), gemm(512, 512, 512)}) {
+    const OpCost c = model.price(op, cpu());
+    EXPECT_TRUE(std::isfinite(c.time.seconds()));
+    EXPECT_GE(c.time.seconds(), 0);
+  }
+}
+
 TEST(MeasuredCostModel, MemoryBoundKernelsInterpolateOverTheirBytes) {
   const auto norm = [](int64_t rows) {
     OpSignature op;
