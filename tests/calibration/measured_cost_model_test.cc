@@ -92,7 +92,8 @@ TEST(MeasuredCostModel, MoreWorkNeverCostsLess) {
 }
 
 TEST(MeasuredCostModel, AZeroTimeInAHandMadeDatabaseStaysFinite) {
-  const auto model = model_of(database({entry(gemm(64, 64, 64), 0.0), entry(gemm(256, 256, 256), 1e-4)}));
+  const auto model =
+      model_of(database({entry(gemm(64, 64, 64), 0.0), entry(gemm(256, 256, 256), 1e-4)}));
   for (const OpSignature& op : {gemm(32, 64, 64), gemm(128, 128, 128), gemm(512, 512, 512)}) {
     const OpCost c = model.price(op, cpu());
     EXPECT_TRUE(std::isfinite(c.time.seconds()));
