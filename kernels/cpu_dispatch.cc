@@ -7,15 +7,9 @@
 namespace dtsim::kernels {
 
 void run_cpu(const OpSignature& op, OperandBuffers& b) {
-  const std::vector<OperandSpec> specs = cpu_operands(op);  // throws when unsupported
-  if (specs.size() != b.size()) {
+  // The buffers' constructor sized them (and refused an unsupported op).
+  if (!(b.made_for() == op)) {
     throw std::invalid_argument("run_cpu: buffers made for another op than \"" + op.name + "\"");
-  }
-  for (size_t i = 0; i < specs.size(); ++i) {
-    if (specs[i].elements != b.spec(i).elements || specs[i].type != b.spec(i).type) {
-      throw std::invalid_argument("run_cpu: buffers made for another op than \"" + op.name +
-                                  "\"");
-    }
   }
   const auto f = [&](size_t i) { return b.as<float>(i); };
   const auto n = [&](size_t i) { return b.as<int32_t>(i); };
@@ -64,7 +58,7 @@ void run_cpu(const OpSignature& op, OperandBuffers& b) {
     case KernelKind::kOptimizerUpdate:
       return cpu::adamw_step(e, f(0), f(1), f(2), f(3));
     case KernelKind::kCopy:
-      std::memcpy(b.data(1), b.data(0), static_cast<size_t>(specs[0].elements));
+      std::memcpy(b.data(1), b.data(0), static_cast<size_t>(b.spec(0).elements));
       return;
     case KernelKind::kBatchNorm:
       if (!bwd) return cpu::batch_norm_forward(r, w, f(0), f(1), f(2), f(3), f(4), f(5));

@@ -230,7 +230,7 @@ std::vector<OperandSpec> cpu_operands(const OpSignature& op) {
 
 void OperandBuffers::Free::operator()(std::byte* p) const { std::free(p); }
 
-OperandBuffers::OperandBuffers(const OpSignature& op) : specs_(cpu_operands(op)) {
+OperandBuffers::OperandBuffers(const OpSignature& op) : op_(op), specs_(cpu_operands(op)) {
   uint64_t state = 0x9E3779B97F4A7C15ULL;  // one fixed stream: runs are reproducible
   const auto next = [&] {
     state = state * 6364136223846793005ULL + 1442695040888963407ULL;

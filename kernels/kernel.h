@@ -46,6 +46,7 @@ std::string cpu_unsupported_reason(const OpSignature& op);
 class OperandBuffers {
  public:
   explicit OperandBuffers(const OpSignature& op);
+  const OpSignature& made_for() const { return op_; }
   size_t size() const { return specs_.size(); }
   const OperandSpec& spec(size_t i) const { return specs_[i]; }
   std::byte* data(size_t i) { return buffers_[i].get(); }
@@ -59,11 +60,14 @@ class OperandBuffers {
   struct Free {
     void operator()(std::byte* p) const;
   };
+  OpSignature op_;
   std::vector<OperandSpec> specs_;
   std::vector<std::unique_ptr<std::byte[], Free>> buffers_;
 };
 
-// Runs `op` on the CPU over `buffers` (made for an equal signature). Throws UnsupportedOp.
+// Runs `op` on the CPU over `buffers`, which must have been made for an equal signature
+// (std::invalid_argument otherwise). The check is a comparison, not a second sizing of the
+// operands: run_cpu runs inside a calibration's timed repeats.
 void run_cpu(const OpSignature& op, OperandBuffers& buffers);
 
 // The BLAS's threads (calibration measures with one per rank, as the executor runs).
