@@ -10,6 +10,7 @@
 
 #include "calibration/cost_database.h"
 #include "calibration/measured_cost_model.h"
+#include "calibration/sample_stats.h"
 #include "cli/commands.h"
 
 namespace dtsim::cli {
@@ -70,10 +71,8 @@ int show(const std::string& path, int every) {
   }
   std::vector<double> errors;
   for (const auto& h : held) errors.push_back(std::abs(h.error));
-  std::sort(errors.begin(), errors.end());
-  const double median = errors.size() % 2 == 1
-                            ? errors[errors.size() / 2]
-                            : (errors[errors.size() / 2 - 1] + errors[errors.size() / 2]) / 2;
+  // The samples' order statistics serve any values, errors as well as seconds.
+  const double median = calibration::stats_of(errors).median_s;
   const auto worst = std::max_element(held.begin(), held.end(), [](const auto& a, const auto& b) {
     return std::abs(a.error) < std::abs(b.error);
   });
