@@ -1,7 +1,9 @@
 // Lowering a loaded scenario: the cost model it asks for, then its workload as a TaskGraph.
 #include "scenarios/scenario_lowering.h"
 
+#include <map>
 #include <stdexcept>
+#include <utility>
 
 #include "models/chunk_cost.h"
 #include "models/lowering.h"
@@ -16,9 +18,15 @@ namespace {
 
 // Compute tasks that carry ops but no duration (priced by FLOPs), or every compute task
 // with ops when `reprice`, get their kernels' time on their rank's device, tallied by
-// source. Returns false when stopped through `control`.
+// source. Returns false when stopped through `control`. Tasks share op lists (every rank
+// of a stage runs the same ones), so each list is priced once per device type.
 bool price_task_graph(const Cluster& cluster, const CostModel& costs, bool reprice,
                       const RunControl& control, TaskGraph& g, CostTally& tally) {
+  struct Priced {
+    Duration time;
+    CostTally tally;
+  };
+  std::map<std::pair<OpListId, const DeviceSpec*>, Priced> priced_lists;
   const auto n = static_cast<int64_t>(g.num_tasks());
   for (TaskId id = 0; id < g.num_tasks(); ++id) {
     if (static_cast<int64_t>(id) % std::max<int64_t>(1, control.check_every) == 0) {
@@ -32,12 +40,16 @@ bool price_task_graph(const Cluster& cluster, const CostModel& costs, bool repri
       tally.given.time += t.duration;
       continue;
     }
-    const DeviceSpec& device = *cluster.devices[static_cast<size_t>(t.rank)].spec;
-    models::PricedOps priced;
-    for (const OpSignature& op : g.op_list(t.ops))
-      priced.push_back(models::price_op(op, device, costs));
-    tally.add(models::tally_of(priced));
-    g.set_duration(id, models::total_time(priced));
+    const DeviceSpec* device = cluster.devices[static_cast<size_t>(t.rank)].spec;
+    auto [it, fresh] = priced_lists.try_emplace({t.ops, device});
+    if (fresh) {
+      models::PricedOps priced;
+      for (const OpSignature& op : g.op_list(t.ops))
+        priced.push_back(models::price_op(op, *device, costs));
+      it->second = {models::total_time(priced), models::tally_of(priced)};
+    }
+    tally.add(it->second.tally);
+    g.set_duration(id, it->second.time);
   }
   return true;
 }
