@@ -8,6 +8,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-jsonschema
   pkg-config libopenblas-dev
+  qt6-base-dev libqt6opengl6-dev qt6-charts-dev fonts-dejavu-core
 )
 
 missing=()

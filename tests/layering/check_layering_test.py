@@ -145,6 +145,13 @@ class CheckLayeringTest(unittest.TestCase):
                 self.write("sim/engine.h", f"#pragma once\n{line}\n")
                 self.assert_violation(f'sim/engine.h:2: sim may not include "models/lowering.h" (allowed: sim/)')
 
+    def test_moc_output_of_the_file_itself_is_ignored(self):
+        self.write("tests/gui_test.cc", '#include "tests/helpers.h"\n#include "gui_test.moc"\n')
+        self.assert_clean()
+        self.write("tests/gui_test.cc", '#include "other/gui_test.moc"\n')
+        self.assert_violation('tests/gui_test.cc:1: tests may not include "other/gui_test.moc" '
+                              '(write it from the repository root, e.g. "tests/...")')
+
     def test_commented_out_include_is_ignored(self):
         self.write("sim/engine.h", '#pragma once\n// #include "models/lowering.h"\n')
         self.assert_clean()

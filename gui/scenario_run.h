@@ -1,0 +1,39 @@
+// One run of a scenario document as the GUI holds it: the loaded scenario, its lowered
+// graph, the simulation's result, the summary `dtsim run` prints and the recording the
+// views draw. Qt-free, so that the worker thread, sweeps and tests share it.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "gui/run_recording.h"
+#include "models/scenario_result.h"
+#include "scenarios/scenario.h"
+#include "sim/run_control.h"
+
+namespace dtsim::gui {
+
+struct RunData {
+  std::string source;  // the scenario file, or "<unsaved>"
+  nlohmann::ordered_json document;
+  std::unique_ptr<Scenario> scenario;  // the lowered graph points into its cluster
+  LoweredScenario lowered;
+  ScenarioRun run;
+  nlohmann::ordered_json summary;  // make_summary without wall time, as `dtsim run` writes it
+  std::unique_ptr<RunRecording> recording;
+
+  bool training() const { return summary.contains("training"); }
+  // The simulated step: the training iteration (with local SGD, the mean one), else the
+  // whole simulated time.
+  double step_seconds() const;
+};
+
+// Loads `document` (relative paths in it are relative to `source`), lowers it with the
+// cost model it asks for, runs it and records it. Returns nullptr when `control` stopped
+// it. Throws InputError (ScenarioError) for bad input, other exceptions for internal errors.
+std::shared_ptr<RunData> run_document(const nlohmann::ordered_json& document,
+                                      const std::string& source, const RunControl& control = {});
+
+}  // namespace dtsim::gui

@@ -1,0 +1,333 @@
+// The Gantt chart of a run.
+#include "gui/timeline_view.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <QKeyEvent>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QScrollBar>
+#include <QToolTip>
+#include <QWheelEvent>
+
+#include "gui/figures.h"
+
+namespace dtsim::gui {
+namespace {
+
+constexpr int kGutter = 150;  // row labels
+constexpr int kAxis = 28;     // the time axis on top
+constexpr int kRowHeight = 18;
+constexpr int kScrollUnits = 1000000;  // the horizontal bar's range, a fraction of the step
+
+QColor kind_color(TaskKind k) {
+  switch (k) {
+    case TaskKind::kCompute:
+      return QColor(0x4e, 0x79, 0xa7);
+    case TaskKind::kCollective:
+      return QColor(0xf2, 0x8e, 0x2b);
+    case TaskKind::kSend:
+    case TaskKind::kRecv:
+      return QColor(0x59, 0xa1, 0x4f);
+    case TaskKind::kMemcpy:
+      return QColor(0xb0, 0x7a, 0xa1);
+    default:
+      return QColor(0x9e, 0x9e, 0x9e);
+  }
+}
+
+// A tick step of 1, 2 or 5 times a power of ten, at least `min_ns`.
+double tick_step(double min_ns) {
+  const double p = std::pow(10.0, std::floor(std::log10(std::max(min_ns, 1e-3))));
+  for (double m : {1.0, 2.0, 5.0, 10.0}) {
+    if (m * p >= min_ns) return m * p;
+  }
+  return 10 * p;
+}
+
+}  // namespace
+
+TimelineView::TimelineView(QWidget* parent) : QAbstractScrollArea(parent) {
+  setMouseTracking(true);
+  viewport()->setMouseTracking(true);
+  setFocusPolicy(Qt::StrongFocus);
+  horizontalScrollBar()->setRange(0, 0);
+  verticalScrollBar()->setSingleStep(1);
+}
+
+void TimelineView::clear() {
+  data_.reset();
+  rows_.clear();
+  total_ns_ = window_ns_ = 1;
+  t0_ = 0;
+  update_scrollbars();
+  viewport()->update();
+}
+
+void TimelineView::show_run(std::shared_ptr<const RunData> result) {
+  data_ = std::move(result);
+  rows_.clear();
+  const TaskGraph& graph = data_->lowered.graph;
+  const auto& spans = data_->recording->spans();
+  for (int rank = 0; rank < static_cast<int>(spans.size()); ++rank) {
+    const auto& rs = spans[static_cast<size_t>(rank)];
+    std::vector<Row> streams(graph.streams().size());
+    for (uint32_t i = 0; i < rs.size(); ++i) {
+      const TaskView t = graph.task(rs[i].task);
+      if (t.kind == TaskKind::kAlloc || t.kind == TaskKind::kFree) continue;  // the memory view's
+      streams[t.stream].spans.push_back(i);
+    }
+    for (uint16_t s = 0; s < streams.size(); ++s) {
+      if (streams[s].spans.empty()) continue;
+      streams[s].rank = rank;
+      streams[s].stream = s;
+      rows_.push_back(std::move(streams[s]));
+    }
+  }
+  total_ns_ = std::max(1.0, static_cast<double>(data_->run.result.end.count_ns()));
+  show_all();
+}
+
+void TimelineView::show_all() { set_window(0, total_ns_); }
+
+double TimelineView::window_end() const { return t0_ + window_ns_; }
+
+void TimelineView::set_window(double start_ns, double end_ns) {
+  const double min_window = std::max(1.0, chart_width() * 0.01);  // 0.01 ns per pixel
+  window_ns_ = std::clamp(end_ns - start_ns, min_window, total_ns_);
+  t0_ = std::clamp(start_ns, 0.0, total_ns_ - window_ns_);
+  update_scrollbars();
+  viewport()->update();
+}
+
+int TimelineView::chart_width() const { return std::max(1, viewport()->width() - kGutter); }
+double TimelineView::ns_per_px() const { return window_ns_ / chart_width(); }
+double TimelineView::x_of(double t_ns) const { return kGutter + (t_ns - t0_) / ns_per_px(); }
+double TimelineView::time_at(double x) const { return t0_ + (x - kGutter) * ns_per_px(); }
+int TimelineView::first_row() const { return verticalScrollBar()->value(); }
+
+void TimelineView::update_scrollbars() {
+  const int visible_rows = std::max(1, (viewport()->height() - kAxis) / kRowHeight);
+  verticalScrollBar()->setRange(0, std::max(0, row_count() - visible_rows));
+  verticalScrollBar()->setPageStep(visible_rows);
+  QScrollBar* h = horizontalScrollBar();
+  const double free = total_ns_ - window_ns_;
+  h->blockSignals(true);
+  h->setRange(0, free > 0 ? kScrollUnits : 0);
+  h->setPageStep(static_cast<int>(kScrollUnits * std::min(1.0, window_ns_ / total_ns_)));
+  h->setValue(free > 0 ? static_cast<int>(std::lround(t0_ / free * kScrollUnits)) : 0);
+  h->blockSignals(false);
+}
+
+void TimelineView::scrollContentsBy(int, int) {
+  const double free = total_ns_ - window_ns_;
+  if (free > 0) t0_ = free * horizontalScrollBar()->value() / kScrollUnits;
+  viewport()->update();
+}
+
+void TimelineView::resizeEvent(QResizeEvent* event) {
+  QAbstractScrollArea::resizeEvent(event);
+  update_scrollbars();
+}
+
+QString TimelineView::rows_note() const {
+  if (!data_) return {};
+  const int recorded = data_->recording->recorded_ranks();
+  const int ranks = data_->recording->ranks();
+  QString note = QStringLiteral("%1 rows: %2 ranks × their streams").arg(row_count()).arg(recorded);
+  if (recorded < ranks)
+    note += QStringLiteral(" (the first %1 of %2 ranks are recorded)").arg(recorded).arg(ranks);
+  QString legend;
+  for (const auto& [kind, label] :
+       {std::pair{TaskKind::kCompute, "compute"}, std::pair{TaskKind::kCollective, "collective"},
+        std::pair{TaskKind::kSend, "send/recv"}, std::pair{TaskKind::kMemcpy, "memcpy"}}) {
+    legend += QStringLiteral("<span style=\"color:%1\">■</span> %2 &nbsp;")
+                  .arg(kind_color(kind).name(), label);
+  }
+  return legend + QStringLiteral("<br>") + note.toHtmlEscaped() +
+         QStringLiteral(". Wheel: zoom · drag: pan · Home: whole step · hover: details");
+}
+
+void TimelineView::paintEvent(QPaintEvent*) {
+  QPainter p(viewport());
+  const int width = viewport()->width();
+  const int height = viewport()->height();
+  p.fillRect(0, 0, width, height, Qt::white);
+  if (!data_) {
+    p.setPen(Qt::darkGray);
+    p.drawText(rect(), Qt::AlignCenter, QStringLiteral("Run the scenario to see its timeline."));
+    return;
+  }
+  const int first = first_row();
+  const int last = std::min(row_count(), first + (height - kAxis) / kRowHeight + 1);
+  p.setClipRect(0, kAxis, width, height - kAxis);
+  for (int r = first; r < last; ++r) {
+    const int y = kAxis + (r - first) * kRowHeight;
+    if ((r & 1) == 0) p.fillRect(0, y, width, kRowHeight, QColor(0xf6, 0xf7, 0xf9));
+    paint_row(p, rows_[static_cast<size_t>(r)], y);
+  }
+  p.setClipping(false);
+  paint_axis(p, width);
+}
+
+void TimelineView::paint_row(QPainter& p, const Row& row, int y) {
+  const TaskGraph& graph = data_->lowered.graph;
+  const auto& spans = data_->recording->spans()[static_cast<size_t>(row.rank)];
+  // The label.
+  p.setPen(QColor(0x33, 0x33, 0x33));
+  const QString label =
+      QStringLiteral("rank %1 · %2")
+          .arg(row.rank)
+          .arg(QString::fromUtf8(graph.streams()[row.stream].data(),
+                                 static_cast<qsizetype>(graph.streams()[row.stream].size())));
+  p.drawText(QRect(4, y, kGutter - 8, kRowHeight), Qt::AlignVCenter | Qt::AlignLeft,
+             p.fontMetrics().elidedText(label, Qt::ElideRight, kGutter - 8));
+  p.save();
+  p.setClipRect(kGutter, y, chart_width(), kRowHeight);
+  const double t1 = window_end();
+  const double scale = 1.0 / ns_per_px();
+  // Tasks on one stream run one after another, so ends rise with starts: binary search
+  // by end finds the first task that reaches into the window.
+  auto end_of = [&](uint32_t i) { return static_cast<double>(spans[i].end.count_ns()); };
+  auto from = [&](size_t begin, double t) {
+    return static_cast<size_t>(
+        std::lower_bound(row.spans.begin() + static_cast<std::ptrdiff_t>(begin), row.spans.end(), t,
+                         [&](uint32_t i, double v) { return end_of(i) < v; }) -
+        row.spans.begin());
+  };
+  for (size_t i = from(0, t0_); i < row.spans.size();) {
+    const Span& s = spans[row.spans[i]];
+    const double start = static_cast<double>(s.start.count_ns());
+    if (start > t1) break;
+    const double x0 = kGutter + (start - t0_) * scale;
+    const double x1 = kGutter + (end_of(row.spans[i]) - t0_) * scale;
+    const TaskKind kind = graph.task(s.task).kind;
+    if (x1 - x0 >= 1.5) {
+      const QRectF r(x0, y + 2, x1 - x0, kRowHeight - 4);
+      p.fillRect(r, kind_color(kind));
+      if (r.width() > 40) {
+        p.setPen(Qt::white);
+        const std::string_view name = graph.task(s.task).name;
+        const QString text = QString::fromUtf8(name.data(), static_cast<qsizetype>(name.size()));
+        p.drawText(
+            r.adjusted(3, 0, -3, 0), Qt::AlignVCenter | Qt::AlignLeft,
+            p.fontMetrics().elidedText(text, Qt::ElideRight, static_cast<int>(r.width()) - 6));
+      }
+      ++i;
+    } else {
+      // Narrower than a pixel: one column for everything that ends inside this pixel.
+      const double px = std::floor(x0);
+      p.fillRect(QRectF(px, y + 2, 1, kRowHeight - 4), kind_color(kind));
+      const size_t next = from(i + 1, time_at(px + 1));
+      i = std::max(i + 1, next);
+    }
+  }
+  p.restore();
+}
+
+void TimelineView::paint_axis(QPainter& p, int width) {
+  p.fillRect(0, 0, width, kAxis, QColor(0xee, 0xf0, 0xf3));
+  p.setPen(QColor(0x44, 0x44, 0x44));
+  p.drawLine(kGutter, kAxis - 1, width, kAxis - 1);
+  const double step = tick_step(ns_per_px() * 100);
+  const double first = std::ceil(t0_ / step) * step;
+  for (double t = first; t <= window_end(); t += step) {
+    const int x = static_cast<int>(std::lround(x_of(t)));
+    p.drawLine(x, kAxis - 6, x, kAxis - 1);
+    p.drawText(QRect(x - 60, 2, 120, kAxis - 8), Qt::AlignCenter, seconds_text(t * 1e-9));
+  }
+  p.drawText(QRect(4, 2, kGutter - 8, kAxis - 4), Qt::AlignVCenter | Qt::AlignLeft,
+             QStringLiteral("%1 shown").arg(seconds_text(window_ns_ * 1e-9)));
+}
+
+std::optional<TaskId> TimelineView::task_at(QPoint pos) const {
+  if (!data_ || pos.x() < kGutter || pos.y() < kAxis) return std::nullopt;
+  const int r = first_row() + (pos.y() - kAxis) / kRowHeight;
+  if (r < 0 || r >= row_count()) return std::nullopt;
+  const Row& row = rows_[static_cast<size_t>(r)];
+  const auto& spans = data_->recording->spans()[static_cast<size_t>(row.rank)];
+  const double t = time_at(pos.x());
+  const double slack = ns_per_px();  // a pixel either side, so that thin tasks can be hit
+  auto it = std::lower_bound(
+      row.spans.begin(), row.spans.end(), t - slack,
+      [&](uint32_t i, double v) { return static_cast<double>(spans[i].end.count_ns()) < v; });
+  if (it == row.spans.end() || static_cast<double>(spans[*it].start.count_ns()) > t + slack)
+    return std::nullopt;
+  return spans[*it].task;
+}
+
+QString TimelineView::describe(TaskId task) const {
+  const TaskGraph& graph = data_->lowered.graph;
+  const TaskView t = graph.task(task);
+  const auto& spans = data_->recording->spans()[static_cast<size_t>(t.rank)];
+  double start = 0, end = 0;
+  for (const Span& s : spans) {
+    if (s.task == task) {
+      start = s.start.seconds();
+      end = s.end.seconds();
+      break;
+    }
+  }
+  return QStringLiteral("<b>%1</b><br>%2 on rank %3, stream %4<br>%5 → %6 (%7)")
+      .arg(QString::fromUtf8(t.name.data(), static_cast<qsizetype>(t.name.size())).toHtmlEscaped(),
+           QString::fromUtf8(task_kind_name(t.kind).data()))
+      .arg(t.rank)
+      .arg(QString::fromUtf8(graph.streams()[t.stream].data(),
+                             static_cast<qsizetype>(graph.streams()[t.stream].size())),
+           seconds_text(start), seconds_text(end), seconds_text(end - start));
+}
+
+void TimelineView::wheelEvent(QWheelEvent* event) {
+  if (!data_) return;
+  if (event->modifiers() & Qt::ShiftModifier) {  // rows
+    verticalScrollBar()->setValue(verticalScrollBar()->value() - event->angleDelta().y() / 40);
+    return;
+  }
+  const double factor = std::pow(1.25, -event->angleDelta().y() / 120.0);
+  const double x = event->position().x();
+  const double at = time_at(std::max<double>(x, kGutter));
+  const double window = window_ns_ * factor;
+  const double fraction = (std::max<double>(x, kGutter) - kGutter) / chart_width();
+  set_window(at - fraction * window, at - fraction * window + window);
+  event->accept();
+}
+
+void TimelineView::mousePressEvent(QMouseEvent* event) {
+  if (event->button() == Qt::LeftButton) {
+    drag_from_ = event->position().toPoint();
+    drag_t0_ = t0_;
+    drag_row_ = first_row();
+  }
+}
+
+void TimelineView::mouseMoveEvent(QMouseEvent* event) {
+  const QPoint pos = event->position().toPoint();
+  if (drag_from_) {
+    const QPoint d = pos - *drag_from_;
+    set_window(drag_t0_ - d.x() * ns_per_px(), drag_t0_ - d.x() * ns_per_px() + window_ns_);
+    verticalScrollBar()->setValue(drag_row_ - d.y() / kRowHeight);
+    return;
+  }
+  if (const auto task = task_at(pos)) {
+    QToolTip::showText(event->globalPosition().toPoint(), describe(*task), this);
+  } else {
+    QToolTip::hideText();
+  }
+}
+
+void TimelineView::mouseReleaseEvent(QMouseEvent*) { drag_from_.reset(); }
+
+void TimelineView::keyPressEvent(QKeyEvent* event) {
+  if (event->key() == Qt::Key_Home) {
+    show_all();
+  } else if (event->key() == Qt::Key_Plus || event->key() == Qt::Key_Equal) {
+    set_window(t0_ + window_ns_ / 4, t0_ + window_ns_ * 3 / 4);
+  } else if (event->key() == Qt::Key_Minus) {
+    set_window(t0_ - window_ns_ / 2, t0_ + window_ns_ * 1.5);
+  } else {
+    QAbstractScrollArea::keyPressEvent(event);
+  }
+}
+
+}  // namespace dtsim::gui

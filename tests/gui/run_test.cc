@@ -1,0 +1,176 @@
+// Running from the window: the summary card shows the step time `dtsim run` reports, every
+// view is filled from the run, out-of-memory ranks are named, bad input is marked at its
+// fields, and a cancelled run gives control back. Saves a screenshot of each view.
+#include <cstdlib>
+#include <fstream>
+#include <set>
+
+#include <QProcess>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+#include <nlohmann/json.hpp>
+
+#include "gui/breakdown_view.h"
+#include "gui/figures.h"
+#include "gui/form_editor.h"
+#include "gui/memory_view.h"
+#include "gui/run_worker.h"
+#include "gui/summary_view.h"
+#include "gui/timeline_view.h"
+#include "tests/gui/gui_test_support.h"
+
+namespace dtsim::gui::test {
+namespace {
+
+constexpr const char* kLlama = "scenarios/examples/llama3-70b-64xH100.json";
+
+// `dtsim run`'s summary.json for a scenario.
+nlohmann::json cli_summary(const QString& scenario, const QString& out) {
+  QProcess dtsim;
+  dtsim.start(QStringLiteral(DTSIM_BINARY),
+              {"run", scenario, "--out", out, "--quiet", "--no-timing"});
+  if (!dtsim.waitForFinished(300000) || dtsim.exitCode() != 0) return {};
+  std::ifstream in((out + "/summary.json").toStdString());
+  return nlohmann::json::parse(in);
+}
+
+}  // namespace
+
+class RunTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void the_summary_card_shows_the_step_time_of_dtsim_run();
+  void every_view_shows_the_run_and_is_saved_as_a_screenshot();
+  void out_of_memory_ranks_are_named();
+  void bad_input_is_marked_at_its_fields_when_run();
+  void a_cancelled_run_gives_control_back();
+};
+
+void RunTest::the_summary_card_shows_the_step_time_of_dtsim_run() {
+  QTemporaryDir out;
+  for (const char* example : {kLlama, "scenarios/examples/small-transformer-2xcpu.json",
+                              "scenarios/examples/allreduce-8xH100-nvswitch.json"}) {
+    const nlohmann::json cli = cli_summary(
+        source_path(example), out.filePath(QString::fromUtf8(example).section('/', -1)));
+    QVERIFY2(!cli.is_null(), example);
+    const double step = cli.contains("training") ? cli["training"]["iteration_time_s"].get<double>()
+                                                 : cli["simulated_time_s"].get<double>();
+    MainWindow window(fields());
+    QVERIFY(window.open_file(source_path(example)));
+    QVERIFY(run_and_wait(window));
+    QCOMPARE(window.last_run()->step_seconds(), step);
+    QCOMPARE(window.summary_view()->card_value(QStringLiteral("Step time")), seconds_text(step));
+  }
+}
+
+void RunTest::every_view_shows_the_run_and_is_saved_as_a_screenshot() {
+  MainWindow window(fields());
+  window.resize(1280, 800);
+  window.show();
+  QVERIFY(QTest::qWaitForWindowExposed(&window));
+  QVERIFY(window.open_file(source_path(kLlama)));
+  QVERIFY(run_and_wait(window));
+  const auto run = window.last_run();
+  const int ranks = run->scenario->cluster.num_ranks();
+  QCOMPARE(ranks, 64);
+
+  QVERIFY(!window.summary_view()->card_value(QStringLiteral("MFU")).isEmpty());
+  QCOMPARE(window.summary_view()->card_value(QStringLiteral("Out of memory")),
+           QStringLiteral("none"));
+  // Memory: PP 4 stages, each stage's 16 ranks alike: 4 bars; a curve with the allocations.
+  QCOMPARE(window.memory_view()->bar_count(), 4);
+  QVERIFY(window.memory_view()->curve_points() > 10);
+  const auto& memory = run->recording->memory();
+  QCOMPARE(static_cast<int>(memory.size()), ranks);
+  for (int r = 0; r < ranks; ++r) {
+    const auto& summary_rank = run->summary["training"]["ranks"][static_cast<size_t>(r)];
+    QCOMPARE(memory[static_cast<size_t>(r)].peak, summary_rank["peak_memory_bytes"].get<int64_t>());
+    int64_t held = 0;
+    for (int64_t b : memory[static_cast<size_t>(r)].at_peak) held += b;
+    QCOMPARE(held, memory[static_cast<size_t>(r)].peak);
+  }
+  window.memory_view()->select_rank(63);
+  QCOMPARE(window.memory_view()->selected_rank(), 63);
+  // Breakdown: one bar per pipeline stage for 64 ranks (> 48).
+  QCOMPARE(window.breakdown_view()->bar_count(), 4);
+  // Timeline: every rank's streams, and a task under the pointer somewhere on row 0.
+  TimelineView* timeline = window.timeline_view();
+  window.show_view(QStringLiteral("timeline"));
+  QCoreApplication::processEvents();
+  QVERIFY(timeline->row_count() >= ranks);
+  bool hit = false;
+  for (int x = 160; x < timeline->viewport()->width() && !hit; x += 2)
+    hit = timeline->task_at(QPoint(x, 28 + 9)).has_value();
+  QVERIFY2(hit, "no task found on the first row");
+  const double end = static_cast<double>(run->run.result.end.count_ns());
+  QCOMPARE(timeline->window_end(), end);
+  timeline->set_window(end * 0.25, end * 0.5);
+  QCOMPARE(timeline->window_start(), end * 0.25);
+  timeline->show_all();
+
+  for (const char* view : kViewNames) {
+    QVERIFY(window.show_view(QString::fromUtf8(view)));
+    QCoreApplication::processEvents();
+    const QString path = screenshot_path(QStringLiteral("gui-%1.png").arg(view));
+    QVERIFY2(window.grab().save(path), qPrintable(path));
+  }
+}
+
+void RunTest::out_of_memory_ranks_are_named() {
+  // Llama 3 70B with no recomputation and micro-batch 4: activations overflow 80 GB.
+  QTemporaryDir dir;
+  std::ifstream in(source_path(kLlama).toStdString());
+  nlohmann::ordered_json doc = nlohmann::ordered_json::parse(in);
+  doc["training"]["recompute"] = "none";
+  doc["training"]["micro_batch"] = 4;
+  const QString path = dir.filePath("oom.json");
+  std::ofstream(path.toStdString()) << doc.dump(2);
+  const nlohmann::json cli = cli_summary(path, dir.filePath("out"));
+  std::set<int> cli_oom;
+  for (const auto& o : cli["memory_overflows"]) cli_oom.insert(o["rank"].get<int>());
+  QVERIFY(!cli_oom.empty());
+  MainWindow window(fields());
+  QVERIFY(window.open_file(path));
+  QVERIFY(run_and_wait(window));
+  QCOMPARE(window.summary_view()->card_value(QStringLiteral("Out of memory")),
+           QStringLiteral("%1 ranks").arg(cli_oom.size()));
+}
+
+void RunTest::bad_input_is_marked_at_its_fields_when_run() {
+  MainWindow window(fields());
+  QVERIFY(window.open_file(source_path(kLlama)));
+  window.form()->edit("/parallelism/tp", 3);  // 3 does not divide the 8 GPUs of a node
+  QVERIFY(!run_and_wait(window));
+  QVERIFY(!window.running());
+  QVERIFY2(window.run_error().contains("problem"), qPrintable(window.run_error()));
+  QVERIFY(!window.last_run());
+  bool marked = !window.form()->banner_text().isEmpty();
+  for (const char* p : {"/parallelism/tp", "/parallelism", "/cluster"})
+    marked |= !window.form()->problem_at(p).isEmpty();
+  QVERIFY2(marked, "the problem is not shown in the form");
+}
+
+void RunTest::a_cancelled_run_gives_control_back() {
+  MainWindow window(fields());
+  QVERIFY(window.open_file(source_path("scenarios/examples/gpt3-175b-1024xA100.json")));
+  QSignalSpy progress(window.worker(), &RunWorker::progress);
+  QSignalSpy ended(&window, &MainWindow::run_ended);
+  window.run();
+  QVERIFY(window.running());
+  QVERIFY(progress.wait(60000));
+  window.cancel();
+  QVERIFY(ended.wait(60000));
+  QCOMPARE(ended.front().front().toBool(), false);
+  QVERIFY(!window.running());
+  QVERIFY(!window.last_run());
+  // Control is back: the next run starts and finishes.
+  QVERIFY(window.open_file(source_path("scenarios/examples/small-transformer-2xcpu.json")));
+  QVERIFY(run_and_wait(window));
+}
+
+}  // namespace dtsim::gui::test
+
+QTEST_MAIN(dtsim::gui::test::RunTest)
+#include "run_test.moc"
