@@ -26,6 +26,7 @@ Command add_sweep_command(CLI::App& app);
 Command add_reproduce_command(CLI::App& app);
 Command add_calibrate_command(CLI::App& app);
 Command add_costs_command(CLI::App& app);
+Command add_plans_command(CLI::App& app);
 
 // Prints a ScenarioError's lines (or any exception) to stderr; returns the exit code.
 int report_error(const std::exception& e);

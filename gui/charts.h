@@ -1,8 +1,11 @@
 // Small helpers for Qt Charts.
 #pragma once
 
+#include <QAbstractAxis>
 #include <QChart>
 #include <QChartView>
+#include <QLineSeries>
+#include <QPen>
 
 namespace dtsim::gui {
 
@@ -11,6 +14,22 @@ inline void replace_chart(QChartView* view, QChart* chart) {
   QChart* old = view->chart();
   view->setChart(chart);
   delete old;
+}
+
+// A device's memory capacity as a dashed horizontal line from x0 to x1.
+inline void add_capacity_line(QChart* chart, QAbstractAxis* x, QAbstractAxis* y, double x0,
+                              double x1, double capacity, const QString& name) {
+  auto* line = new QLineSeries;
+  line->setName(name);
+  line->append(x0, capacity);
+  line->append(x1, capacity);
+  QPen pen(Qt::black);
+  pen.setStyle(Qt::DashLine);
+  pen.setWidthF(1.5);
+  line->setPen(pen);
+  chart->addSeries(line);
+  line->attachAxis(x);
+  line->attachAxis(y);
 }
 
 }  // namespace dtsim::gui

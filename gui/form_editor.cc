@@ -22,19 +22,9 @@ using json = nlohmann::ordered_json;
 constexpr int kPointerRole = Qt::UserRole;
 constexpr int kKeyRole = Qt::UserRole + 1;
 
-// RFC 6901: "~" and "/" in a key are escaped.
-std::string escape_key(const std::string& key) {
-  std::string out;
-  for (char c : key) {
-    if (c == '~') {
-      out += "~0";
-    } else if (c == '/') {
-      out += "~1";
-    } else {
-      out += c;
-    }
-  }
-  return out;
+// The pointer to `key` under `pointer`, "~" and "/" escaped (RFC 6901).
+std::string child_pointer(const std::string& pointer, const std::string& key) {
+  return (json::json_pointer(pointer) / key).to_string();
 }
 
 std::string parent_of(const std::string& pointer) {
@@ -179,13 +169,13 @@ void FormEditor::add_object_rows(QTreeWidgetItem* item, const Field& field, cons
   for (const Field& child : field.children) {
     const json* v =
         value && value->is_object() && value->contains(child.key) ? &(*value)[child.key] : nullptr;
-    add_rows(item, child, v, pointer + "/" + escape_key(child.key),
+    add_rows(item, child, v, child_pointer(pointer, child.key),
              path.empty() ? child.key : path + "." + child.key);
   }
   if (!value || !value->is_object()) return;
   for (auto it = value->begin(); it != value->end(); ++it) {
     if (field.child(it.key())) continue;
-    add_rows(item, unknown_field(it.key()), &it.value(), pointer + "/" + escape_key(it.key()), "");
+    add_rows(item, unknown_field(it.key()), &it.value(), child_pointer(pointer, it.key()), "");
   }
 }
 

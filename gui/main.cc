@@ -10,8 +10,11 @@
 #include <QImage>
 #include <QPixmap>
 
+#include "gui/compare_view.h"
 #include "gui/main_window.h"
+#include "gui/plan_grid_view.h"
 #include "gui/scenario_schema.h"
+#include "gui/whatif_view.h"
 
 namespace {
 
@@ -24,6 +27,8 @@ struct Args {
   std::string screenshot;
   std::string view = "summary";
   std::string size = "1280x800";
+  std::string vary;     // KEY=V1,V2,... for the whatif view
+  std::string compare;  // the other scenario for the compare view
 };
 
 bool parse_size(const std::string& text, int& width, int& height) {
@@ -46,8 +51,21 @@ int screenshot(dtsim::gui::MainWindow& window, const Args& args) {
     return kExitBadInput;
   }
   if (!window.show_view(QString::fromStdString(args.view))) {
-    std::cerr << "error: --view: expected one of summary, memory, timeline, breakdown, got \""
+    std::cerr << "error: --view: expected one of summary, memory, timeline, breakdown, whatif, "
+                 "plangrid, compare, got \""
               << args.view << "\"\n";
+    return kExitBadInput;
+  }
+  const size_t eq = args.vary.find('=');
+  if ((args.view == "whatif") == args.vary.empty() ||
+      (!args.vary.empty() && (eq == 0 || eq == std::string::npos))) {
+    std::cerr
+        << "error: --vary KEY=V1,V2,... goes with --view whatif, and --view whatif needs it\n";
+    return kExitBadInput;
+  }
+  if ((args.view == "compare") == args.compare.empty()) {
+    std::cerr
+        << "error: --compare OTHER.json goes with --view compare, and --view compare needs it\n";
     return kExitBadInput;
   }
   if (!window.open_file(QString::fromStdString(args.scenario))) {
@@ -69,6 +87,46 @@ int screenshot(dtsim::gui::MainWindow& window, const Args& args) {
     return window.last_run() ? kExitRunFailed : kExitBadInput;
   }
   window.show_view(QString::fromStdString(args.view));
+  if (!args.vary.empty()) {
+    dtsim::gui::WhatIfView* whatif = window.whatif_view();
+    QEventLoop sweep;
+    QObject::connect(whatif, &dtsim::gui::WhatIfView::sweep_finished, &sweep, &QEventLoop::quit);
+    if (!whatif->start(QString::fromStdString(args.vary.substr(0, eq)),
+                       QString::fromStdString(args.vary.substr(eq + 1)))) {
+      std::cerr << "error: --vary: " << whatif->error_text().toStdString() << "\n";
+      return kExitBadInput;
+    }
+    sweep.exec();
+  }
+  if (!args.compare.empty()) {
+    dtsim::gui::CompareView* compare = window.compare_view();
+    QEventLoop wait;
+    bool ok = false;
+    QObject::connect(compare, &dtsim::gui::CompareView::b_ready, &wait, [&](bool b_ok) {
+      ok = b_ok;
+      wait.quit();
+    });
+    if (!compare->compare_with_file(QString::fromStdString(args.compare))) {
+      std::cerr << "error: --compare: " << args.compare << " cannot be read as a JSON scenario\n";
+      return kExitBadInput;
+    }
+    wait.exec();
+    if (!ok) {
+      std::cerr << "error: --compare: " << args.compare
+                << " did not run (see the window's message)\n";
+      return kExitBadInput;
+    }
+  }
+  if (args.view == "plangrid") {
+    dtsim::gui::PlanGridView* grid = window.plan_grid_view();
+    QEventLoop wait;
+    QObject::connect(grid, &dtsim::gui::PlanGridView::grid_finished, &wait, &QEventLoop::quit);
+    if (!grid->start()) {
+      std::cerr << "error: the plan grid: " << grid->error_text().toStdString() << "\n";
+      return kExitBadInput;
+    }
+    wait.exec();
+  }
   QApplication::processEvents();
   if (!window.grab().save(QString::fromStdString(args.screenshot), "PNG")) {
     std::cerr << "error: --screenshot: cannot write " << args.screenshot << "\n";
@@ -94,8 +152,13 @@ int main(int argc, char** argv) {
   cli.add_option("--screenshot", args.screenshot,
                  "Open and run SCENARIO, save a view as this PNG, and exit");
   cli.add_option("--view", args.view,
-                 "The view --screenshot saves: summary, memory, timeline or breakdown");
+                 "The view --screenshot saves: summary, memory, timeline, breakdown, whatif, "
+                 "plangrid or compare");
   cli.add_option("--size", args.size, "The window size for --screenshot (default 1280x800)");
+  cli.add_option("--compare", args.compare,
+                 "With --view compare: the scenario to compare SCENARIO with");
+  cli.add_option("--vary", args.vary,
+                 "With --view whatif: the sweep to chart, KEY=V1,V2,... (or lo..hi)");
   const QStringList arguments = QApplication::arguments();
   std::vector<std::string> owned;
   for (const QString& a : arguments) owned.push_back(a.toStdString());

@@ -24,14 +24,18 @@
 #include <QVBoxLayout>
 
 #include "gui/breakdown_view.h"
+#include "gui/compare_view.h"
 #include "gui/figures.h"
 #include "gui/form_editor.h"
 #include "gui/json_editor.h"
 #include "gui/memory_view.h"
+#include "gui/plan_grid_view.h"
 #include "gui/run_worker.h"
 #include "gui/summary_view.h"
 #include "gui/timeline_view.h"
+#include "gui/whatif_view.h"
 #include "reports/atomic_file.h"
+#include "runner/plan_variants.h"
 #include "scenarios/loader.h"
 
 namespace dtsim::gui {
@@ -78,6 +82,21 @@ MainWindow::MainWindow(const Field& schema_fields, QWidget* parent) : QMainWindo
   views_->addTab(memory_, QStringLiteral("Memory"));
   views_->addTab(timeline_page, QStringLiteral("Timeline"));
   views_->addTab(breakdown_, QStringLiteral("Breakdown"));
+  whatif_ = new WhatIfView(views_);
+  views_->addTab(whatif_, QStringLiteral("What-if"));
+  plan_grid_ = new PlanGridView(views_);
+  views_->addTab(plan_grid_, QStringLiteral("Plan grid"));
+  compare_ = new CompareView(views_);
+  views_->addTab(compare_, QStringLiteral("Compare"));
+  connect(
+      plan_grid_, &PlanGridView::plan_chosen, this,
+      [this](int tp, int pp, std::optional<int> micro_batch) {
+        form_->edit("", plan_variant(form_->document(), models::PlanPoint{tp, pp, 0}, micro_batch));
+        left_->setCurrentWidget(form_);
+        status_->setText(QStringLiteral("Opened the plan TP %1 × PP %2: Run to see it in full.")
+                             .arg(tp)
+                             .arg(pp));
+      });
   right_layout->addWidget(views_);
   split->addWidget(left_);
   split->addWidget(right);
@@ -100,6 +119,8 @@ MainWindow::MainWindow(const Field& schema_fields, QWidget* parent) : QMainWindo
   connect(form_, &FormEditor::document_changed, this, [this] {
     validate_timer_->start();
     json_->show_document(form_->document());
+    whatif_->set_base(form_->document(), path_.isEmpty() ? kUnsaved : path_.toStdString());
+    plan_grid_->set_base(form_->document(), path_.isEmpty() ? kUnsaved : path_.toStdString());
   });
   connect(json_, &JsonEditor::applied, this,
           [this](const nlohmann::ordered_json& d) { form_->edit("", d); });
@@ -116,7 +137,7 @@ MainWindow::MainWindow(const Field& schema_fields, QWidget* parent) : QMainWindo
   connect(worker_, &RunWorker::finished, this, [this](std::shared_ptr<const RunData> result) {
     set_running(false);
     show_run(std::move(result));
-    emit run_ended(true);
+    emit run_ended(last_run_ != nullptr);
   });
   connect(worker_, &RunWorker::rejected, this,
           [this](const QString&, const std::vector<InputProblem>& problems) {
@@ -315,6 +336,7 @@ void MainWindow::validate_now() {
 void MainWindow::run() {
   if (running()) return;
   run_error_->hide();
+  last_run_.reset();
   if (!worker_->start(form_->document(), path_.isEmpty() ? kUnsaved : path_.toStdString())) return;
   set_running(true);
   status_->setText(QStringLiteral("Running…"));
@@ -334,13 +356,20 @@ void MainWindow::set_running(bool running) {
 }
 
 void MainWindow::show_run(std::shared_ptr<const RunData> result) {
-  last_run_ = result;
   form_->clear_problems();
-  summary_->show_run(result);
-  memory_->show_run(result);
-  timeline_->show_run(result);
-  timeline_note_->setText(timeline_->rows_note());
-  breakdown_->show_run(result);
+  // A view that cannot show the run says so; the window and the other views go on.
+  try {
+    summary_->show_run(result);
+    memory_->show_run(result);
+    timeline_->show_run(result);
+    timeline_note_->setText(timeline_->rows_note());
+    breakdown_->show_run(result);
+    compare_->set_a(result);
+  } catch (const std::exception& e) {
+    show_run_error(QStringLiteral("internal error while showing the run: ") + e.what());
+    return;
+  }
+  last_run_ = result;
   status_->setText(QStringLiteral("Ran %1: step %2")
                        .arg(QString::fromStdString(result->summary.value("scenario", "")),
                             seconds_text(result->step_seconds())));

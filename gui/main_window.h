@@ -1,6 +1,7 @@
 // dtsim-gui's window: the scenario on the left (the form and the raw JSON, undo/redo,
 // problems at their fields), the run's views on the right (summary, memory, timeline,
-// breakdown), runs on a worker thread with progress and cancel.
+// breakdown, what-if sweeps, the plan grid, compare), runs on a worker thread with progress and
+// cancel.
 #pragma once
 
 #include <memory>
@@ -29,9 +30,13 @@ class MemoryView;
 class RunWorker;
 class SummaryView;
 class TimelineView;
+class WhatIfView;
+class PlanGridView;
+class CompareView;
 
 // The views after a run, by the names --screenshot --view takes.
-inline constexpr const char* kViewNames[] = {"summary", "memory", "timeline", "breakdown"};
+inline constexpr const char* kViewNames[] = {"summary", "memory",   "timeline", "breakdown",
+                                             "whatif",  "plangrid", "compare"};
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -57,6 +62,9 @@ class MainWindow : public QMainWindow {
   MemoryView* memory_view() const { return memory_; }
   TimelineView* timeline_view() const { return timeline_; }
   BreakdownView* breakdown_view() const { return breakdown_; }
+  WhatIfView* whatif_view() const { return whatif_; }
+  PlanGridView* plan_grid_view() const { return plan_grid_; }
+  CompareView* compare_view() const { return compare_; }
   QUndoStack* undo_stack() const { return undo_; }
   RunWorker* worker() const { return worker_; }
   std::shared_ptr<const RunData> last_run() const { return last_run_; }
@@ -92,6 +100,9 @@ class MainWindow : public QMainWindow {
   MemoryView* memory_;
   TimelineView* timeline_;
   BreakdownView* breakdown_;
+  WhatIfView* whatif_;
+  PlanGridView* plan_grid_;
+  CompareView* compare_;
   QLabel* run_error_;
   QLabel* timeline_note_;
   RunWorker* worker_;

@@ -27,26 +27,11 @@ namespace {
 constexpr double kGiB = 1024.0 * 1024 * 1024;
 constexpr int kMaxBars = 24;
 
-const char* category_label(MemoryCategory c) {
-  switch (c) {
-    case MemoryCategory::kUnspecified:
-      return "unspecified";
-    case MemoryCategory::kWeights:
-      return "weights";
-    case MemoryCategory::kGradients:
-      return "gradients";
-    case MemoryCategory::kOptimizerStates:
-      return "optimizer states";
-    case MemoryCategory::kActivations:
-      return "activations";
-    case MemoryCategory::kRecomputed:
-      return "recomputed activations";
-    case MemoryCategory::kWorkspace:
-      return "workspace";
-    case MemoryCategory::kCommBuffers:
-      return "communication buffers";
-  }
-  return "?";
+// "optimizer_states" as a legend writes it.
+QString category_label(MemoryCategory c) {
+  const std::string_view name = memory_category_name(c);
+  QString label = QString::fromUtf8(name.data(), static_cast<qsizetype>(name.size()));
+  return label.replace('_', ' ');
 }
 
 QColor category_color(MemoryCategory c) {
@@ -147,7 +132,7 @@ void MemoryView::draw_breakdown() {
     bool any = false;
     for (const auto& g : groups_) any |= memory[static_cast<size_t>(g.front())].at_peak[ci] != 0;
     if (!any) continue;
-    auto* set = new QBarSet(QString::fromUtf8(category_label(c)));
+    auto* set = new QBarSet(category_label(c));
     set->setColor(category_color(c));
     set->setBorderColor(category_color(c));
     for (const auto& g : groups_) *set << memory[static_cast<size_t>(g.front())].at_peak[ci] / kGiB;
@@ -179,17 +164,8 @@ void MemoryView::draw_breakdown() {
   series->attachAxis(x);
   series->attachAxis(y);
   if (capacity > 0) {
-    auto* cap = new QLineSeries;
-    cap->setName(QStringLiteral("capacity %1").arg(bytes_text(capacity * kGiB)));
-    cap->append(-0.5, capacity);
-    cap->append(static_cast<double>(groups_.size()) - 0.5, capacity);
-    QPen pen(Qt::black);
-    pen.setStyle(Qt::DashLine);
-    pen.setWidthF(1.5);
-    cap->setPen(pen);
-    chart->addSeries(cap);
-    cap->attachAxis(x);
-    cap->attachAxis(y);
+    add_capacity_line(chart, x, y, -0.5, static_cast<double>(groups_.size()) - 0.5, capacity,
+                      QStringLiteral("capacity %1").arg(bytes_text(capacity * kGiB)));
   }
   chart->setTitle(QStringLiteral("What each rank holds at its peak (click a bar for its curve)"));
   chart->legend()->setAlignment(Qt::AlignRight);
@@ -246,18 +222,8 @@ void MemoryView::draw_curve() {
   chart->addAxis(y, Qt::AlignLeft);
   line->attachAxis(x);
   line->attachAxis(y);
-  if (capacity > 0) {
-    auto* cap = new QLineSeries;
-    cap->setName(QStringLiteral("capacity"));
-    cap->append(0, capacity);
-    cap->append(std::max(end, 1e-9), capacity);
-    QPen pen(Qt::black);
-    pen.setStyle(Qt::DashLine);
-    cap->setPen(pen);
-    chart->addSeries(cap);
-    cap->attachAxis(x);
-    cap->attachAxis(y);
-  }
+  if (capacity > 0)
+    add_capacity_line(chart, x, y, 0, std::max(end, 1e-9), capacity, QStringLiteral("capacity"));
   chart->setTitle(
       QStringLiteral("Rank %1: peak %2 at %3")
           .arg(selected_)

@@ -13,7 +13,8 @@ double RunData::step_seconds() const {
 }
 
 std::shared_ptr<RunData> run_document(const nlohmann::ordered_json& document,
-                                      const std::string& source, const RunControl& control) {
+                                      const std::string& source, const RunControl& control,
+                                      bool record) {
   auto data = std::make_shared<RunData>();
   data->source = source;
   data->document = document;
@@ -21,11 +22,15 @@ std::shared_ptr<RunData> run_document(const nlohmann::ordered_json& document,
       std::make_unique<Scenario>(load_scenario(nlohmann::json::parse(document.dump()), source));
   data->lowered = lower_with_chosen_costs(*data->scenario, {}, control);
   if (data->lowered.cancelled || control.stop_requested()) return nullptr;
-  data->recording =
-      std::make_unique<RunRecording>(data->lowered.graph, data->scenario->cluster.num_ranks());
-  data->run = run_scenario(*data->scenario, data->lowered, {data->recording.get()}, control);
+  std::vector<SimObserver*> observers;
+  if (record) {
+    data->recording =
+        std::make_unique<RunRecording>(data->lowered.graph, data->scenario->cluster.num_ranks());
+    observers.push_back(data->recording.get());
+  }
+  data->run = run_scenario(*data->scenario, data->lowered, observers, control);
   if (data->run.result.cancelled || control.stop_requested()) return nullptr;
-  data->recording->sort_spans();
+  if (data->recording) data->recording->sort_spans();
   SummaryOptions options;
   options.include_wall_time = false;
   data->summary = make_summary(data->lowered, data->run, options);

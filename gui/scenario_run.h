@@ -22,7 +22,7 @@ struct RunData {
   LoweredScenario lowered;
   ScenarioRun run;
   nlohmann::ordered_json summary;  // make_summary without wall time, as `dtsim run` writes it
-  std::unique_ptr<RunRecording> recording;
+  std::unique_ptr<RunRecording> recording;  // null for a run made without one (sweeps)
 
   bool training() const { return summary.contains("training"); }
   // The simulated step: the training iteration (with local SGD, the mean one), else the
@@ -31,9 +31,11 @@ struct RunData {
 };
 
 // Loads `document` (relative paths in it are relative to `source`), lowers it with the
-// cost model it asks for, runs it and records it. Returns nullptr when `control` stopped
-// it. Throws InputError (ScenarioError) for bad input, other exceptions for internal errors.
+// cost model it asks for, runs it and, with `record`, records it for the views (a sweep's
+// points need the summary only). Returns nullptr when `control` stopped it. Throws
+// InputError (ScenarioError) for bad input, other exceptions for internal errors.
 std::shared_ptr<RunData> run_document(const nlohmann::ordered_json& document,
-                                      const std::string& source, const RunControl& control = {});
+                                      const std::string& source, const RunControl& control = {},
+                                      bool record = true);
 
 }  // namespace dtsim::gui

@@ -167,12 +167,15 @@ void SummaryView::show_run(std::shared_ptr<const RunData> result) {
   } else {
     add_card(QStringLiteral("Step time"), seconds_text(result->step_seconds()),
              QStringLiteral("simulated time of the workload"));
-    add_card(QStringLiteral("Events"), count_text(s["events"].get<double>()),
-             count_text(s["tasks"].get<double>()) + QStringLiteral(" tasks"));
-    double calls = 0;
-    for (const json& c : s["collective_calls"]) calls += c["calls"].get<double>();
-    add_card(QStringLiteral("Collective calls"), count_text(calls),
-             QStringLiteral("%1 kinds of call").arg(s["collective_calls"].size()));
+    add_card(QStringLiteral("Events"), count_text(s.at("events").get<double>()),
+             count_text(s.at("tasks").get<double>()) + QStringLiteral(" tasks"));
+    // A sweep or a task graph lists every call (a training step sums them by operation).
+    const json& calls = s.at("collectives");
+    double busbw = 0;
+    for (const json& c : calls) busbw = std::max(busbw, c.value("busbw_GBps", 0.0));
+    add_card(QStringLiteral("Collective calls"), count_text(static_cast<double>(calls.size())),
+             calls.empty() ? QString()
+                           : QStringLiteral("highest bus bandwidth %1 GB/s").arg(busbw, 0, 'f', 1));
   }
   add_card(QStringLiteral("Out of memory"),
            oom.empty() ? QStringLiteral("none") : QStringLiteral("%1 ranks").arg(oom.size()),

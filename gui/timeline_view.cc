@@ -91,14 +91,23 @@ void TimelineView::show_run(std::shared_ptr<const RunData> result) {
 
 void TimelineView::show_all() { set_window(0, total_ns_); }
 
+void TimelineView::set_time_span(double total_ns) {
+  total_ns_ = std::max(1.0, total_ns);
+  show_all();
+}
+
 double TimelineView::window_end() const { return t0_ + window_ns_; }
 
 void TimelineView::set_window(double start_ns, double end_ns) {
   const double min_window = std::max(1.0, chart_width() * 0.01);  // 0.01 ns per pixel
+  const double old_window = window_ns_;
   window_ns_ = std::clamp(end_ns - start_ns, min_window, total_ns_);
-  t0_ = std::clamp(start_ns, 0.0, total_ns_ - window_ns_);
+  const double t0 = std::clamp(start_ns, 0.0, total_ns_ - window_ns_);
+  const bool moved = t0 != t0_ || window_ns_ != old_window;
+  t0_ = t0;
   update_scrollbars();
   viewport()->update();
+  if (moved) emit window_changed(t0_, t0_ + window_ns_);
 }
 
 int TimelineView::chart_width() const { return std::max(1, viewport()->width() - kGutter); }
@@ -124,6 +133,7 @@ void TimelineView::scrollContentsBy(int, int) {
   const double free = total_ns_ - window_ns_;
   if (free > 0) t0_ = free * horizontalScrollBar()->value() / kScrollUnits;
   viewport()->update();
+  emit window_changed(t0_, t0_ + window_ns_);
 }
 
 void TimelineView::resizeEvent(QResizeEvent* event) {

@@ -29,11 +29,17 @@ class TimelineView : public QAbstractScrollArea {
   double window_start() const { return t0_; }
   double window_end() const;
   void show_all();
+  // The time the axis spans (the step by default): comparing two runs on one time axis.
+  void set_time_span(double total_ns);
+  double time_span() const { return total_ns_; }
   int row_count() const { return static_cast<int>(rows_.size()); }
   // The task drawn at a point of the viewport, if any.
   std::optional<TaskId> task_at(QPoint pos) const;
   // A sentence about the rows (ranks recorded, streams), shown above the chart.
   QString rows_note() const;
+
+ signals:
+  void window_changed(double start_ns, double end_ns);
 
  protected:
   void paintEvent(QPaintEvent* event) override;

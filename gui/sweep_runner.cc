@@ -1,0 +1,109 @@
+// The background sweep.
+#include "gui/sweep_runner.h"
+
+#include <algorithm>
+#include <atomic>
+#include <set>
+
+#include <QMetaObject>
+
+#include "gui/scenario_run.h"
+#include "sim/input_error.h"
+
+namespace dtsim::gui {
+
+PointFigures figures_of(const nlohmann::ordered_json& summary) {
+  PointFigures f;
+  f.done = summary.value("completed", true);
+  if (!f.done) f.error = QStringLiteral("the run did not complete");
+  std::set<int> oom;
+  for (const auto& o : summary["memory_overflows"]) oom.insert(o["rank"].get<int>());
+  f.oom_ranks = static_cast<int>(oom.size());
+  if (summary.contains("training")) {
+    const auto& t = summary["training"];
+    f.step_s = t["iteration_time_s"].get<double>();
+    f.throughput = t.value("tokens_per_s", 0.0);
+    f.mfu = t.value("mfu", 0.0);
+    f.peak_bytes = t.value("max_peak_memory_bytes", 0.0);
+    for (const auto& r : t["ranks"]) {
+      if (r["peak_memory_bytes"].get<double>() >= f.peak_bytes) {
+        f.capacity_bytes = r["memory_capacity_bytes"].get<double>();
+        break;
+      }
+    }
+  } else {
+    f.step_s = summary["simulated_time_s"].get<double>();
+  }
+  return f;
+}
+
+SweepRunner::SweepRunner(QObject* parent) : QObject(parent) {}
+
+SweepRunner::~SweepRunner() {
+  stop_.request_stop();
+  threads_.clear();  // joins
+}
+
+bool SweepRunner::start(std::vector<SweepPoint> points, const std::string& source, unsigned jobs) {
+  if (running_) return false;
+  threads_.clear();
+  points_ = std::move(points);
+  results_.assign(points_.size(), PointFigures{});
+  stop_ = std::stop_source();
+  running_ = true;
+  remaining_ = static_cast<int>(points_.size());
+  if (points_.empty()) {
+    running_ = false;
+    emit finished(false);
+    return true;
+  }
+  const unsigned n = std::clamp<unsigned>(jobs ? jobs : std::thread::hardware_concurrency(), 1,
+                                          static_cast<unsigned>(points_.size()));
+  auto next = std::make_shared<std::atomic<size_t>>(0);
+  for (unsigned j = 0; j < n; ++j) {
+    threads_.emplace_back([this, next, source, stop = stop_.get_token()] {
+      for (size_t i; (i = (*next)++) < points_.size();) {
+        PointFigures f;
+        RunControl control;
+        control.stop = stop;
+        try {
+          // After a cancel the points left are only counted off.
+          if (!stop.stop_requested()) {
+            const auto run = run_document(points_[i].document, source, control, /*record=*/false);
+            if (run) f = figures_of(run->summary);
+          }
+        } catch (const InputError& e) {
+          QStringList messages;
+          for (const InputProblem& p : e.problems()) {
+            messages << QString::fromStdString(p.pointer.empty() ? p.message
+                                                                 : p.pointer + ": " + p.message);
+          }
+          f.error = messages.join("; ");
+        } catch (const std::exception& e) {
+          f.error = QStringLiteral("internal error: ") + e.what();
+        }
+        const bool stopped = stop.stop_requested();
+        QMetaObject::invokeMethod(
+            this,
+            [this, i, f, stopped] {
+              if (!stopped) {
+                results_[i] = f;
+                emit point_done(static_cast<int>(i));
+              }
+              if (--remaining_ == 0) {
+                running_ = false;
+                emit finished(stopped);
+              }
+            },
+            Qt::QueuedConnection);
+      }
+    });
+  }
+  return true;
+}
+
+void SweepRunner::cancel() {
+  if (running_) stop_.request_stop();
+}
+
+}  // namespace dtsim::gui
