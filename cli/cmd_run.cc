@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/run_session.h"
 #include "reports/atomic_file.h"
+#include "reports/critical_path_report.h"
 #include "reports/csv_tables.h"
 #include "reports/summary.h"
 #include "reports/trace_writer.h"
@@ -25,6 +26,7 @@ struct RunArgs {
   std::optional<std::string> costs;
   std::optional<std::string> costs_device;
   bool no_timing = false;
+  bool critical_path = false;
   bool quiet = false;
 };
 
@@ -49,10 +51,13 @@ int run(const RunArgs& args) {
                        : std::filesystem::path(args.out);
   // A training step's trace keeps the first 64 ranks unless the scenario says otherwise.
   const int trace_ranks = scenario.simulation.trace_ranks.value_or(
-      scenario.training ? std::min(64, scenario.cluster.num_ranks()) : scenario.cluster.num_ranks());
+      scenario.training ? std::min(64, scenario.cluster.num_ranks())
+                        : scenario.cluster.num_ranks());
   auto trace = std::make_unique<TraceWriter>(lowered, trace_ranks);
   std::vector<SimObserver*> observers;
   if (scenario.simulation.trace) observers.push_back(trace.get());
+  std::optional<TaskTimesRecorder> times;
+  if (args.critical_path) observers.push_back(&times.emplace(lowered.graph.num_tasks()));
   const ScenarioRun result = run_scenario(scenario, lowered, observers, session.control());
   if (result.result.cancelled || session.interrupted()) return session.report_interrupted("run");
 
@@ -72,7 +77,17 @@ int run(const RunArgs& args) {
   if (scenario.simulation.trace) {
     write_file_atomically(out / "trace.json", [&](std::ostream& f) { trace->write(f, lowered); });
   }
-  if (!args.quiet) std::cout << format_summary_text(summary);
+  std::string critical_text;
+  if (times) {
+    const auto path = critical_path(lowered.graph, times->times());
+    write_file_atomically(out / "critical_path.csv", [&](std::ostream& f) {
+      write_critical_path_csv(f, times->times(), lowered.graph, path);
+    });
+    critical_text =
+        format_critical_path_text(critical_path_totals(times->times(), lowered.graph, path),
+                                  times->times(), lowered.graph, path);
+  }
+  if (!args.quiet) std::cout << format_summary_text(summary) << critical_text;
   if (!args.quiet) {
     std::cout << "\nwrote " << (out / "summary.json").string() << ", ranks.csv, links.csv"
               << (scenario.simulation.trace
@@ -80,7 +95,7 @@ int run(const RunArgs& args) {
                                               ? " (ranks 0-" + std::to_string(trace_ranks - 1) + ")"
                                               : std::string())
                       : "")
-              << "\n";
+              << (times ? ", critical_path.csv" : "") << "\n";
   }
   if (!result.result.stalled.empty()) {
     std::cerr << "error: the run did not complete: " << result.result.stalled.size()
@@ -94,11 +109,13 @@ int run(const RunArgs& args) {
 
 Command add_run_command(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
-  CLI::App* cmd = app.add_subcommand("run", "Simulate a scenario; print a summary and write "
-                                            "summary.json, trace.json, ranks.csv, links.csv");
+  CLI::App* cmd = app.add_subcommand("run",
+                                     "Simulate a scenario; print a summary and write "
+                                     "summary.json, trace.json, ranks.csv, links.csv");
   cmd->add_option("scenario", args->scenario, "Scenario JSON file")->required();
   cmd->add_option("--out", args->out, "Output folder (default dtsim-out/<scenario name>)");
-  cmd->add_option("--set", args->sets, "Override a key before validation: a.b.c=VALUE (repeatable)");
+  cmd->add_option("--set", args->sets,
+                  "Override a key before validation: a.b.c=VALUE (repeatable)");
   cmd->add_option("--costs", args->costs,
                   "Price ops with the measured model over this cost database (wins over the "
                   "scenario's simulation.cost_model)");
@@ -108,6 +125,10 @@ Command add_run_command(CLI::App& app) {
   cmd->add_flag("--no-timing", args->no_timing,
                 "Leave host wall time out of summary.json (byte-identical reruns)");
   cmd->add_flag("--quiet", args->quiet, "Print nothing on success (and no progress bar)");
+  cmd->add_flag(
+      "--critical-path", args->critical_path,
+      "Also find the chain of tasks that set the step's end: print where its time went and "
+      "write critical_path.csv");
   return {cmd, [args] { return run(*args); }};
 }
 

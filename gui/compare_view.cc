@@ -180,7 +180,6 @@ void CompareView::refresh() {
     }
     timeline_a_->clear();
     timeline_b_->clear();
-    if (a_) timeline_a_->show_run(a_);
     return;
   }
   status_->setText(

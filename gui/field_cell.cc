@@ -165,6 +165,7 @@ std::optional<nlohmann::ordered_json> FieldCell::value() const {
 }
 
 void FieldCell::commit() {
+  if (role_ != CellRole::kLeaf) return;  // groups and lists hold no value of their own
   const auto now = value();
   if (now == shown_) return;
   shown_ = now;

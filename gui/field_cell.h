@@ -42,6 +42,8 @@ class FieldCell : public QWidget {
   std::optional<nlohmann::ordered_json> value() const;
   void show_value(const nlohmann::ordered_json* value);
   QWidget* editor() const { return editor_; }
+  // Hands what the editor holds to the form if it changed (Enter and leaving the field do).
+  void commit();
 
   // The loader's problem at this row ("" clears it); a unit typed wrongly shows the
   // parser's own message until it is fixed.
@@ -54,7 +56,6 @@ class FieldCell : public QWidget {
   void remove_requested(const std::string& pointer);
 
  private:
-  void commit();
   void check_locally();
   void refresh_problem();
 

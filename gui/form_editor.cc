@@ -4,6 +4,7 @@
 #include <functional>
 #include <set>
 
+#include <QApplication>
 #include <QHeaderView>
 #include <QLabel>
 #include <QTimer>
@@ -117,11 +118,14 @@ void FormEditor::apply(const std::string& pointer, const json& value) {
           parent.erase(parent.begin() + std::stol(p.back()));
         }
       }
-      // An object left empty by the removal goes too (but never the document itself).
       bool pruned = false;
+      // An object left empty goes too, up to the first that is not empty or sits in a list
+      // (a list's items stay: removing one is an edit of the list).
       for (json::json_pointer up = p.parent_pointer(); !up.empty(); up = up.parent_pointer()) {
         if (!document_.contains(up) || !document_[up].is_object() || !document_[up].empty()) break;
-        document_[up.parent_pointer()].erase(up.back());
+        json& holder = document_[up.parent_pointer()];
+        if (!holder.is_object()) break;
+        holder.erase(up.back());
         pruned = true;
       }
       structural = !(cell && cell->role() == CellRole::kLeaf) || pruned;
@@ -132,13 +136,15 @@ void FormEditor::apply(const std::string& pointer, const json& value) {
     if (!structural) cell->show_value(document_.contains(p) ? &document_[p] : nullptr);
   }
   if (structural) {
-    // The edit may come from a row's own signal: rebuild after it returns.
-    if (rebuild_pending_) return;
-    rebuild_pending_ = true;
-    QTimer::singleShot(0, this, [this] {
-      rebuild();
-      rebuild_pending_ = false;
-    });
+    // The edit may come from a row's own signal: rebuild after it returns (once for all
+    // the edits of this turn of the event loop).
+    if (!rebuild_pending_) {
+      rebuild_pending_ = true;
+      QTimer::singleShot(0, this, [this] {
+        rebuild_pending_ = false;
+        rebuild();
+      });
+    }
   }
   emit document_changed();
 }
@@ -230,8 +236,15 @@ void FormEditor::add_rows(QTreeWidgetItem* parent, const Field& field, const jso
     tree_->setItemWidget(child, 1, element_cell);
     cells_[element_pointer] = element_cell;
     items_[element_pointer] = child;
+    // Removing an item edits the whole list, so that undo puts it back where it was.
     connect(element_cell, &FieldCell::remove_requested, this,
-            [this](const std::string& p) { edit(p, json()); });
+            [this, pointer, i](const std::string&) {
+              const json::json_pointer list_pointer(pointer);
+              if (!document_.contains(list_pointer) || !document_[list_pointer].is_array()) return;
+              json list = document_[list_pointer];
+              if (i < list.size()) list.erase(list.begin() + static_cast<std::ptrdiff_t>(i));
+              edit(pointer, list);
+            });
     connect(element_cell, &FieldCell::edited, this,
             [this](const std::string& p, const json& v) { edit(p, v); });
     if (object) add_object_rows(child, f, &element, element_pointer, path + "[]");
@@ -249,6 +262,15 @@ const Field& FormEditor::unknown_field(const std::string& key) {
   f.description = "Not a key of the scenario schema.";
   f.kind = FieldKind::kJson;
   return extra_fields_.emplace_back(std::move(f));
+}
+
+void FormEditor::commit_pending() {
+  for (QWidget* w = QApplication::focusWidget(); w; w = w->parentWidget()) {
+    if (auto* cell = qobject_cast<FieldCell*>(w)) {
+      cell->commit();
+      return;
+    }
+  }
 }
 
 FieldCell* FormEditor::cell_for(const std::string& pointer) const {

@@ -41,6 +41,9 @@ class FormEditor : public QWidget {
   // Sets the value at `pointer` (RFC 6901) as an edit would: one undoable command; a
   // null value removes the key.
   void edit(const std::string& pointer, const nlohmann::ordered_json& value);
+  // Commits what the focused field holds but has not committed yet (text typed without
+  // Enter): the window calls it before it runs, saves or replaces the document.
+  void commit_pending();
   // Applies a value without recording it (what undo and redo call).
   void apply(const std::string& pointer, const nlohmann::ordered_json& value);
 

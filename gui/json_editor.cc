@@ -40,6 +40,11 @@ void JsonEditor::show_document(const nlohmann::ordered_json& document) {
   error_->clear();
 }
 
+void JsonEditor::reset(const nlohmann::ordered_json& document) {
+  dirty_ = false;
+  show_document(document);
+}
+
 void JsonEditor::set_text(const QString& text) { text_->setPlainText(text); }
 
 QString JsonEditor::error_text() const { return error_->text(); }

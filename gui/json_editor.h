@@ -17,6 +17,8 @@ class JsonEditor : public QWidget {
   explicit JsonEditor(QWidget* parent = nullptr);
   // Shows `document` unless the text has edits not applied yet.
   void show_document(const nlohmann::ordered_json& document);
+  // Shows `document`, dropping edits not applied (a file was opened).
+  void reset(const nlohmann::ordered_json& document);
   bool has_unapplied_edits() const { return dirty_; }
   QString error_text() const;
   void set_text(const QString& text);  // as if typed

@@ -31,6 +31,13 @@ struct Args {
   std::string compare;  // the other scenario for the compare view
 };
 
+std::string view_names() {
+  std::string out;
+  for (const char* name : dtsim::gui::kViewNames)
+    out += (out.empty() ? "" : ", ") + std::string(name);
+  return out;
+}
+
 bool parse_size(const std::string& text, int& width, int& height) {
   const size_t x = text.find('x');
   if (x == std::string::npos) return false;
@@ -51,9 +58,8 @@ int screenshot(dtsim::gui::MainWindow& window, const Args& args) {
     return kExitBadInput;
   }
   if (!window.show_view(QString::fromStdString(args.view))) {
-    std::cerr << "error: --view: expected one of summary, memory, timeline, breakdown, whatif, "
-                 "plangrid, compare, got \""
-              << args.view << "\"\n";
+    std::cerr << "error: --view: expected one of " << view_names() << ", got \"" << args.view
+              << "\"\n";
     return kExitBadInput;
   }
   const size_t eq = args.vary.find('=');
@@ -151,9 +157,7 @@ int main(int argc, char** argv) {
   cli.add_option("scenario", args.scenario, "Scenario JSON file to open");
   cli.add_option("--screenshot", args.screenshot,
                  "Open and run SCENARIO, save a view as this PNG, and exit");
-  cli.add_option("--view", args.view,
-                 "The view --screenshot saves: summary, memory, timeline, breakdown, whatif, "
-                 "plangrid or compare");
+  cli.add_option("--view", args.view, "The view --screenshot saves: " + view_names());
   cli.add_option("--size", args.size, "The window size for --screenshot (default 1280x800)");
   cli.add_option("--compare", args.compare,
                  "With --view compare: the scenario to compare SCENARIO with");

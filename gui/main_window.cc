@@ -2,11 +2,14 @@
 #include "gui/main_window.h"
 
 #include <fstream>
+#include <utility>
 #include <sstream>
 
 #include <QAction>
 #include <QApplication>
+#include <QCheckBox>
 #include <QCloseEvent>
+#include <QHBoxLayout>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QKeySequence>
@@ -33,6 +36,7 @@
 #include "gui/run_worker.h"
 #include "gui/summary_view.h"
 #include "gui/timeline_view.h"
+#include "gui/topology_view.h"
 #include "gui/whatif_view.h"
 #include "reports/atomic_file.h"
 #include "runner/plan_variants.h"
@@ -75,12 +79,21 @@ MainWindow::MainWindow(const Field& schema_fields, QWidget* parent) : QMainWindo
   timeline_note_->setTextFormat(Qt::RichText);
   timeline_note_->setWordWrap(true);
   timeline_ = new TimelineView(timeline_page);
-  timeline_layout->addWidget(timeline_note_);
+  auto* timeline_bar = new QHBoxLayout;
+  timeline_bar->addWidget(timeline_note_, 1);
+  auto* critical = new QCheckBox(QStringLiteral("critical path"), timeline_page);
+  critical->setChecked(true);
+  critical->setToolTip(QStringLiteral("Outline the chain of tasks that set the step's end"));
+  connect(critical, &QCheckBox::toggled, timeline_, &TimelineView::set_show_critical_path);
+  timeline_bar->addWidget(critical);
+  timeline_layout->addLayout(timeline_bar);
   timeline_layout->addWidget(timeline_, 1);
   breakdown_ = new BreakdownView(views_);
   views_->addTab(summary_, QStringLiteral("Summary"));
   views_->addTab(memory_, QStringLiteral("Memory"));
   views_->addTab(timeline_page, QStringLiteral("Timeline"));
+  topology_ = new TopologyView(views_);
+  views_->addTab(topology_, QStringLiteral("Topology"));
   views_->addTab(breakdown_, QStringLiteral("Breakdown"));
   whatif_ = new WhatIfView(views_);
   views_->addTab(whatif_, QStringLiteral("What-if"));
@@ -136,12 +149,14 @@ MainWindow::MainWindow(const Field& schema_fields, QWidget* parent) : QMainWindo
           });
   connect(worker_, &RunWorker::finished, this, [this](std::shared_ptr<const RunData> result) {
     set_running(false);
+    if (std::exchange(discard_run_, false)) return emit run_ended(false);
     show_run(std::move(result));
     emit run_ended(last_run_ != nullptr);
   });
   connect(worker_, &RunWorker::rejected, this,
           [this](const QString&, const std::vector<InputProblem>& problems) {
             set_running(false);
+            if (std::exchange(discard_run_, false)) return emit run_ended(false);
             form_->show_problems(problems);
             left_->setCurrentWidget(form_);
             show_run_error(QStringLiteral("The scenario has %1 problem(s), marked at their fields.")
@@ -150,11 +165,13 @@ MainWindow::MainWindow(const Field& schema_fields, QWidget* parent) : QMainWindo
           });
   connect(worker_, &RunWorker::failed, this, [this](const QString& message) {
     set_running(false);
+    if (std::exchange(discard_run_, false)) return emit run_ended(false);
     show_run_error(message);
     emit run_ended(false);
   });
   connect(worker_, &RunWorker::cancelled, this, [this] {
     set_running(false);
+    discard_run_ = false;
     status_->setText(QStringLiteral("Run cancelled."));
     emit run_ended(false);
   });
@@ -223,10 +240,17 @@ bool MainWindow::open_file(const QString& path) {
   text << in.rdbuf();
   set_path(path);
   remember_recent(path);
+  // A run of the file open before is of no use now: stop it and drop what it brings.
+  if (running()) {
+    worker_->cancel();
+    discard_run_ = true;
+  }
   summary_->clear();
   memory_->clear();
   timeline_->clear();
+  topology_->clear();
   breakdown_->clear();
+  compare_->set_a(nullptr);
   last_run_.reset();
   run_error_->hide();
   auto document = nlohmann::ordered_json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
@@ -241,6 +265,7 @@ bool MainWindow::open_file(const QString& path) {
     return true;
   }
   form_->load(document);
+  json_->reset(document);
   undo_->setClean();
   validate_now();
   status_->setText(QStringLiteral("Opened %1").arg(path));
@@ -256,6 +281,7 @@ void MainWindow::open_dialog() {
 }
 
 bool MainWindow::save_to(const QString& path) {
+  form_->commit_pending();
   try {
     write_file_atomically(path.toStdString(), form_->document().dump(2) + "\n");
   } catch (const std::exception& e) {
@@ -335,6 +361,7 @@ void MainWindow::validate_now() {
 
 void MainWindow::run() {
   if (running()) return;
+  form_->commit_pending();
   run_error_->hide();
   last_run_.reset();
   if (!worker_->start(form_->document(), path_.isEmpty() ? kUnsaved : path_.toStdString())) return;
@@ -363,6 +390,7 @@ void MainWindow::show_run(std::shared_ptr<const RunData> result) {
     memory_->show_run(result);
     timeline_->show_run(result);
     timeline_note_->setText(timeline_->rows_note());
+    topology_->show_run(result);
     breakdown_->show_run(result);
     compare_->set_a(result);
   } catch (const std::exception& e) {

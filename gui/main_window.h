@@ -1,5 +1,5 @@
 // dtsim-gui's window: the scenario on the left (the form and the raw JSON, undo/redo,
-// problems at their fields), the run's views on the right (summary, memory, timeline,
+// problems at their fields), the run's views on the right (summary, memory, timeline, topology,
 // breakdown, what-if sweeps, the plan grid, compare), runs on a worker thread with progress and
 // cancel.
 #pragma once
@@ -33,10 +33,11 @@ class TimelineView;
 class WhatIfView;
 class PlanGridView;
 class CompareView;
+class TopologyView;
 
 // The views after a run, by the names --screenshot --view takes.
-inline constexpr const char* kViewNames[] = {"summary", "memory",   "timeline", "breakdown",
-                                             "whatif",  "plangrid", "compare"};
+inline constexpr const char* kViewNames[] = {"summary",   "memory", "timeline", "topology",
+                                             "breakdown", "whatif", "plangrid", "compare"};
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -65,6 +66,7 @@ class MainWindow : public QMainWindow {
   WhatIfView* whatif_view() const { return whatif_; }
   PlanGridView* plan_grid_view() const { return plan_grid_; }
   CompareView* compare_view() const { return compare_; }
+  TopologyView* topology_view() const { return topology_; }
   QUndoStack* undo_stack() const { return undo_; }
   RunWorker* worker() const { return worker_; }
   std::shared_ptr<const RunData> last_run() const { return last_run_; }
@@ -103,6 +105,7 @@ class MainWindow : public QMainWindow {
   WhatIfView* whatif_;
   PlanGridView* plan_grid_;
   CompareView* compare_;
+  TopologyView* topology_;
   QLabel* run_error_;
   QLabel* timeline_note_;
   RunWorker* worker_;
@@ -114,6 +117,7 @@ class MainWindow : public QMainWindow {
   QMenu* recent_menu_;
   QString path_;
   std::shared_ptr<const RunData> last_run_;
+  bool discard_run_ = false;  // the run in flight belongs to a file no longer open
 };
 
 }  // namespace dtsim::gui

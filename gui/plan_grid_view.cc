@@ -206,7 +206,7 @@ PlanGridView::PlanGridView(QWidget* parent) : QWidget(parent), runner_(new Sweep
   controls->addWidget(
       new QLabel(QStringLiteral("Every (TP, PP) plan of this cluster with micro-batch"), this));
   micro_batch_ = new QSpinBox(this);
-  micro_batch_->setRange(1, 4096);
+  micro_batch_->setRange(1, 1 << 20);
   controls->addWidget(micro_batch_);
   run_ = new QPushButton(QStringLiteral("Run grid"), this);
   cancel_ = new QPushButton(QStringLiteral("Cancel"), this);
@@ -259,10 +259,15 @@ PlanGridView::PlanGridView(QWidget* parent) : QWidget(parent), runner_(new Sweep
 void PlanGridView::set_base(const nlohmann::ordered_json& document, const std::string& source) {
   base_ = document;
   source_ = source;
-  if (document.contains("training") && document["training"].contains("micro_batch") &&
-      document["training"]["micro_batch"].is_number_integer() && !running()) {
-    micro_batch_->setValue(document["training"]["micro_batch"].get<int>());
-  }
+  // Follows the document's micro-batch (1, the loader's default, when it gives none) when
+  // that changes; a value chosen in the spin box stays until then.
+  const nlohmann::ordered_json::json_pointer key("/training/micro_batch");
+  const int own =
+      document.contains(key) && document[key].is_number_integer()
+          ? static_cast<int>(std::clamp<int64_t>(document[key].get<int64_t>(), 1, 1 << 20))
+          : 1;
+  if (own != document_micro_batch_ && !running()) micro_batch_->setValue(own);
+  document_micro_batch_ = own;
 }
 
 void PlanGridView::set_micro_batch(int micro_batch) { micro_batch_->setValue(micro_batch); }
@@ -272,12 +277,16 @@ bool PlanGridView::start() {
   try {
     const Scenario scenario = load_scenario(nlohmann::json::parse(base_.dump()), source_);
     plans_ = plan_points(scenario);
+    figures_.assign(plans_.size(), PointFigures{});
     if (plans_.empty()) {
       status_->setText(QStringLiteral(
           "The plan grid needs a training scenario (model, training, parallelism)."));
       return false;
     }
   } catch (const InputError& e) {
+    plans_.clear();
+    figures_.clear();
+    map_->update();
     status_->setText(QStringLiteral("Fix the scenario's %1 problem(s) first (marked in the form).")
                          .arg(e.problems().size()));
     return false;

@@ -56,6 +56,7 @@ class PlanGridView : public QWidget {
   std::vector<models::PlanPoint> plans_;
   std::vector<PointFigures> figures_;
   int micro_batch_ran_ = 0;
+  int document_micro_batch_ = 0;  // the base document's, when set_base saw it last
   SweepRunner* runner_;
   QSpinBox* micro_batch_;
   QPushButton* run_;

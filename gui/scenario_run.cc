@@ -4,6 +4,7 @@
 #include "reports/summary.h"
 #include "runner/scenario_runner.h"
 #include "scenarios/loader.h"
+#include "sim/critical_path.h"
 
 namespace dtsim::gui {
 
@@ -30,7 +31,20 @@ std::shared_ptr<RunData> run_document(const nlohmann::ordered_json& document,
   }
   data->run = run_scenario(*data->scenario, data->lowered, observers, control);
   if (data->run.result.cancelled || control.stop_requested()) return nullptr;
-  if (data->recording) data->recording->sort_spans();
+  if (data->recording) {
+    data->recording->sort_spans();
+    const RunRecording& rec = *data->recording;
+    if (rec.recorded_ranks() == rec.ranks()) {
+      TaskTimes times(data->lowered.graph.num_tasks());
+      for (const auto& rank : rec.spans()) {
+        for (const Span& span : rank) times.record(span.task, span.start, span.end);
+      }
+      const auto path = critical_path(data->lowered.graph, times);
+      data->on_critical_path.assign(data->lowered.graph.num_tasks(), false);
+      for (const CriticalStep& step : path) data->on_critical_path[step.task] = true;
+      data->critical_steps = path.size();
+    }
+  }
   SummaryOptions options;
   options.include_wall_time = false;
   data->summary = make_summary(data->lowered, data->run, options);

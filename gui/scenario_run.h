@@ -23,6 +23,10 @@ struct RunData {
   ScenarioRun run;
   nlohmann::ordered_json summary;  // make_summary without wall time, as `dtsim run` writes it
   std::unique_ptr<RunRecording> recording;  // null for a run made without one (sweeps)
+  // The run's critical path (sim/critical_path.h), when the recording holds every rank:
+  // whether each task is on it, and how many are.
+  std::vector<bool> on_critical_path;
+  size_t critical_steps = 0;
 
   bool training() const { return summary.contains("training"); }
   // The simulated step: the training iteration (with local SGD, the mean one), else the

@@ -86,13 +86,13 @@ bool SweepRunner::start(std::vector<SweepPoint> points, const std::string& sourc
         QMetaObject::invokeMethod(
             this,
             [this, i, f, stopped] {
-              if (!stopped) {
+              if (!stopped || f.done) {  // a point that finished counts, cancel or not
                 results_[i] = f;
                 emit point_done(static_cast<int>(i));
               }
               if (--remaining_ == 0) {
                 running_ = false;
-                emit finished(stopped);
+                emit finished(stop_.stop_requested());
               }
             },
             Qt::QueuedConnection);

@@ -59,6 +59,9 @@ TimelineView::TimelineView(QWidget* parent) : QAbstractScrollArea(parent) {
 void TimelineView::clear() {
   data_.reset();
   rows_.clear();
+  all_rows_.clear();
+  rank_rows_.clear();
+  groups_.clear();
   total_ns_ = window_ns_ = 1;
   t0_ = 0;
   update_scrollbars();
@@ -68,28 +71,91 @@ void TimelineView::clear() {
 void TimelineView::show_run(std::shared_ptr<const RunData> result) {
   data_ = std::move(result);
   rows_.clear();
+  all_rows_.clear();
+  rank_rows_.clear();
+  groups_.clear();
   const TaskGraph& graph = data_->lowered.graph;
   const auto& spans = data_->recording->spans();
   for (int rank = 0; rank < static_cast<int>(spans.size()); ++rank) {
+    rank_rows_.push_back(all_rows_.size());
     const auto& rs = spans[static_cast<size_t>(rank)];
     std::vector<Row> streams(graph.streams().size());
     for (uint32_t i = 0; i < rs.size(); ++i) {
       const TaskView t = graph.task(rs[i].task);
       if (t.kind == TaskKind::kAlloc || t.kind == TaskKind::kFree) continue;  // the memory view's
       streams[t.stream].spans.push_back(i);
+      if (!data_->on_critical_path.empty() && data_->on_critical_path[rs[i].task])
+        streams[t.stream].critical.push_back(i);
     }
     for (uint16_t s = 0; s < streams.size(); ++s) {
       if (streams[s].spans.empty()) continue;
       streams[s].rank = rank;
       streams[s].stream = s;
-      rows_.push_back(std::move(streams[s]));
+      all_rows_.push_back(std::move(streams[s]));
     }
   }
+  rank_rows_.push_back(all_rows_.size());
+  const int recorded = static_cast<int>(spans.size());
+  if (recorded <= 32) {
+    for (int r = 0; r < recorded; ++r)
+      groups_.push_back({QStringLiteral("rank %1").arg(r), {r}, true});
+  } else {
+    const Cluster& cluster = data_->scenario->cluster;
+    for (size_t n = 0; n < cluster.nodes.size(); ++n) {
+      Group g{QString::fromStdString(cluster.nodes[n].name), {}, false};
+      for (int r : cluster.nodes[n].devices) {
+        if (r < recorded) g.ranks.push_back(r);
+      }
+      if (!g.ranks.empty()) groups_.push_back(std::move(g));
+    }
+  }
+  rebuild_rows();
   total_ns_ = std::max(1.0, static_cast<double>(data_->run.result.end.count_ns()));
   show_all();
 }
 
+void TimelineView::rebuild_rows() {
+  rows_.clear();
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    const Group& group = groups_[g];
+    bool first = true;
+    for (size_t k = 0; k < (group.expanded ? group.ranks.size() : 1); ++k) {
+      const int rank = group.ranks[k];
+      for (size_t row = rank_rows_[static_cast<size_t>(rank)];
+           row < rank_rows_[static_cast<size_t>(rank) + 1]; ++row) {
+        rows_.push_back({row, static_cast<int>(g), first});
+        first = false;
+      }
+    }
+  }
+  update_scrollbars();
+  viewport()->update();
+}
+
+void TimelineView::toggle_group(int group) {
+  if (group < 0 || group >= group_count() || groups_[static_cast<size_t>(group)].ranks.size() < 2)
+    return;
+  groups_[static_cast<size_t>(group)].expanded = !groups_[static_cast<size_t>(group)].expanded;
+  rebuild_rows();
+}
+
+void TimelineView::expand_all(bool expanded) {
+  for (Group& g : groups_) g.expanded = expanded || g.ranks.size() < 2;
+  rebuild_rows();
+}
+
 void TimelineView::show_all() { set_window(0, total_ns_); }
+
+void TimelineView::set_show_critical_path(bool show) {
+  show_critical_ = show;
+  viewport()->update();
+}
+
+size_t TimelineView::critical_in_rows() const {
+  size_t n = 0;
+  for (const Row& r : all_rows_) n += r.critical.size();
+  return n;
+}
 
 void TimelineView::set_time_span(double total_ns) {
   total_ns_ = std::max(1.0, total_ns);
@@ -99,7 +165,8 @@ void TimelineView::set_time_span(double total_ns) {
 double TimelineView::window_end() const { return t0_ + window_ns_; }
 
 void TimelineView::set_window(double start_ns, double end_ns) {
-  const double min_window = std::max(1.0, chart_width() * 0.01);  // 0.01 ns per pixel
+  // At most 100 pixels per nanosecond, and never more than the whole span.
+  const double min_window = std::min(std::max(1.0, chart_width() * 0.01), total_ns_);
   const double old_window = window_ns_;
   window_ns_ = std::clamp(end_ns - start_ns, min_window, total_ns_);
   const double t0 = std::clamp(start_ns, 0.0, total_ns_ - window_ns_);
@@ -145,7 +212,10 @@ QString TimelineView::rows_note() const {
   if (!data_) return {};
   const int recorded = data_->recording->recorded_ranks();
   const int ranks = data_->recording->ranks();
-  QString note = QStringLiteral("%1 rows: %2 ranks × their streams").arg(row_count()).arg(recorded);
+  QString note = QStringLiteral("%1 ranks × their streams").arg(recorded);
+  if (groups_.size() < static_cast<size_t>(recorded)) {
+    note += QStringLiteral(", grouped per node: click a node's name to show all its ranks");
+  }
   if (recorded < ranks)
     note += QStringLiteral(" (the first %1 of %2 ranks are recorded)").arg(recorded).arg(ranks);
   QString legend;
@@ -154,6 +224,13 @@ QString TimelineView::rows_note() const {
         std::pair{TaskKind::kSend, "send/recv"}, std::pair{TaskKind::kMemcpy, "memcpy"}}) {
     legend += QStringLiteral("<span style=\"color:%1\">■</span> %2 &nbsp;")
                   .arg(kind_color(kind).name(), label);
+  }
+  if (data_->critical_steps > 0) {
+    legend +=
+        QStringLiteral("<span style=\"color:#d6001c\">□</span> critical path (%1 tasks) &nbsp;")
+            .arg(data_->critical_steps);
+  } else {
+    note += QStringLiteral("; no critical path: not every rank is recorded");
   }
   return legend + QStringLiteral("<br>") + note.toHtmlEscaped() +
          QStringLiteral(". Wheel: zoom · drag: pan · Home: whole step · hover: details");
@@ -176,21 +253,32 @@ void TimelineView::paintEvent(QPaintEvent*) {
     const int y = kAxis + (r - first) * kRowHeight;
     if ((r & 1) == 0) p.fillRect(0, y, width, kRowHeight, QColor(0xf6, 0xf7, 0xf9));
     paint_row(p, rows_[static_cast<size_t>(r)], y);
+    if (rows_[static_cast<size_t>(r)].first && r > first) {  // a line above each group
+      p.setPen(QColor(0xc8, 0xcc, 0xd2));
+      p.drawLine(0, y, width, y);
+    }
   }
   p.setClipping(false);
   paint_axis(p, width);
 }
 
-void TimelineView::paint_row(QPainter& p, const Row& row, int y) {
+void TimelineView::paint_row(QPainter& p, const Shown& shown, int y) {
+  const Row& row = all_rows_[shown.row];
+  const Group& group = groups_[static_cast<size_t>(shown.group)];
   const TaskGraph& graph = data_->lowered.graph;
   const auto& spans = data_->recording->spans()[static_cast<size_t>(row.rank)];
-  // The label.
+  // The label: a grouped node's name, with ▸ (click to show all its ranks) or ▾.
   p.setPen(QColor(0x33, 0x33, 0x33));
-  const QString label =
-      QStringLiteral("rank %1 · %2")
-          .arg(row.rank)
-          .arg(QString::fromUtf8(graph.streams()[row.stream].data(),
-                                 static_cast<qsizetype>(graph.streams()[row.stream].size())));
+  const QString stream =
+      QString::fromUtf8(graph.streams()[row.stream].data(),
+                        static_cast<qsizetype>(graph.streams()[row.stream].size()));
+  QString label = QStringLiteral("rank %1 · %2").arg(row.rank).arg(stream);
+  if (group.ranks.size() > 1 && shown.first) {
+    label = QStringLiteral("%1 %2 · r%3 · %4")
+                .arg(group.expanded ? QStringLiteral("▾") : QStringLiteral("▸"), group.name)
+                .arg(row.rank)
+                .arg(stream);
+  }
   p.drawText(QRect(4, y, kGutter - 8, kRowHeight), Qt::AlignVCenter | Qt::AlignLeft,
              p.fontMetrics().elidedText(label, Qt::ElideRight, kGutter - 8));
   p.save();
@@ -233,6 +321,20 @@ void TimelineView::paint_row(QPainter& p, const Row& row, int y) {
       i = std::max(i + 1, next);
     }
   }
+  // The critical path on top, outlined in red, however thin its tasks are.
+  if (show_critical_ && !row.critical.empty()) {
+    const auto first = std::lower_bound(row.critical.begin(), row.critical.end(), t0_,
+                                        [&](uint32_t i, double v) { return end_of(i) < v; });
+    p.setPen(QPen(QColor(0xd6, 0x00, 0x1c), 2));
+    p.setBrush(Qt::NoBrush);
+    for (auto it = first; it != row.critical.end(); ++it) {
+      const Span& s = spans[*it];
+      if (static_cast<double>(s.start.count_ns()) > t1) break;
+      const double x0 = kGutter + (static_cast<double>(s.start.count_ns()) - t0_) * scale;
+      const double x1 = kGutter + (end_of(*it) - t0_) * scale;
+      p.drawRect(QRectF(x0, y + 1, std::max(1.0, x1 - x0), kRowHeight - 2));
+    }
+  }
   p.restore();
 }
 
@@ -255,7 +357,7 @@ std::optional<TaskId> TimelineView::task_at(QPoint pos) const {
   if (!data_ || pos.x() < kGutter || pos.y() < kAxis) return std::nullopt;
   const int r = first_row() + (pos.y() - kAxis) / kRowHeight;
   if (r < 0 || r >= row_count()) return std::nullopt;
-  const Row& row = rows_[static_cast<size_t>(r)];
+  const Row& row = row_at(r);
   const auto& spans = data_->recording->spans()[static_cast<size_t>(row.rank)];
   const double t = time_at(pos.x());
   const double slack = ns_per_px();  // a pixel either side, so that thin tasks can be hit
@@ -304,6 +406,12 @@ void TimelineView::wheelEvent(QWheelEvent* event) {
 }
 
 void TimelineView::mousePressEvent(QMouseEvent* event) {
+  const QPoint pos = event->position().toPoint();
+  if (data_ && event->button() == Qt::LeftButton && pos.x() < kGutter && pos.y() >= kAxis) {
+    const int r = first_row() + (pos.y() - kAxis) / kRowHeight;
+    if (r < row_count()) toggle_group(rows_[static_cast<size_t>(r)].group);
+    return;
+  }
   if (event->button() == Qt::LeftButton) {
     drag_from_ = event->position().toPoint();
     drag_t0_ = t0_;

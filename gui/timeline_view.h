@@ -1,8 +1,9 @@
 // The timeline: a Gantt chart of every recorded task, one row per rank and stream, with
 // zoom (wheel, around the cursor), pan (drag), hover details and Home to see the whole
-// step. Drawing is bounded by pixels, not tasks: spans narrower than a pixel are drawn as
-// one column per pixel and skipped by binary search, so a 1,024-GPU step repaints as fast
-// as a small one.
+// step. Beyond 32 ranks the rows are grouped per node, each node shown by its first rank
+// until its label is clicked (or expand_all). Drawing is bounded by pixels, not tasks: spans
+// narrower than a pixel are drawn as one column per pixel and skipped by binary search, so a
+// 1,024-GPU step repaints as fast as a small one.
 #pragma once
 
 #include <cstdint>
@@ -33,8 +34,17 @@ class TimelineView : public QAbstractScrollArea {
   void set_time_span(double total_ns);
   double time_span() const { return total_ns_; }
   int row_count() const { return static_cast<int>(rows_.size()); }
+  // Groups of ranks (per node beyond 32 ranks, else one per rank) and their expansion.
+  int group_count() const { return static_cast<int>(groups_.size()); }
+  void toggle_group(int group);
+  void expand_all(bool expanded);
   // The task drawn at a point of the viewport, if any.
   std::optional<TaskId> task_at(QPoint pos) const;
+  // Outlines the run's critical path (when the run has one).
+  void set_show_critical_path(bool show);
+  bool showing_critical_path() const { return show_critical_; }
+  // For tests: the critical tasks in the rows.
+  size_t critical_in_rows() const;
   // A sentence about the rows (ranks recorded, streams), shown above the chart.
   QString rows_note() const;
 
@@ -55,8 +65,21 @@ class TimelineView : public QAbstractScrollArea {
   struct Row {
     int rank = 0;
     uint16_t stream = 0;
-    std::vector<uint32_t> spans;  // indexes into the rank's recorded spans, by start
+    std::vector<uint32_t> spans;     // indexes into the rank's recorded spans, by start
+    std::vector<uint32_t> critical;  // those on the critical path, by start
   };
+  struct Group {
+    QString name;            // "node 3"
+    std::vector<int> ranks;  // recorded ranks, in order
+    bool expanded = false;
+  };
+  struct Shown {
+    size_t row = 0;  // into all_rows_
+    int group = 0;
+    bool first = false;  // the group's first row, which carries its name
+  };
+  void rebuild_rows();
+  const Row& row_at(int r) const { return all_rows_[rows_[static_cast<size_t>(r)].row]; }
 
   double ns_per_px() const;
   double x_of(double t_ns) const;
@@ -65,14 +88,18 @@ class TimelineView : public QAbstractScrollArea {
   int first_row() const;
   void update_scrollbars();
   void paint_axis(QPainter& p, int width);
-  void paint_row(QPainter& p, const Row& row, int y);
+  void paint_row(QPainter& p, const Shown& shown, int y);
   QString describe(TaskId task) const;
 
   std::shared_ptr<const RunData> data_;
-  std::vector<Row> rows_;
+  std::vector<Row> all_rows_;      // every recorded rank's streams, rank by rank
+  std::vector<size_t> rank_rows_;  // where each rank's rows begin in all_rows_ (+ end)
+  std::vector<Group> groups_;
+  std::vector<Shown> rows_;  // the rows on screen, top to bottom
   double total_ns_ = 1;
   double t0_ = 0;  // window start
   double window_ns_ = 1;
+  bool show_critical_ = true;
   std::optional<QPoint> drag_from_;
   double drag_t0_ = 0;
   int drag_row_ = 0;

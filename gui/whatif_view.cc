@@ -47,8 +47,11 @@ bool expand_range(const QString& text, QStringList& out) {
   const long long hi = rest.trimmed().toLongLong(&ok_hi);
   if (!ok_lo || !ok_hi || !ok_f || hi < lo || (star >= 0 && factor < 2) || (star >= 0 && lo < 1))
     return false;
-  for (long long v = lo; v <= hi && out.size() <= 64; v = factor ? v * factor : v + 1)
+  for (long long v = lo; out.size() <= 64;) {
     out << QString::number(v);
+    if (factor ? v > hi / factor : v >= hi) break;  // the next value would pass hi (or overflow)
+    v = factor ? v * factor : v + 1;
+  }
   return true;
 }
 

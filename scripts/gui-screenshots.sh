@@ -20,7 +20,7 @@ json.dump(small, open(sys.argv[2] + "/llama3-70b-batch16.json", "w"), indent=2)
 other = dict(d, name=d["name"] + "-tp4-pp8", parallelism=dict(d["parallelism"], tp=4, pp=8))
 json.dump(other, open(sys.argv[2] + "/llama3-70b-tp4-pp8.json", "w"), indent=2)
 PY
-for view in summary memory timeline breakdown; do
+for view in summary memory timeline topology breakdown; do
   "$gui" --screenshot "$out/gui-$view.png" --view "$view" "$llama"
 done
 "$gui" --screenshot "$out/gui-whatif.png" --view whatif --vary training.micro_batch=1,2,4,8 "$llama"

@@ -5,6 +5,7 @@
 #include <QSignalSpy>
 #include <QTableWidget>
 #include <QTemporaryDir>
+#include <QStandardPaths>
 #include <QTest>
 #include <nlohmann/json.hpp>
 
@@ -29,6 +30,8 @@ class CompareTest : public QObject {
   Q_OBJECT
 
  private slots:
+  // Recent files and other settings go to a test folder, not the user's.
+  void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
   void two_scenarios_side_by_side();
   void a_pinned_run_against_the_next();
   void flattening_enters_objects_and_lists_of_objects();

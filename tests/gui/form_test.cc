@@ -7,6 +7,7 @@
 #include <QLineEdit>
 #include <QPushButton>
 #include <QTemporaryDir>
+#include <QStandardPaths>
 #include <QTest>
 #include <QUndoStack>
 #include <nlohmann/json.hpp>
@@ -63,11 +64,14 @@ class FormTest : public QObject {
   Q_OBJECT
 
  private slots:
+  // Recent files and other settings go to a test folder, not the user's.
+  void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
   void bundled_scenarios_round_trip_through_the_widgets();
   void every_schema_key_has_a_widget();
   void an_invalid_value_shows_its_error_at_the_field();
   void a_unit_typed_wrongly_is_flagged_as_typed();
   void edits_undo_and_redo();
+  void list_items_are_removed_and_restored_in_place();
   void the_json_tab_applies_and_reports_syntax_errors();
   void a_file_that_is_not_json_opens_with_its_error();
   void a_key_the_schema_lacks_is_kept_and_flagged();
@@ -188,6 +192,33 @@ void FormTest::edits_undo_and_redo() {
   undo.undo();
   QCoreApplication::processEvents();
   QVERIFY(form.item_at("/cluster/nodes/0/device"));
+}
+
+void FormTest::list_items_are_removed_and_restored_in_place() {
+  QUndoStack undo;
+  FormEditor form(fields(), &undo);
+  form.load(read_json(std::filesystem::path(DTSIM_SOURCE_DIR) /
+                      "scenarios/examples/llama3-70b-64xH100.json"));
+  const ordered three = ordered::parse(R"([{"count": 1, "device": "A"}, {"count": 2, "device": "B"},
+                                           {"count": 3, "device": "C"}])");
+  form.edit("/cluster/nodes", three);
+  QCoreApplication::processEvents();
+  // Remove the middle item with its button; undo puts it back where it was.
+  auto* remove = qobject_cast<QPushButton*>(form.editor_at("/cluster/nodes/1"));
+  QVERIFY(remove);
+  QTest::mouseClick(remove, Qt::LeftButton);
+  QCoreApplication::processEvents();
+  QCOMPARE(form.document()["cluster"]["nodes"].size(), 2u);
+  QCOMPARE(form.document()["cluster"]["nodes"][1]["device"].get<std::string>(), "C");
+  undo.undo();
+  QCoreApplication::processEvents();
+  QVERIFY(form.document()["cluster"]["nodes"] == three);
+  // Clearing every key of an item keeps the (empty) item: the list is what holds it.
+  form.edit("/cluster/nodes/2/count", ordered());
+  form.edit("/cluster/nodes/2/device", ordered());
+  QCoreApplication::processEvents();
+  QCOMPARE(form.document()["cluster"]["nodes"].size(), 3u);
+  QVERIFY(form.document()["cluster"]["nodes"][2].empty());
 }
 
 void FormTest::the_json_tab_applies_and_reports_syntax_errors() {

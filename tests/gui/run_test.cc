@@ -8,6 +8,7 @@
 #include <QProcess>
 #include <QSignalSpy>
 #include <QTemporaryDir>
+#include <QStandardPaths>
 #include <QTest>
 #include <nlohmann/json.hpp>
 
@@ -18,6 +19,7 @@
 #include "gui/run_worker.h"
 #include "gui/summary_view.h"
 #include "gui/timeline_view.h"
+#include "gui/topology_view.h"
 #include "tests/gui/gui_test_support.h"
 
 namespace dtsim::gui::test {
@@ -41,8 +43,12 @@ class RunTest : public QObject {
   Q_OBJECT
 
  private slots:
+  // Recent files and other settings go to a test folder, not the user's.
+  void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
   void the_summary_card_shows_the_step_time_of_dtsim_run();
   void every_view_shows_the_run_and_is_saved_as_a_screenshot();
+  void the_timeline_outlines_the_critical_path_dtsim_run_finds();
+  void the_topology_draws_every_vertex_and_cable_with_its_figures();
   void out_of_memory_ranks_are_named();
   void bad_input_is_marked_at_its_fields_when_run();
   void a_cancelled_run_gives_control_back();
@@ -99,7 +105,16 @@ void RunTest::every_view_shows_the_run_and_is_saved_as_a_screenshot() {
   TimelineView* timeline = window.timeline_view();
   window.show_view(QStringLiteral("timeline"));
   QCoreApplication::processEvents();
+  // 64 ranks: grouped per node (8 of them), each shown by its first rank until expanded.
+  QCOMPARE(timeline->group_count(), 8);
+  const int collapsed = timeline->row_count();
+  timeline->toggle_group(0);
+  const int one_open = timeline->row_count();
+  QVERIFY(one_open > collapsed);
+  timeline->expand_all(true);
   QVERIFY(timeline->row_count() >= ranks);
+  timeline->expand_all(false);
+  QCOMPARE(timeline->row_count(), collapsed);
   bool hit = false;
   for (int x = 160; x < timeline->viewport()->width() && !hit; x += 2)
     hit = timeline->task_at(QPoint(x, 28 + 9)).has_value();
@@ -116,6 +131,49 @@ void RunTest::every_view_shows_the_run_and_is_saved_as_a_screenshot() {
     const QString path = screenshot_path(QStringLiteral("gui-%1.png").arg(view));
     QVERIFY2(window.grab().save(path), qPrintable(path));
   }
+}
+
+void RunTest::the_timeline_outlines_the_critical_path_dtsim_run_finds() {
+  QTemporaryDir out;
+  QProcess dtsim;
+  dtsim.start(QStringLiteral(DTSIM_BINARY),
+              {"run", source_path(kLlama), "--out", out.path(), "--quiet", "--critical-path"});
+  QVERIFY(dtsim.waitForFinished(300000) && dtsim.exitCode() == 0);
+  std::ifstream csv((out.path() + "/critical_path.csv").toStdString());
+  size_t rows = 0;
+  for (std::string line; std::getline(csv, line);) ++rows;
+  MainWindow window(fields());
+  QVERIFY(window.open_file(source_path(kLlama)));
+  QVERIFY(run_and_wait(window));
+  QCOMPARE(window.last_run()->critical_steps, rows - 1);  // less the header
+  // Allocations are on the path too, but not in the timeline's rows.
+  const size_t in_rows = window.timeline_view()->critical_in_rows();
+  QVERIFY(in_rows > 0 && in_rows <= rows - 1);
+}
+
+void RunTest::the_topology_draws_every_vertex_and_cable_with_its_figures() {
+  MainWindow window(fields());
+  QVERIFY(window.open_file(source_path("scenarios/examples/geo-2regions-llama3-8b.json")));
+  QVERIFY(run_and_wait(window));
+  const auto run = window.last_run();
+  const Topology& topo = run->scenario->cluster.topology;
+  TopologyView* view = window.topology_view();
+  QCOMPARE(view->vertices_drawn(), static_cast<int>(topo.num_vertices()));
+  QCOMPARE(view->cables_drawn() * 2,
+           static_cast<int>(topo.num_links()));  // every cable full duplex
+  // The busiest link's figures, as a click on it shows them.
+  LinkId busiest = 0;
+  for (LinkId l = 0; l < topo.num_links(); ++l) {
+    if (run->run.links[l].bytes > run->run.links[busiest].bytes) busiest = l;
+  }
+  QVERIFY(run->run.links[busiest].bytes > 0);
+  view->select_link(busiest);
+  QVERIFY2(
+      view->details().contains(QString::fromStdString(topo.link_name(busiest)).toHtmlEscaped()),
+      qPrintable(view->details()));
+  QVERIFY(view->details().contains(bytes_text(run->run.links[busiest].bytes)));
+  const double u = TopologyView::mean_utilization(*run, busiest);
+  QVERIFY(u > 0 && u <= 1.0 + 1e-9);
 }
 
 void RunTest::out_of_memory_ranks_are_named() {

@@ -10,6 +10,7 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QUndoStack>
+#include <QStandardPaths>
 #include <QTest>
 #include <nlohmann/json.hpp>
 
@@ -48,6 +49,8 @@ class SweepTest : public QObject {
   Q_OBJECT
 
  private slots:
+  // Recent files and other settings go to a test folder, not the user's.
+  void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
   void a_five_point_sweep_charts_five_points();
   void out_of_memory_points_are_where_dtsim_run_reports_them();
   void bad_sweeps_are_refused_with_a_reason();

@@ -10,24 +10,11 @@
 namespace dtsim {
 namespace {
 
+using testing::compute;
 using testing::fabric;
 using testing::node_group;
 using testing::one_region;
-
-Cluster two_h100() {
-  return build_cluster(one_region(node_group(1, 2, "H100", 2), fabric(FabricKind::kNone)));
-}
-
-Task compute(int rank, uint16_t stream, Duration d, std::vector<TaskId> deps = {}) {
-  Task t;
-  t.kind = TaskKind::kCompute;
-  t.rank = rank;
-  t.stream = stream;
-  t.name = "compute";
-  t.duration = d;
-  t.deps = std::move(deps);
-  return t;
-}
+using testing::two_h100;
 
 struct Recorder : SimObserver {
   void on_task(const TaskRecord& r) override { tasks.push_back(r); }
@@ -218,8 +205,8 @@ TEST(TaskRuntime, MemoryOverflowIsReportedAndTheRunCompletes) {
 // Rank 0 runs a collective before X on stream `s`; rank 1 needs X before it can join the
 // collective: neither can proceed. Returns rank 0's task, which waits for ever.
 TaskId add_deadlock(TaskGraph& g, uint16_t s) {
-  const uint32_t call = g.add_collective(CollectiveCall{CollectiveOp::kAllReduce,
-                                                        CollectiveAlgorithm::kRing, {0, 1}, MiB(1), {}, "ar"});
+  const uint32_t call = g.add_collective(CollectiveCall{
+      CollectiveOp::kAllReduce, CollectiveAlgorithm::kRing, {0, 1}, MiB(1), {}, "ar"});
   Task coll;
   coll.kind = TaskKind::kCollective;
   coll.collective = call;
@@ -358,7 +345,9 @@ TEST(TaskRuntime, LongChainsOfEmptyCollectivesDoNotRecurse) {
   const uint16_t s = g.stream("comm");
   for (int i = 0; i < 200'000; ++i) {
     g.add_collective_with_tasks(
-        CollectiveCall{CollectiveOp::kAllReduce, CollectiveAlgorithm::kRing, {0, 1}, Bytes(0), {}, "empty"}, s);
+        CollectiveCall{
+            CollectiveOp::kAllReduce, CollectiveAlgorithm::kRing, {0, 1}, Bytes(0), {}, "empty"},
+        s);
   }
   Simulation sim(c, {});
   const RunResult r = sim.run(g);

@@ -1,8 +1,13 @@
-// Small cluster specs for tests, built in code (the loader has its own tests).
+// Small cluster specs for tests, built in code (the loader has its own tests), and the
+// tasks the runtime's tests build graphs of.
 #pragma once
+
+#include <utility>
+#include <vector>
 
 #include "sim/cluster_spec.h"
 #include "sim/device_catalog.h"
+#include "sim/task_graph.h"
 
 namespace dtsim::testing {
 
@@ -13,7 +18,7 @@ inline NodeGroupSpec node_group(int count, int devices_per_node, const char* dev
   g.device = find_builtin_device(device);
   g.devices_per_node = devices_per_node;
   g.intra = g.device->intra_node_bandwidth.bytes_per_second() > 0 ? IntraNodeKind::kNvSwitch
-                                                                 : IntraNodeKind::kPcie;
+                                                                  : IntraNodeKind::kPcie;
   g.intra_bandwidth = g.device->intra_node_bandwidth;
   g.pcie_bandwidth = g.device->pcie_bandwidth;
   g.nics = nics;
@@ -54,6 +59,21 @@ inline ClusterSpec two_regions(std::pair<const char*, const char*> names, NodeGr
   return spec;
 }
 
+// One node of two H100s joined by NVLink.
+inline Cluster two_h100() {
+  return build_cluster(one_region(node_group(1, 2, "H100", 2), fabric(FabricKind::kNone)));
+}
 
+// A compute task of a fixed duration.
+inline Task compute(int rank, uint16_t stream, Duration d, std::vector<TaskId> deps = {}) {
+  Task t;
+  t.kind = TaskKind::kCompute;
+  t.rank = rank;
+  t.stream = stream;
+  t.name = "compute";
+  t.duration = d;
+  t.deps = std::move(deps);
+  return t;
+}
 
 }  // namespace dtsim::testing
