@@ -1,6 +1,7 @@
 // dtsim-gui's main window.
 #include "gui/main_window.h"
 
+#include <algorithm>
 #include <fstream>
 #include <utility>
 #include <sstream>
@@ -8,6 +9,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QCheckBox>
+#include <QComboBox>
 #include <QCloseEvent>
 #include <QHBoxLayout>
 #include <QFileDialog>
@@ -86,6 +88,17 @@ MainWindow::MainWindow(const Field& schema_fields, QWidget* parent) : QMainWindo
   critical->setToolTip(QStringLiteral("Outline the chain of tasks that set the step's end"));
   connect(critical, &QCheckBox::toggled, timeline_, &TimelineView::set_show_critical_path);
   timeline_bar->addWidget(critical);
+  auto* grouping = new QComboBox(timeline_page);
+  grouping->addItems({QStringLiteral("rows: auto"), QStringLiteral("rows: per node"),
+                      QStringLiteral("rows: per stage"), QStringLiteral("rows: per rank")});
+  grouping->setToolTip(
+      QStringLiteral("How the rows are grouped (auto: per node beyond 32 ranks, else a row per rank)"));
+  connect(grouping, &QComboBox::activated, this, [this](int i) {
+    constexpr RowGrouping kChoices[] = {RowGrouping::kAuto, RowGrouping::kNodes,
+                                        RowGrouping::kStages, RowGrouping::kRanks};
+    timeline_->set_grouping(kChoices[std::clamp(i, 0, 3)]);
+  });
+  timeline_bar->addWidget(grouping);
   timeline_layout->addLayout(timeline_bar);
   timeline_layout->addWidget(timeline_, 1);
   breakdown_ = new BreakdownView(views_);

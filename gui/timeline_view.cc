@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include <QKeyEvent>
 #include <QMouseEvent>
@@ -95,23 +96,49 @@ void TimelineView::show_run(std::shared_ptr<const RunData> result) {
     }
   }
   rank_rows_.push_back(all_rows_.size());
-  const int recorded = static_cast<int>(spans.size());
-  if (recorded <= 32) {
-    for (int r = 0; r < recorded; ++r)
-      groups_.push_back({QStringLiteral("rank %1").arg(r), {r}, true});
-  } else {
-    const Cluster& cluster = data_->scenario->cluster;
-    for (size_t n = 0; n < cluster.nodes.size(); ++n) {
-      Group g{QString::fromStdString(cluster.nodes[n].name), {}, false};
-      for (int r : cluster.nodes[n].devices) {
-        if (r < recorded) g.ranks.push_back(r);
-      }
-      if (!g.ranks.empty()) groups_.push_back(std::move(g));
-    }
-  }
+  make_groups();
   rebuild_rows();
   total_ns_ = std::max(1.0, static_cast<double>(data_->run.result.end.count_ns()));
   show_all();
+}
+
+void TimelineView::set_grouping(RowGrouping grouping) {
+  grouping_ = grouping;
+  if (!data_) return;
+  make_groups();
+  rebuild_rows();
+}
+
+void TimelineView::make_groups() {
+  groups_.clear();
+  const int recorded = data_->recording->recorded_ranks();
+  RowGrouping g = grouping_;
+  if (g == RowGrouping::kAuto) g = recorded <= 32 ? RowGrouping::kRanks : RowGrouping::kNodes;
+  if (g == RowGrouping::kStages && !data_->training()) g = RowGrouping::kNodes;
+  if (g == RowGrouping::kRanks) {
+    for (int r = 0; r < recorded; ++r)
+      groups_.push_back({QStringLiteral("rank %1").arg(r), {r}, true});
+  } else if (g == RowGrouping::kStages) {
+    std::map<int, Group> stages;  // by pipeline stage, ranks in order
+    for (const auto& rank : data_->summary["training"]["ranks"]) {
+      const int r = rank["rank"].get<int>(), stage = rank["pp"].get<int>();
+      if (r >= recorded) continue;
+      Group& group = stages[stage];
+      group.name = QStringLiteral("stage %1").arg(stage);
+      group.ranks.push_back(r);
+    }
+    for (auto& [stage, group] : stages) groups_.push_back(std::move(group));
+  } else {
+    const Cluster& cluster = data_->scenario->cluster;
+    for (size_t n = 0; n < cluster.nodes.size(); ++n) {
+      Group group{QString::fromStdString(cluster.nodes[n].name), {}, false};
+      for (int r : cluster.nodes[n].devices) {
+        if (r < recorded) group.ranks.push_back(r);
+      }
+      if (!group.ranks.empty()) groups_.push_back(std::move(group));
+    }
+  }
+  for (Group& group : groups_) group.expanded = group.expanded || group.ranks.size() < 2;
 }
 
 void TimelineView::rebuild_rows() {
@@ -214,7 +241,7 @@ QString TimelineView::rows_note() const {
   const int ranks = data_->recording->ranks();
   QString note = QStringLiteral("%1 ranks × their streams").arg(recorded);
   if (groups_.size() < static_cast<size_t>(recorded)) {
-    note += QStringLiteral(", grouped per node: click a node's name to show all its ranks");
+    note += QStringLiteral(", grouped: click a group's name to show all its ranks");
   }
   if (recorded < ranks)
     note += QStringLiteral(" (the first %1 of %2 ranks are recorded)").arg(recorded).arg(ranks);

@@ -1,9 +1,9 @@
 // The timeline: a Gantt chart of every recorded task, one row per rank and stream, with
 // zoom (wheel, around the cursor), pan (drag), hover details and Home to see the whole
-// step. Beyond 32 ranks the rows are grouped per node, each node shown by its first rank
-// until its label is clicked (or expand_all). Drawing is bounded by pixels, not tasks: spans
-// narrower than a pixel are drawn as one column per pixel and skipped by binary search, so a
-// 1,024-GPU step repaints as fast as a small one.
+// step. Beyond 32 ranks the rows are grouped per node (or per pipeline stage), each group
+// shown by its first rank until its label is clicked (or expand_all). Drawing is bounded by pixels,
+// not tasks: spans narrower than a pixel are drawn as one column per pixel and skipped by binary
+// search, so a 1,024-GPU step repaints as fast as a small one.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +16,9 @@
 #include "gui/scenario_run.h"
 
 namespace dtsim::gui {
+
+// How the timeline groups its rows: beyond 32 ranks per node by default.
+enum class RowGrouping { kAuto, kRanks, kNodes, kStages };
 
 class TimelineView : public QAbstractScrollArea {
   Q_OBJECT
@@ -34,7 +37,9 @@ class TimelineView : public QAbstractScrollArea {
   void set_time_span(double total_ns);
   double time_span() const { return total_ns_; }
   int row_count() const { return static_cast<int>(rows_.size()); }
-  // Groups of ranks (per node beyond 32 ranks, else one per rank) and their expansion.
+  // Groups of ranks (per node beyond 32 ranks, else one per rank, unless set_grouping
+  // says otherwise: per pipeline stage for a training step) and their expansion.
+  void set_grouping(RowGrouping grouping);
   int group_count() const { return static_cast<int>(groups_.size()); }
   void toggle_group(int group);
   void expand_all(bool expanded);
@@ -78,6 +83,7 @@ class TimelineView : public QAbstractScrollArea {
     int group = 0;
     bool first = false;  // the group's first row, which carries its name
   };
+  void make_groups();
   void rebuild_rows();
   const Row& row_at(int r) const { return all_rows_[rows_[static_cast<size_t>(r)].row]; }
 
@@ -100,6 +106,7 @@ class TimelineView : public QAbstractScrollArea {
   double t0_ = 0;  // window start
   double window_ns_ = 1;
   bool show_critical_ = true;
+  RowGrouping grouping_ = RowGrouping::kAuto;
   std::optional<QPoint> drag_from_;
   double drag_t0_ = 0;
   int drag_row_ = 0;

@@ -115,6 +115,13 @@ void RunTest::every_view_shows_the_run_and_is_saved_as_a_screenshot() {
   QVERIFY(timeline->row_count() >= ranks);
   timeline->expand_all(false);
   QCOMPARE(timeline->row_count(), collapsed);
+  // Per pipeline stage: 4 groups of 16 ranks, each shown by its first rank.
+  timeline->set_grouping(RowGrouping::kStages);
+  QCOMPARE(timeline->group_count(), 4);
+  QVERIFY(timeline->row_count() < collapsed);
+  timeline->set_grouping(RowGrouping::kRanks);
+  QCOMPARE(timeline->group_count(), ranks);
+  timeline->set_grouping(RowGrouping::kAuto);
   bool hit = false;
   for (int x = 160; x < timeline->viewport()->width() && !hit; x += 2)
     hit = timeline->task_at(QPoint(x, 28 + 9)).has_value();
