@@ -1,18 +1,18 @@
 // `dtsim plans`: every (TP, PP) plan of a training scenario on its cluster, simulated on
 // several threads: step time, throughput and peak memory per plan, out-of-memory plans
 // marked, the fastest plan that fits named.
-#include <atomic>
 #include <filesystem>
 #include <iostream>
 #include <optional>
-#include <thread>
 
 #include <fmt/format.h>
 
 #include "cli/commands.h"
 #include "reports/atomic_file.h"
 #include "reports/csv_tables.h"
+#include "reports/headline_figures.h"
 #include "reports/summary.h"
+#include "runner/parallel_points.h"
 #include "runner/plan_variants.h"
 #include "runner/scenario_runner.h"
 #include "scenarios/loader.h"
@@ -28,14 +28,10 @@ struct PlansArgs {
   unsigned jobs = 0;
 };
 
-struct PlanRow {
+// One plan's figures, or (not completed) why it does not apply or what failed.
+struct PlanRow : HeadlineFigures {
   models::PlanPoint point;
-  bool ran = false;
-  double step_s = 0;
-  double tokens_per_s = 0;
-  double peak_bytes = 0;
-  int oom_ranks = 0;
-  std::string problem;  // why the plan does not apply, or what failed
+  std::string problem;
 };
 
 PlanRow run_plan(const Scenario& base, const models::PlanPoint& point,
@@ -49,19 +45,10 @@ PlanRow run_plan(const Scenario& base, const models::PlanPoint& point,
     const ScenarioRun run = run_scenario(scenario, lowered);
     SummaryOptions options;
     options.include_wall_time = false;
-    const auto summary = make_summary(lowered, run, options);
-    const auto& t = summary["training"];
-    row.ran = run.result.stalled.empty();
-    if (!row.ran) row.problem = "the run did not complete";
-    row.step_s = t["iteration_time_s"].get<double>();
-    row.tokens_per_s = t["tokens_per_s"].get<double>();
-    row.peak_bytes = t["max_peak_memory_bytes"].get<double>();
-    row.oom_ranks = t["oom_ranks"].get<int>();
+    static_cast<HeadlineFigures&>(row) = headline_figures(make_summary(lowered, run, options));
+    if (!row.completed) row.problem = "the run did not complete";
   } catch (const InputError& e) {
-    for (const InputProblem& p : e.problems()) {
-      row.problem += (row.problem.empty() ? "" : "; ") +
-                     (p.pointer.empty() ? "" : p.pointer + ": ") + p.message;
-    }
+    row.problem = describe_problems(e.problems(), "; ");
   } catch (const std::exception& e) {
     row.problem = std::string("internal error: ") + e.what();
   }
@@ -77,23 +64,11 @@ int plans(const PlansArgs& args) {
   }
   const std::vector<models::PlanPoint> points = plan_points(base);
   std::vector<PlanRow> rows(points.size());
-  std::atomic<size_t> next{0};
-  const unsigned jobs =
-      std::max(1u, std::min<unsigned>(args.jobs ? args.jobs : std::thread::hardware_concurrency(),
-                                      static_cast<unsigned>(points.size())));
-  std::vector<std::jthread> threads;
-  for (unsigned j = 0; j < jobs; ++j) {
-    threads.emplace_back([&] {
-      for (size_t i; (i = next++) < points.size();)
-        rows[i] = run_plan(base, points[i], args.micro_batch);
-    });
-  }
-  threads.clear();  // joins
+  run_points_in_parallel(points.size(), args.jobs,
+                         [&](size_t i) { rows[i] = run_plan(base, points[i], args.micro_batch); });
 
-  const PlanRow* best = nullptr;
-  for (const PlanRow& r : rows) {
-    if (r.ran && r.oom_ranks == 0 && (!best || r.step_s < best->step_s)) best = &r;
-  }
+  const int best_index = fastest_that_fits(rows);
+  const PlanRow* best = best_index < 0 ? nullptr : &rows[static_cast<size_t>(best_index)];
   std::cout << fmt::format("{} plans of {} on {} ranks ({} GPUs per node), micro-batch {}:\n\n",
                            rows.size(), base.name, base.cluster.num_ranks(),
                            devices_per_node_of(base.cluster_spec),
@@ -105,7 +80,7 @@ int plans(const PlansArgs& args) {
                              : r.oom_ranks > 0
                                  ? fmt::format("out of memory on {} ranks", r.oom_ranks)
                                  : "";
-    if (!r.problem.empty() && !r.ran) {
+    if (!r.problem.empty() && !r.completed) {
       std::cout << fmt::format("  {:>4} {:>4} {:>5} {:>12} {:>14} {:>11}  not valid: {}\n",
                                r.point.tp, r.point.pp, r.point.dp, "-", "-", "-", r.problem);
       continue;
@@ -123,7 +98,7 @@ int plans(const PlansArgs& args) {
       for (const PlanRow& r : rows) {
         // Doubles in full (shortest round-trip form), so that a reader gets the same figures.
         out << fmt::format("{},{},{},{},{},{},{:.0f},{},{},{}\n", r.point.tp, r.point.pp,
-                           r.point.dp, r.ran ? 1 : 0, r.step_s, r.tokens_per_s, r.peak_bytes,
+                           r.point.dp, r.completed ? 1 : 0, r.step_s, r.tokens_per_s, r.peak_bytes,
                            r.oom_ranks, &r == best ? 1 : 0, csv_field(r.problem));
       }
     });

@@ -6,7 +6,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <thread>
 
 #include <fmt/format.h>
 
@@ -15,6 +14,7 @@
 #include "reports/collective_bandwidth.h"
 #include "reports/csv_tables.h"
 #include "runner/scenario_runner.h"
+#include "runner/parallel_points.h"
 #include "runner/sweep_points.h"
 #include "scenarios/loader.h"
 
@@ -59,7 +59,8 @@ PointResult run_point(const SweepArgs& args, const SweepPoint& point) {
       const std::string label(c.label);
       add(label + ".algorithm", std::string(algorithm_name(c.algorithm)));
       add(label + ".time_s", fmt::format("{:.9g}", t.seconds()));
-      add(label + ".busbw_GBps", fmt::format("{:.6g}", algbw * bus_bandwidth_factor(c.op, c.ranks)));
+      add(label + ".busbw_GBps",
+          fmt::format("{:.6g}", algbw * bus_bandwidth_factor(c.op, c.ranks)));
     }
   } catch (const ScenarioError& e) {
     out.errors = e.messages();
@@ -78,25 +79,19 @@ int sweep(const SweepArgs& args) {
     return kExitBadInput;
   }
   std::vector<PointResult> results(points.size());
-  std::atomic<size_t> next{0};
   std::atomic<bool> failed{false};
-  const unsigned jobs = std::max(1u, std::min<unsigned>(args.jobs ? args.jobs : std::thread::hardware_concurrency(),
-                                                       static_cast<unsigned>(points.size())));
   std::mutex progress;
-  auto worker = [&] {
-    for (size_t i; !failed && (i = next++) < points.size();) {
-      results[i] = run_point(args, points[i]);
-      if (!results[i].errors.empty() || !results[i].failure.empty()) failed = true;
-      std::lock_guard lock(progress);
-      std::cerr << "point " << i + 1 << "/" << points.size() << " " << points[i].describe()
-                << (results[i].errors.empty() ? (results[i].failure.empty() ? "" : "  (failed)")
-                                              : "  (invalid)")
-                << "\n";
-    }
-  };
-  std::vector<std::thread> threads;
-  for (unsigned j = 0; j < jobs; ++j) threads.emplace_back(worker);
-  for (auto& t : threads) t.join();
+  // After a point fails the ones left are skipped.
+  run_points_in_parallel(points.size(), args.jobs, [&](size_t i) {
+    if (failed) return;
+    results[i] = run_point(args, points[i]);
+    if (!results[i].errors.empty() || !results[i].failure.empty()) failed = true;
+    std::lock_guard lock(progress);
+    std::cerr << "point " << i + 1 << "/" << points.size() << " " << points[i].describe()
+              << (results[i].errors.empty() ? (results[i].failure.empty() ? "" : "  (failed)")
+                                            : "  (invalid)")
+              << "\n";
+  });
 
   bool bad = false;
   for (size_t i = 0; i < points.size(); ++i) {

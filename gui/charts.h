@@ -1,4 +1,4 @@
-// Small helpers for Qt Charts.
+// Small helpers for Qt Charts and the GUI's own charts.
 #pragma once
 
 #include <QAbstractAxis>
@@ -14,6 +14,17 @@ inline void replace_chart(QChartView* view, QChart* chart) {
   QChart* old = view->chart();
   view->setChart(chart);
   delete old;
+}
+
+// The colour a fraction `t` (0..1) of the way along low -> mid -> high, each half blended
+// linearly: the heat scales of the plan grid and the topology.
+inline QColor three_stop_color(const QColor& low, const QColor& mid, const QColor& high, double t) {
+  auto mix = [](const QColor& a, const QColor& b, double f) {
+    return QColor::fromRgbF(a.redF() + (b.redF() - a.redF()) * f,
+                            a.greenF() + (b.greenF() - a.greenF()) * f,
+                            a.blueF() + (b.blueF() - a.blueF()) * f);
+  };
+  return t < 0.5 ? mix(low, mid, t * 2) : mix(mid, high, (t - 0.5) * 2);
 }
 
 // A device's memory capacity as a dashed horizontal line from x0 to x1.

@@ -100,11 +100,9 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent), worker_(new RunWork
   });
   connect(worker_, &RunWorker::rejected, this,
           [this](const QString& source, const std::vector<InputProblem>& problems) {
-            QStringList lines;
-            for (const auto& p : problems)
-              lines << QString::fromStdString(p.pointer + ": " + p.message);
             status_->setText(
-                QStringLiteral("B (%1) is not a valid scenario: %2").arg(source, lines.join("; ")));
+                QStringLiteral("B (%1) is not a valid scenario: %2")
+                    .arg(source, QString::fromStdString(describe_problems(problems, "; "))));
             emit b_ready(false);
           });
   connect(worker_, &RunWorker::failed, this, [this](const QString& message) {
@@ -206,8 +204,9 @@ void CompareView::refresh() {
   add(QStringLiteral("step time"), seconds_text(fa.step_s), seconds_text(fb.step_s),
       ratio(fa.step_s, fb.step_s));
   if (a_->training() || b_->training()) {
-    add(QStringLiteral("throughput"), rate_text(fa.throughput, QStringLiteral("tokens")),
-        rate_text(fb.throughput, QStringLiteral("tokens")), ratio(fa.throughput, fb.throughput));
+    add(QStringLiteral("throughput"), rate_text(fa.tokens_per_s, QStringLiteral("tokens")),
+        rate_text(fb.tokens_per_s, QStringLiteral("tokens")),
+        ratio(fa.tokens_per_s, fb.tokens_per_s));
     add(QStringLiteral("MFU"), percent_text(fa.mfu), percent_text(fb.mfu), ratio(fa.mfu, fb.mfu));
     add(QStringLiteral("peak memory"), bytes_text(fa.peak_bytes), bytes_text(fb.peak_bytes),
         ratio(fa.peak_bytes, fb.peak_bytes));

@@ -19,7 +19,6 @@ class JsonEditor : public QWidget {
   void show_document(const nlohmann::ordered_json& document);
   // Shows `document`, dropping edits not applied (a file was opened).
   void reset(const nlohmann::ordered_json& document);
-  bool has_unapplied_edits() const { return dirty_; }
   QString error_text() const;
   void set_text(const QString& text);  // as if typed
   bool apply();                        // false (and the error shown) when the text does not parse

@@ -42,7 +42,6 @@
 #include "gui/whatif_view.h"
 #include "reports/atomic_file.h"
 #include "runner/plan_variants.h"
-#include "scenarios/loader.h"
 
 namespace dtsim::gui {
 namespace {
@@ -91,8 +90,8 @@ MainWindow::MainWindow(const Field& schema_fields, QWidget* parent) : QMainWindo
   auto* grouping = new QComboBox(timeline_page);
   grouping->addItems({QStringLiteral("rows: auto"), QStringLiteral("rows: per node"),
                       QStringLiteral("rows: per stage"), QStringLiteral("rows: per rank")});
-  grouping->setToolTip(
-      QStringLiteral("How the rows are grouped (auto: per node beyond 32 ranks, else a row per rank)"));
+  grouping->setToolTip(QStringLiteral(
+      "How the rows are grouped (auto: per node beyond 32 ranks, else a row per rank)"));
   connect(grouping, &QComboBox::activated, this, [this](int i) {
     constexpr RowGrouping kChoices[] = {RowGrouping::kAuto, RowGrouping::kNodes,
                                         RowGrouping::kStages, RowGrouping::kRanks};
@@ -145,8 +144,8 @@ MainWindow::MainWindow(const Field& schema_fields, QWidget* parent) : QMainWindo
   connect(form_, &FormEditor::document_changed, this, [this] {
     validate_timer_->start();
     json_->show_document(form_->document());
-    whatif_->set_base(form_->document(), path_.isEmpty() ? kUnsaved : path_.toStdString());
-    plan_grid_->set_base(form_->document(), path_.isEmpty() ? kUnsaved : path_.toStdString());
+    whatif_->set_base(form_->document(), source());
+    plan_grid_->set_base(form_->document(), source());
   });
   connect(json_, &JsonEditor::applied, this,
           [this](const nlohmann::ordered_json& d) { form_->edit("", d); });
@@ -356,11 +355,12 @@ void MainWindow::fill_recent_menu() {
   if (recent.isEmpty()) recent_menu_->addAction(QStringLiteral("(none yet)"))->setEnabled(false);
 }
 
+std::string MainWindow::source() const { return path_.isEmpty() ? kUnsaved : path_.toStdString(); }
+
 void MainWindow::validate_now() {
   validate_timer_->stop();
   try {
-    load_scenario(nlohmann::json::parse(form_->document().dump()),
-                  path_.isEmpty() ? kUnsaved : path_.toStdString());
+    load_document(form_->document(), source());
     form_->clear_problems();
     if (!running()) status_->setText(QStringLiteral("The scenario is valid."));
   } catch (const InputError& e) {
@@ -377,7 +377,7 @@ void MainWindow::run() {
   form_->commit_pending();
   run_error_->hide();
   last_run_.reset();
-  if (!worker_->start(form_->document(), path_.isEmpty() ? kUnsaved : path_.toStdString())) return;
+  if (!worker_->start(form_->document(), source())) return;
   set_running(true);
   status_->setText(QStringLiteral("Running…"));
 }

@@ -89,6 +89,7 @@ class MainWindow : public QMainWindow {
   void remember_recent(const QString& path);
   void fill_recent_menu();
   void set_path(const QString& path);
+  std::string source() const;  // the scenario's file, for messages and relative paths
   void show_run(std::shared_ptr<const RunData> result);
   void show_run_error(const QString& text);
   void set_running(bool running);

@@ -15,9 +15,10 @@
 #include <QToolTip>
 #include <QVBoxLayout>
 
+#include "gui/charts.h"
 #include "gui/figures.h"
+#include "gui/scenario_run.h"
 #include "runner/plan_variants.h"
-#include "scenarios/loader.h"
 
 namespace dtsim::gui {
 
@@ -51,13 +52,8 @@ constexpr int kMargin = 70;
 // Green (fast) to red (slow) on a log scale between the grid's fastest and slowest steps.
 QColor heat(double step, double fastest, double slowest) {
   const double t = slowest > fastest ? std::log(step / fastest) / std::log(slowest / fastest) : 0;
-  const QColor fast(0x1a, 0x98, 0x50), mid(0xfe, 0xe0, 0x8b), slow(0xd7, 0x30, 0x27);
-  auto mix = [](const QColor& a, const QColor& b, double f) {
-    return QColor::fromRgbF(a.redF() + (b.redF() - a.redF()) * f,
-                            a.greenF() + (b.greenF() - a.greenF()) * f,
-                            a.blueF() + (b.blueF() - a.blueF()) * f);
-  };
-  return t < 0.5 ? mix(fast, mid, t * 2) : mix(mid, slow, (t - 0.5) * 2);
+  return three_stop_color(QColor(0x1a, 0x98, 0x50), QColor(0xfe, 0xe0, 0x8b),
+                          QColor(0xd7, 0x30, 0x27), t);
 }
 
 }  // namespace
@@ -104,7 +100,7 @@ void PlanHeatMap::paintEvent(QPaintEvent*) {
   const auto& figures = owner_->figures_;
   double fastest = 0, slowest = 0;
   for (const PointFigures& f : figures) {
-    if (!f.done) continue;
+    if (!f.completed) continue;
     fastest = fastest == 0 ? f.step_s : std::min(fastest, f.step_s);
     slowest = std::max(slowest, f.step_s);
   }
@@ -137,11 +133,11 @@ void PlanHeatMap::paintEvent(QPaintEvent*) {
                       l.cell_h - 2);
     const PointFigures& f = figures[i];
     QString text;
-    if (f.done && f.oom_ranks > 0) {
+    if (f.completed && f.oom_ranks > 0) {
       p.fillRect(cell, QColor(0xee, 0xee, 0xee));
       p.fillRect(cell, QBrush(QColor(0xd7, 0x30, 0x27), Qt::BDiagPattern));
       text = QStringLiteral("OOM\n%1").arg(seconds_text(f.step_s));
-    } else if (f.done) {
+    } else if (f.completed) {
       p.fillRect(cell, heat(f.step_s, fastest, slowest));
       text = QStringLiteral("%1\n%2").arg(seconds_text(f.step_s), bytes_text(f.peak_bytes));
     } else if (!f.error.isEmpty()) {
@@ -176,13 +172,14 @@ bool PlanHeatMap::event(QEvent* e) {
       const auto& plan = owner_->plans_[static_cast<size_t>(i)];
       const PointFigures& f = owner_->figures_[static_cast<size_t>(i)];
       QString text = QStringLiteral("TP %1 × PP %2 × DP %3").arg(plan.tp).arg(plan.pp).arg(plan.dp);
-      if (f.done) {
-        text += QStringLiteral("\nstep %1, %2, MFU %3\npeak memory %4%5")
-                    .arg(seconds_text(f.step_s), rate_text(f.throughput, QStringLiteral("tokens")),
-                         percent_text(f.mfu), bytes_text(f.peak_bytes),
-                         f.oom_ranks > 0
-                             ? QStringLiteral(" (out of memory on %1 ranks)").arg(f.oom_ranks)
-                             : QString());
+      if (f.completed) {
+        text +=
+            QStringLiteral("\nstep %1, %2, MFU %3\npeak memory %4%5")
+                .arg(seconds_text(f.step_s), rate_text(f.tokens_per_s, QStringLiteral("tokens")),
+                     percent_text(f.mfu), bytes_text(f.peak_bytes),
+                     f.oom_ranks > 0
+                         ? QStringLiteral(" (out of memory on %1 ranks)").arg(f.oom_ranks)
+                         : QString());
       } else if (!f.error.isEmpty()) {
         text += "\n" + f.error;
       }
@@ -225,7 +222,7 @@ PlanGridView::PlanGridView(QWidget* parent) : QWidget(parent), runner_(new Sweep
   connect(runner_, &SweepRunner::point_done, this, [this](int i) {
     figures_[static_cast<size_t>(i)] = runner_->results()[static_cast<size_t>(i)];
     int done = 0;
-    for (const PointFigures& f : figures_) done += f.done || !f.error.isEmpty();
+    for (const PointFigures& f : figures_) done += f.completed || !f.error.isEmpty();
     status_->setText(QStringLiteral("%1 of %2 plans done").arg(done).arg(plans_.size()));
     map_->update();
   });
@@ -234,8 +231,8 @@ PlanGridView::PlanGridView(QWidget* parent) : QWidget(parent), runner_(new Sweep
     cancel_->setEnabled(false);
     int oom = 0, invalid = 0;
     for (const PointFigures& f : figures_) {
-      oom += f.done && f.oom_ranks > 0;
-      invalid += !f.done && !f.error.isEmpty();
+      oom += f.completed && f.oom_ranks > 0;
+      invalid += !f.completed && !f.error.isEmpty();
     }
     const int b = best();
     status_->setText(
@@ -270,12 +267,10 @@ void PlanGridView::set_base(const nlohmann::ordered_json& document, const std::s
   document_micro_batch_ = own;
 }
 
-void PlanGridView::set_micro_batch(int micro_batch) { micro_batch_->setValue(micro_batch); }
-
 bool PlanGridView::start() {
   if (running()) return false;
   try {
-    const Scenario scenario = load_scenario(nlohmann::json::parse(base_.dump()), source_);
+    const Scenario scenario = load_document(base_, source_);
     plans_ = plan_points(scenario);
     figures_.assign(plans_.size(), PointFigures{});
     if (plans_.empty()) {
@@ -297,7 +292,6 @@ bool PlanGridView::start() {
     points.push_back({QStringLiteral("TP %1 × PP %2").arg(plan.tp).arg(plan.pp),
                       plan_variant(base_, plan, micro_batch_ran_)});
   }
-  figures_.assign(plans_.size(), PointFigures{});
   run_->setEnabled(false);
   cancel_->setEnabled(true);
   status_->setText(QStringLiteral("0 of %1 plans done").arg(plans_.size()));
@@ -308,17 +302,7 @@ bool PlanGridView::start() {
 
 void PlanGridView::cancel() { runner_->cancel(); }
 
-int PlanGridView::best() const {
-  int best = -1;
-  for (size_t i = 0; i < figures_.size(); ++i) {
-    const PointFigures& f = figures_[i];
-    if (f.done && f.oom_ranks == 0 &&
-        (best < 0 || f.step_s < figures_[static_cast<size_t>(best)].step_s)) {
-      best = static_cast<int>(i);
-    }
-  }
-  return best;
-}
+int PlanGridView::best() const { return fastest_that_fits(figures_); }
 
 QString PlanGridView::error_text() const { return status_->text(); }
 

@@ -35,7 +35,6 @@ class PlanGridView : public QWidget {
   bool start();
   void cancel();
   bool running() const { return runner_->running(); }
-  void set_micro_batch(int micro_batch);
 
   // For tests: the plans, their figures, and the fastest that fits (-1 when none).
   const std::vector<models::PlanPoint>& plans() const { return plans_; }

@@ -1,6 +1,7 @@
 // Loading, lowering, running and recording one scenario document for the GUI.
 #include "gui/scenario_run.h"
 
+#include "reports/headline_figures.h"
 #include "reports/summary.h"
 #include "runner/scenario_runner.h"
 #include "scenarios/loader.h"
@@ -8,9 +9,11 @@
 
 namespace dtsim::gui {
 
-double RunData::step_seconds() const {
-  if (training()) return summary["training"]["iteration_time_s"].get<double>();
-  return summary["simulated_time_s"].get<double>();
+double RunData::step_seconds() const { return dtsim::step_seconds(summary); }
+
+Scenario load_document(const nlohmann::ordered_json& document, const std::string& source) {
+  // The loader reads nlohmann::json; the GUI keeps the file's key order (ordered_json).
+  return load_scenario(nlohmann::json::parse(document.dump()), source);
 }
 
 std::shared_ptr<RunData> run_document(const nlohmann::ordered_json& document,
@@ -19,8 +22,7 @@ std::shared_ptr<RunData> run_document(const nlohmann::ordered_json& document,
   auto data = std::make_shared<RunData>();
   data->source = source;
   data->document = document;
-  data->scenario =
-      std::make_unique<Scenario>(load_scenario(nlohmann::json::parse(document.dump()), source));
+  data->scenario = std::make_unique<Scenario>(load_document(document, source));
   data->lowered = lower_with_chosen_costs(*data->scenario, {}, control);
   if (data->lowered.cancelled || control.stop_requested()) return nullptr;
   std::vector<SimObserver*> observers;

@@ -34,6 +34,10 @@ struct RunData {
   double step_seconds() const;
 };
 
+// Loads and validates a document the GUI holds (relative paths in it are relative to
+// `source`). Throws as load_scenario does.
+Scenario load_document(const nlohmann::ordered_json& document, const std::string& source);
+
 // Loads `document` (relative paths in it are relative to `source`), lowers it with the
 // cost model it asks for, runs it and, with `record`, records it for the views (a sweep's
 // points need the summary only). Returns nullptr when `control` stopped it. Throws

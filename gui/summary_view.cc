@@ -11,6 +11,7 @@
 #include <QVBoxLayout>
 
 #include "gui/figures.h"
+#include "reports/headline_figures.h"
 
 namespace dtsim::gui {
 namespace {
@@ -144,14 +145,8 @@ void SummaryView::show_run(std::shared_ptr<const RunData> result) {
       add_card(QStringLiteral("Time to train"), QStringLiteral("—"),
                QStringLiteral("set training.total_tokens (or total_samples) to see it"));
     }
-    double capacity = 0;
-    for (const json& r : t["ranks"]) {
-      if (r["peak_memory_bytes"].get<double>() >= number(t, "max_peak_memory_bytes")) {
-        capacity = r["memory_capacity_bytes"].get<double>();
-        break;
-      }
-    }
-    const double peak = number(t, "max_peak_memory_bytes");
+    const HeadlineFigures figures = headline_figures(s);
+    const double peak = figures.peak_bytes, capacity = figures.capacity_bytes;
     add_card(QStringLiteral("Peak memory"), bytes_text(peak),
              capacity > 0 ? QStringLiteral("of %1 on that device (%2)")
                                 .arg(bytes_text(capacity))

@@ -3,37 +3,19 @@
 
 #include <algorithm>
 #include <atomic>
-#include <set>
 
 #include <QMetaObject>
 
 #include "gui/scenario_run.h"
+#include "runner/parallel_points.h"
 #include "sim/input_error.h"
 
 namespace dtsim::gui {
 
 PointFigures figures_of(const nlohmann::ordered_json& summary) {
   PointFigures f;
-  f.done = summary.value("completed", true);
-  if (!f.done) f.error = QStringLiteral("the run did not complete");
-  std::set<int> oom;
-  for (const auto& o : summary["memory_overflows"]) oom.insert(o["rank"].get<int>());
-  f.oom_ranks = static_cast<int>(oom.size());
-  if (summary.contains("training")) {
-    const auto& t = summary["training"];
-    f.step_s = t["iteration_time_s"].get<double>();
-    f.throughput = t.value("tokens_per_s", 0.0);
-    f.mfu = t.value("mfu", 0.0);
-    f.peak_bytes = t.value("max_peak_memory_bytes", 0.0);
-    for (const auto& r : t["ranks"]) {
-      if (r["peak_memory_bytes"].get<double>() >= f.peak_bytes) {
-        f.capacity_bytes = r["memory_capacity_bytes"].get<double>();
-        break;
-      }
-    }
-  } else {
-    f.step_s = summary["simulated_time_s"].get<double>();
-  }
+  static_cast<HeadlineFigures&>(f) = headline_figures(summary);
+  if (!f.completed) f.error = QStringLiteral("the run did not complete");
   return f;
 }
 
@@ -57,8 +39,7 @@ bool SweepRunner::start(std::vector<SweepPoint> points, const std::string& sourc
     emit finished(false);
     return true;
   }
-  const unsigned n = std::clamp<unsigned>(jobs ? jobs : std::thread::hardware_concurrency(), 1,
-                                          static_cast<unsigned>(points_.size()));
+  const unsigned n = parallel_jobs(jobs, points_.size());
   auto next = std::make_shared<std::atomic<size_t>>(0);
   for (unsigned j = 0; j < n; ++j) {
     threads_.emplace_back([this, next, source, stop = stop_.get_token()] {
@@ -73,12 +54,7 @@ bool SweepRunner::start(std::vector<SweepPoint> points, const std::string& sourc
             if (run) f = figures_of(run->summary);
           }
         } catch (const InputError& e) {
-          QStringList messages;
-          for (const InputProblem& p : e.problems()) {
-            messages << QString::fromStdString(p.pointer.empty() ? p.message
-                                                                 : p.pointer + ": " + p.message);
-          }
-          f.error = messages.join("; ");
+          f.error = QString::fromStdString(describe_problems(e.problems(), "; "));
         } catch (const std::exception& e) {
           f.error = QStringLiteral("internal error: ") + e.what();
         }
@@ -86,7 +62,7 @@ bool SweepRunner::start(std::vector<SweepPoint> points, const std::string& sourc
         QMetaObject::invokeMethod(
             this,
             [this, i, f, stopped] {
-              if (!stopped || f.done) {  // a point that finished counts, cancel or not
+              if (!stopped || f.completed) {  // a point that finished counts, cancel or not
                 results_[i] = f;
                 emit point_done(static_cast<int>(i));
               }

@@ -13,6 +13,8 @@
 #include <QString>
 #include <nlohmann/json.hpp>
 
+#include "reports/headline_figures.h"
+
 namespace dtsim::gui {
 
 struct SweepPoint {
@@ -20,18 +22,12 @@ struct SweepPoint {
   nlohmann::ordered_json document;  // the scenario with it applied
 };
 
-struct PointFigures {
-  bool done = false;  // ran to the end
-  QString error;      // bad input or a failure ("" when done)
-  double step_s = 0;
-  double throughput = 0;  // tokens/s (training), else 0
-  double peak_bytes = 0;
-  double capacity_bytes = 0;  // of the device with the highest peak
-  int oom_ranks = 0;
-  double mfu = 0;
+// A point's figures, or (not completed) what was wrong with it.
+struct PointFigures : HeadlineFigures {
+  QString error;  // bad input or a failure ("" when it completed)
 };
 
-// The figures of a summary (reports/summary.h's JSON).
+// The figures of a summary (reports/summary.h's JSON), with an error when it did not complete.
 PointFigures figures_of(const nlohmann::ordered_json& summary);
 
 class SweepRunner : public QObject {
@@ -45,7 +41,6 @@ class SweepRunner : public QObject {
   bool start(std::vector<SweepPoint> points, const std::string& source, unsigned jobs = 0);
   void cancel();
   bool running() const { return running_; }
-  const std::vector<SweepPoint>& points() const { return points_; }
   const std::vector<PointFigures>& results() const { return results_; }
 
  signals:

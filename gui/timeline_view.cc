@@ -381,9 +381,14 @@ void TimelineView::paint_axis(QPainter& p, int width) {
 }
 
 std::optional<TaskId> TimelineView::task_at(QPoint pos) const {
-  if (!data_ || pos.x() < kGutter || pos.y() < kAxis) return std::nullopt;
+  const Span* span = span_at(pos);
+  return span ? std::optional(span->task) : std::nullopt;
+}
+
+const Span* TimelineView::span_at(QPoint pos) const {
+  if (!data_ || pos.x() < kGutter || pos.y() < kAxis) return nullptr;
   const int r = first_row() + (pos.y() - kAxis) / kRowHeight;
-  if (r < 0 || r >= row_count()) return std::nullopt;
+  if (r < 0 || r >= row_count()) return nullptr;
   const Row& row = row_at(r);
   const auto& spans = data_->recording->spans()[static_cast<size_t>(row.rank)];
   const double t = time_at(pos.x());
@@ -392,22 +397,14 @@ std::optional<TaskId> TimelineView::task_at(QPoint pos) const {
       row.spans.begin(), row.spans.end(), t - slack,
       [&](uint32_t i, double v) { return static_cast<double>(spans[i].end.count_ns()) < v; });
   if (it == row.spans.end() || static_cast<double>(spans[*it].start.count_ns()) > t + slack)
-    return std::nullopt;
-  return spans[*it].task;
+    return nullptr;
+  return &spans[*it];
 }
 
-QString TimelineView::describe(TaskId task) const {
+QString TimelineView::describe(const Span& span) const {
   const TaskGraph& graph = data_->lowered.graph;
-  const TaskView t = graph.task(task);
-  const auto& spans = data_->recording->spans()[static_cast<size_t>(t.rank)];
-  double start = 0, end = 0;
-  for (const Span& s : spans) {
-    if (s.task == task) {
-      start = s.start.seconds();
-      end = s.end.seconds();
-      break;
-    }
-  }
+  const TaskView t = graph.task(span.task);
+  const double start = span.start.seconds(), end = span.end.seconds();
   return QStringLiteral("<b>%1</b><br>%2 on rank %3, stream %4<br>%5 → %6 (%7)")
       .arg(QString::fromUtf8(t.name.data(), static_cast<qsizetype>(t.name.size())).toHtmlEscaped(),
            QString::fromUtf8(task_kind_name(t.kind).data()))
@@ -454,8 +451,8 @@ void TimelineView::mouseMoveEvent(QMouseEvent* event) {
     verticalScrollBar()->setValue(drag_row_ - d.y() / kRowHeight);
     return;
   }
-  if (const auto task = task_at(pos)) {
-    QToolTip::showText(event->globalPosition().toPoint(), describe(*task), this);
+  if (const Span* span = span_at(pos)) {
+    QToolTip::showText(event->globalPosition().toPoint(), describe(*span), this);
   } else {
     QToolTip::hideText();
   }

@@ -47,7 +47,6 @@ class TimelineView : public QAbstractScrollArea {
   std::optional<TaskId> task_at(QPoint pos) const;
   // Outlines the run's critical path (when the run has one).
   void set_show_critical_path(bool show);
-  bool showing_critical_path() const { return show_critical_; }
   // For tests: the critical tasks in the rows.
   size_t critical_in_rows() const;
   // A sentence about the rows (ranks recorded, streams), shown above the chart.
@@ -95,7 +94,8 @@ class TimelineView : public QAbstractScrollArea {
   void update_scrollbars();
   void paint_axis(QPainter& p, int width);
   void paint_row(QPainter& p, const Shown& shown, int y);
-  QString describe(TaskId task) const;
+  const Span* span_at(QPoint pos) const;  // the recorded span drawn there, if any
+  QString describe(const Span& span) const;
 
   std::shared_ptr<const RunData> data_;
   std::vector<Row> all_rows_;      // every recorded rank's streams, rank by rank

@@ -15,6 +15,7 @@
 #include <QVBoxLayout>
 #include <QWheelEvent>
 
+#include "gui/charts.h"
 #include "gui/figures.h"
 #include "sim/unit_parse.h"
 
@@ -30,15 +31,9 @@ constexpr int kLinkRole = 0;  // QGraphicsItem::data key: the a->b LinkId of a c
 // Green (idle) to yellow to red (saturated).
 QColor utilization_color(double u) {
   const double t = std::clamp(u, 0.0, 1.0);
-  const QColor idle(0xbd, 0xbd, 0xbd), mid(0xfd, 0xae, 0x61), hot(0xd7, 0x19, 0x1c);
-  if (t == 0) return idle;
-  auto mix = [](const QColor& a, const QColor& b, double f) {
-    return QColor::fromRgbF(a.redF() + (b.redF() - a.redF()) * f,
-                            a.greenF() + (b.greenF() - a.greenF()) * f,
-                            a.blueF() + (b.blueF() - a.blueF()) * f);
-  };
-  const QColor low(0x1a, 0x96, 0x41);
-  return t < 0.5 ? mix(low, mid, t * 2) : mix(mid, hot, (t - 0.5) * 2);
+  if (t == 0) return QColor(0xbd, 0xbd, 0xbd);  // idle
+  return three_stop_color(QColor(0x1a, 0x96, 0x41), QColor(0xfd, 0xae, 0x61),
+                          QColor(0xd7, 0x19, 0x1c), t);
 }
 
 QColor vertex_color(VertexKind k) {

@@ -123,7 +123,7 @@ WhatIfView::WhatIfView(QWidget* parent) : QWidget(parent), runner_(new SweepRunn
   connect(runner_, &SweepRunner::point_done, this, [this](int i) {
     sweeps_.back().results[static_cast<size_t>(i)] = runner_->results()[static_cast<size_t>(i)];
     int done = 0;
-    for (const PointFigures& f : sweeps_.back().results) done += f.done || !f.error.isEmpty();
+    for (const PointFigures& f : sweeps_.back().results) done += f.completed || !f.error.isEmpty();
     status_->setText(
         QStringLiteral("%1 of %2 points done").arg(done).arg(sweeps_.back().values.size()));
     redraw();
@@ -217,14 +217,14 @@ QString WhatIfView::error_text() const { return error_->text(); }
 
 int WhatIfView::points_in_chart(int sweep) const {
   int n = 0;
-  for (const PointFigures& f : sweeps_.at(static_cast<size_t>(sweep)).results) n += f.done;
+  for (const PointFigures& f : sweeps_.at(static_cast<size_t>(sweep)).results) n += f.completed;
   return n;
 }
 
 int WhatIfView::oom_points_in_chart(int sweep) const {
   int n = 0;
   for (const PointFigures& f : sweeps_.at(static_cast<size_t>(sweep)).results)
-    n += f.done && f.oom_ranks > 0;
+    n += f.completed && f.oom_ranks > 0;
   return n;
 }
 
@@ -240,7 +240,7 @@ void WhatIfView::redraw() {
       {step_chart_, QStringLiteral("Step time"), QStringLiteral("seconds"),
        [](const PointFigures& f) { return f.step_s; }, "%.3g"},
       {throughput_chart_, QStringLiteral("Throughput"), QStringLiteral("tokens/s"),
-       [](const PointFigures& f) { return f.throughput; }, "%.0f"},
+       [](const PointFigures& f) { return f.tokens_per_s; }, "%.0f"},
       {memory_chart_, QStringLiteral("Peak memory (out-of-memory points in red)"),
        QStringLiteral("GiB"), [](const PointFigures& f) { return f.peak_bytes / kGiB; }, "%.0f"},
   };
@@ -271,7 +271,7 @@ void WhatIfView::redraw() {
       oom->setMarkerSize(11);
       for (size_t i = 0; i < sweep.results.size(); ++i) {
         const PointFigures& f = sweep.results[i];
-        if (!f.done) continue;
+        if (!f.completed) continue;
         const double v = m.value(f);
         top = std::max(top, v);
         capacity = std::max(capacity, f.capacity_bytes / kGiB);

@@ -11,16 +11,23 @@
 namespace dtsim {
 namespace {
 
-// The seconds of the path each step accounts for: from the later of its start and the
-// previous step's end (a receive posted early waits; its wait is the send's time) to its end.
-std::vector<double> attributed_seconds(const TaskTimes& times,
-                                       const std::vector<CriticalStep>& path) {
-  std::vector<double> out(path.size());
+// What each step of the path accounts for: its own seconds, from the later of its start and
+// the previous steps' end (a receive posted early waits; its wait is the send's time) to its
+// end, and the gap before it, when it starts after the previous steps have ended.
+struct StepShare {
+  double own_s = 0;
+  double gap_s = 0;
+};
+
+std::vector<StepShare> step_shares(const TaskTimes& times, const std::vector<CriticalStep>& path) {
+  std::vector<StepShare> out(path.size());
   if (path.empty()) return out;
   Time last = times.start[path.front().task];
   for (size_t i = 0; i < path.size(); ++i) {
-    const Time from = std::max(times.start[path[i].task], last), end = times.end[path[i].task];
-    out[i] = end > from ? (end - from).seconds() : 0;
+    const Time start = times.start[path[i].task], end = times.end[path[i].task];
+    if (start > last) out[i].gap_s = (start - last).seconds();
+    const Time from = std::max(start, last);
+    if (end > from) out[i].own_s = (end - from).seconds();
     last = std::max(last, end);
   }
   return out;
@@ -33,14 +40,11 @@ CriticalPathTotals critical_path_totals(const TaskTimes& times, const TaskGraph&
   CriticalPathTotals t;
   t.steps = path.size();
   if (path.empty()) return t;
-  const std::vector<double> own = attributed_seconds(times, path);
-  Time last = times.start[path.front().task];
-  t.span_s = (times.end[path.back().task] - last).seconds();
+  t.span_s = (times.end[path.back().task] - times.start[path.front().task]).seconds();
+  const std::vector<StepShare> shares = step_shares(times, path);
   for (size_t i = 0; i < path.size(); ++i) {
-    const Time start = times.start[path[i].task];
-    if (start > last) t.gaps_s += (start - last).seconds();
-    t.seconds[static_cast<size_t>(graph.task(path[i].task).kind)] += own[i];
-    last = std::max(last, times.end[path[i].task]);
+    t.gaps_s += shares[i].gap_s;
+    t.seconds[static_cast<size_t>(graph.task(path[i].task).kind)] += shares[i].own_s;
   }
   return t;
 }
@@ -57,13 +61,12 @@ std::string format_critical_path_text(const CriticalPathTotals& totals, const Ta
   out += fmt::format(" gaps {:.6g} s\n", totals.gaps_s);
   std::vector<size_t> order(path.size());
   std::iota(order.begin(), order.end(), 0);
-  const std::vector<double> own = attributed_seconds(times, path);
-  auto length = [&](size_t i) { return own[i]; };
+  const std::vector<StepShare> shares = step_shares(times, path);
   std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return length(a) > length(b); });
+                   [&](size_t a, size_t b) { return shares[a].own_s > shares[b].own_s; });
   for (size_t i = 0; i < std::min(longest, order.size()); ++i) {
     const TaskView t = graph.task(path[order[i]].task);
-    out += fmt::format("  {:>10.6g} s  rank {} {} {} \"{}\"\n", length(order[i]), t.rank,
+    out += fmt::format("  {:>10.6g} s  rank {} {} {} \"{}\"\n", shares[order[i]].own_s, t.rank,
                        graph.streams()[t.stream], task_kind_name(t.kind), t.name);
   }
   return out;

@@ -35,6 +35,16 @@ InputProblem problem_at(std::string_view dotted_key, std::string message) {
   return InputProblem{std::move(pointer), std::move(message)};
 }
 
+std::string describe_problems(const std::vector<InputProblem>& problems,
+                              std::string_view separator) {
+  std::string out;
+  for (const InputProblem& p : problems) {
+    if (!out.empty()) out += separator;
+    out += line_of("", p);
+  }
+  return out;
+}
+
 InputError::InputError(std::string source, std::vector<InputProblem> problems)
     : std::runtime_error(joined(source, problems)),
       source_(std::move(source)),

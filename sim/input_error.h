@@ -19,6 +19,11 @@ struct InputProblem {
 // "/parallelism/bucket"; keys hold no "/" or "~").
 InputProblem problem_at(std::string_view dotted_key, std::string message);
 
+// "<pointer>: <message>" per problem (the message alone at the document's root), joined
+// by `separator`: a list for a host that names the source itself.
+std::string describe_problems(const std::vector<InputProblem>& problems,
+                              std::string_view separator);
+
 class InputError : public std::runtime_error {
  public:
   // `source` names the input ("scenario.json"; "" when the thrower does not know it).

@@ -1,10 +1,11 @@
-// What the GUI tests share: the schema's fields, paths of bundled scenarios, waiting for a
-// run, and where the screenshots go.
+// What the GUI tests share: the schema's fields, paths of bundled scenarios, running
+// dtsim, waiting for a run, and where the screenshots go.
 #pragma once
 
 #include <string>
 
 #include <QDir>
+#include <QProcess>
 #include <QSignalSpy>
 #include <QString>
 #include <QTest>
@@ -22,6 +23,14 @@ inline const Field& fields() {
 
 inline QString source_path(const std::string& relative) {
   return QString::fromStdString(std::string(DTSIM_SOURCE_DIR) + "/" + relative);
+}
+
+// Runs the `dtsim` command with `args`; true when it exits 0.
+inline bool run_dtsim(const QStringList& args) {
+  QProcess dtsim;
+  dtsim.start(QStringLiteral(DTSIM_BINARY), args);
+  return dtsim.waitForFinished(300000) && dtsim.exitStatus() == QProcess::NormalExit &&
+         dtsim.exitCode() == 0;
 }
 
 // Runs the window's scenario and waits for the run to end; true when it finished.

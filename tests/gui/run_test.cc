@@ -5,7 +5,6 @@
 #include <fstream>
 #include <set>
 
-#include <QProcess>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QStandardPaths>
@@ -29,10 +28,7 @@ constexpr const char* kLlama = "scenarios/examples/llama3-70b-64xH100.json";
 
 // `dtsim run`'s summary.json for a scenario.
 nlohmann::json cli_summary(const QString& scenario, const QString& out) {
-  QProcess dtsim;
-  dtsim.start(QStringLiteral(DTSIM_BINARY),
-              {"run", scenario, "--out", out, "--quiet", "--no-timing"});
-  if (!dtsim.waitForFinished(300000) || dtsim.exitCode() != 0) return {};
+  if (!run_dtsim({"run", scenario, "--out", out, "--quiet", "--no-timing"})) return {};
   std::ifstream in((out + "/summary.json").toStdString());
   return nlohmann::json::parse(in);
 }
@@ -142,10 +138,8 @@ void RunTest::every_view_shows_the_run_and_is_saved_as_a_screenshot() {
 
 void RunTest::the_timeline_outlines_the_critical_path_dtsim_run_finds() {
   QTemporaryDir out;
-  QProcess dtsim;
-  dtsim.start(QStringLiteral(DTSIM_BINARY),
-              {"run", source_path(kLlama), "--out", out.path(), "--quiet", "--critical-path"});
-  QVERIFY(dtsim.waitForFinished(300000) && dtsim.exitCode() == 0);
+  QVERIFY(
+      run_dtsim({"run", source_path(kLlama), "--out", out.path(), "--quiet", "--critical-path"}));
   std::ifstream csv((out.path() + "/critical_path.csv").toStdString());
   size_t rows = 0;
   for (std::string line; std::getline(csv, line);) ++rows;

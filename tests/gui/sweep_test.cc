@@ -6,7 +6,6 @@
 #include <sstream>
 
 #include <QCheckBox>
-#include <QProcess>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QUndoStack>
@@ -33,14 +32,6 @@ QString small_batch_llama(const QTemporaryDir& dir) {
   const QString path = dir.filePath("llama-gb16.json");
   std::ofstream(path.toStdString()) << doc.dump(2);
   return path;
-}
-
-// Runs dtsim; true when it exits 0.
-bool run_cli(const QStringList& args) {
-  QProcess dtsim;
-  dtsim.start(QStringLiteral(DTSIM_BINARY), args);
-  return dtsim.waitForFinished(300000) && dtsim.exitStatus() == QProcess::NormalExit &&
-         dtsim.exitCode() == 0;
 }
 
 }  // namespace
@@ -90,8 +81,8 @@ void SweepTest::out_of_memory_points_are_where_dtsim_run_reports_them() {
   QTemporaryDir out;
   for (qsizetype i = 0; i < values.size(); ++i) {
     const QString dir = out.filePath(values[i]);
-    QVERIFY(run_cli({"run", source_path(kLlama), "--set", "training.micro_batch=" + values[i],
-                     "--out", dir, "--quiet", "--no-timing"}));
+    QVERIFY(run_dtsim({"run", source_path(kLlama), "--set", "training.micro_batch=" + values[i],
+                       "--out", dir, "--quiet", "--no-timing"}));
     std::ifstream in((dir + "/summary.json").toStdString());
     const auto summary = nlohmann::json::parse(in);
     const bool cli_oom = summary["training"]["oom_ranks"].get<int>() > 0;
@@ -155,7 +146,7 @@ void SweepTest::the_plan_grid_marks_what_dtsim_plans_reports() {
   QTemporaryDir dir;
   const QString path = small_batch_llama(dir);
   const QString csv = dir.filePath("plans.csv");
-  QVERIFY(run_cli({"plans", path, "--csv", csv}));
+  QVERIFY(run_dtsim({"plans", path, "--csv", csv}));
   std::map<std::pair<int, int>, std::vector<std::string>> cli;  // (tp, pp) -> row
   std::ifstream in(csv.toStdString());
   std::string line;
@@ -180,8 +171,8 @@ void SweepTest::the_plan_grid_marks_what_dtsim_plans_reports() {
     const auto& plan = grid->plans()[i];
     const auto& f = grid->figures()[i];
     const auto& row = cli.at({plan.tp, plan.pp});
-    QCOMPARE(f.done, row[3] == "1");
-    if (!f.done) {
+    QCOMPARE(f.completed, row[3] == "1");
+    if (!f.completed) {
       ++invalid;
       QVERIFY(!f.error.isEmpty());
       continue;
@@ -194,9 +185,9 @@ void SweepTest::the_plan_grid_marks_what_dtsim_plans_reports() {
   QVERIFY2(oom > 0 && invalid > 0 && grid->best() >= 0, "the grid should hold every kind of cell");
   // And one cell against `dtsim run` itself.
   const auto& b = grid->plans()[static_cast<size_t>(grid->best())];
-  QVERIFY(run_cli({"run", path, "--set", QStringLiteral("parallelism.tp=%1").arg(b.tp), "--set",
-                   QStringLiteral("parallelism.pp=%1").arg(b.pp), "--out", dir.filePath("best"),
-                   "--quiet", "--no-timing"}));
+  QVERIFY(run_dtsim({"run", path, "--set", QStringLiteral("parallelism.tp=%1").arg(b.tp), "--set",
+                     QStringLiteral("parallelism.pp=%1").arg(b.pp), "--out", dir.filePath("best"),
+                     "--quiet", "--no-timing"}));
   std::ifstream summary_in(dir.filePath("best/summary.json").toStdString());
   const auto summary = nlohmann::json::parse(summary_in);
   QCOMPARE(grid->figures()[static_cast<size_t>(grid->best())].step_s,
