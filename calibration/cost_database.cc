@@ -1,10 +1,12 @@
-// The cost database's JSON form, version 1.
+// The cost database's JSON form, version 2 (version 1, without links, is read too).
 #include "calibration/cost_database.h"
 
 #include <cmath>
 #include <fstream>
 #include <sstream>
 
+#include "calibration/json_reader.h"
+#include "calibration/link_calibration_json.h"
 #include "models/op_signature_json.h"
 #include "sim/input_error.h"
 
@@ -17,43 +19,6 @@ using nlohmann::json;
 const char* context_name(MeasurementContext c) {
   return c == MeasurementContext::kIsolation ? "isolation" : "in_step";
 }
-
-// A field of an object, or an InputError at its pointer naming what was expected.
-class Reader {
- public:
-  explicit Reader(std::string source) : source_(std::move(source)) {}
-  [[noreturn]] void fail(const std::string& pointer, const std::string& message) const {
-    throw InputError(source_, {{pointer, message}});
-  }
-  const json& at(const json& o, const std::string& pointer, const char* key) const {
-    if (!o.is_object()) fail(pointer, "expected an object");
-    const auto it = o.find(key);
-    if (it == o.end()) fail(pointer + "/" + key, "missing");
-    return *it;
-  }
-  std::string text(const json& o, const std::string& pointer, const char* key) const {
-    const json& v = at(o, pointer, key);
-    if (!v.is_string()) fail(pointer + "/" + key, "expected a string, got " + v.dump());
-    return v.get<std::string>();
-  }
-  double number(const json& o, const std::string& pointer, const char* key) const {
-    const json& v = at(o, pointer, key);
-    if (!v.is_number()) fail(pointer + "/" + key, "expected a number, got " + v.dump());
-    return v.get<double>();
-  }
-  // Optional fields of the device: absent is the default.
-  std::string text_or(const json& o, const char* key) const {
-    const auto it = o.find(key);
-    return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
-  }
-  double number_or(const json& o, const char* key) const {
-    const auto it = o.find(key);
-    return it != o.end() && it->is_number() ? it->get<double>() : 0.0;
-  }
-
- private:
-  std::string source_;
-};
 
 }  // namespace
 
@@ -91,10 +56,13 @@ nlohmann::ordered_json cost_database_to_json(const CostDatabase& db) {
                        {"noisy", e.noisy},
                        {"samples_s", e.samples_s}});
   }
+  auto links = nlohmann::ordered_json::array();
+  for (const LinkCalibration& l : db.links) links.push_back(link_calibration_to_json(l));
   return {{"format", kCostDatabaseFormat},
           {"version", kCostDatabaseVersion},
           {"device", device},
-          {"entries", entries}};
+          {"entries", entries},
+          {"links", links}};
 }
 
 CostDatabase cost_database_from_json(const json& doc, const std::string& source) {
@@ -105,12 +73,14 @@ CostDatabase cost_database_from_json(const json& doc, const std::string& source)
            std::string("expected \"") + kCostDatabaseFormat + "\", got " + doc.at("format").dump());
   }
   const json& version = r.at(doc, "", "version");
-  if (!version.is_number_integer() || version.get<int>() != kCostDatabaseVersion) {
-    r.fail("/version", "this dtsim reads cost databases of version " +
+  if (!version.is_number_integer() || version.get<int>() < 1 ||
+      version.get<int>() > kCostDatabaseVersion) {
+    r.fail("/version", "this dtsim reads cost databases of versions 1 to " +
                            std::to_string(kCostDatabaseVersion) + ", the file is version " +
                            version.dump() + "; measure again with `dtsim calibrate`");
   }
   CostDatabase db;
+  db.version = version.get<int>();
   const json& d = r.at(doc, "", "device");
   DeviceIdentity& id = db.device;
   id.backend = r.text(d, "/device", "backend");
@@ -151,16 +121,7 @@ CostDatabase cost_database_from_json(const json& doc, const std::string& source)
     }
     entry.context =
         context == "isolation" ? MeasurementContext::kIsolation : MeasurementContext::kInStep;
-    const json& samples = r.at(e, at, "samples_s");
-    if (!samples.is_array() || samples.empty()) {
-      r.fail(at + "/samples_s", "expected a non-empty array of seconds");
-    }
-    for (const json& s : samples) {
-      if (!s.is_number() || s.get<double>() < 0) {
-        r.fail(at + "/samples_s", "expected non-negative numbers, got " + s.dump());
-      }
-      entry.samples_s.push_back(s.get<double>());
-    }
+    entry.samples_s = r.seconds(e, at, "samples_s");
     // The statistics are recomputed from the samples: the file's figures are for readers.
     entry.stats = stats_of(entry.samples_s);
     if (const double median = r.number(e, at, "median_s");
@@ -170,6 +131,14 @@ CostDatabase cost_database_from_json(const json& doc, const std::string& source)
     }
     entry.noisy = e.value("noisy", false);
     db.entries.push_back(std::move(entry));
+  }
+  if (version.get<int>() >= 2) {
+    const json& links = r.at(doc, "", "links");
+    if (!links.is_array()) r.fail("/links", "expected an array of measured link classes");
+    for (size_t i = 0; i < links.size(); ++i) {
+      db.links.push_back(
+          link_calibration_from_json(links[i], r, "/links/" + std::to_string(i), true));
+    }
   }
   return db;
 }

@@ -9,13 +9,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "calibration/link_calibration.h"
 #include "calibration/sample_stats.h"
 #include "sim/op_signature.h"
 
 namespace dtsim::calibration {
 
 inline constexpr const char* kCostDatabaseFormat = "dtsim-cost-database";
-inline constexpr int kCostDatabaseVersion = 1;
+// Version 2 added the measured links; version 1 files (kernels only) are still read.
+inline constexpr int kCostDatabaseVersion = 2;
 
 // What the timings were measured on. A CPU's identity is its model, the cores, the threads
 // the kernels used and the BLAS; a GPU's its name, SMs, clocks, memory and the driver and
@@ -50,13 +52,16 @@ struct CostEntry {
 };
 
 struct CostDatabase {
+  int version = kCostDatabaseVersion;  // the file's, when read; written as the current one
   DeviceIdentity device;
   std::vector<CostEntry> entries;
+  // Collectives measured over the collective library, one fit per link class.
+  std::vector<LinkCalibration> links;
 };
 
 nlohmann::ordered_json cost_database_to_json(const CostDatabase& db);
 // Throws InputError (sim/input_error.h) naming `source` and the field: a document of
-// another format or schema version, or a field missing or of the wrong type.
+// another format or a schema version it does not read, or a field missing or of the wrong type.
 CostDatabase cost_database_from_json(const nlohmann::json& doc, const std::string& source);
 // Reads and parses `path`; a file that cannot be read or parsed is an InputError too.
 CostDatabase read_cost_database(const std::string& path);

@@ -1,6 +1,7 @@
 // `dtsim calibrate`: time this machine's real kernels for a scenario's step (or a grid of
 // ops) and write the cost database that `dtsim run --costs` predicts with.
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -10,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "calibration/calibrate.h"
+#include "calibration/collective_probe.h"
 #include "calibration/cost_database.h"
 #include "cli/commands.h"
 #include "cli/run_session.h"
@@ -33,6 +35,9 @@ struct CalibrateArgs {
   std::optional<std::string> budget;
   std::optional<std::string> device;
   int threads = 1;
+  bool collectives = false;
+  int ranks = 2;
+  std::string max_message = "64MiB";
   std::string out;
   bool quiet = false;
 };
@@ -80,6 +85,28 @@ std::string gpu_catalog_name(const std::optional<std::string>& device) {
   return best;
 }
 
+// dtsim-comm-probe is installed beside the dtsim executable.
+std::filesystem::path probe_path() {
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return (ec ? std::filesystem::path("dtsim") : self).parent_path() / "dtsim-comm-probe";
+}
+
+calibration::LinkCalibration calibrate_links(const CalibrateArgs& args, const RunSession& session) {
+  calibration::CollectiveProbeOptions o;
+  o.probe = probe_path();
+  o.ranks = args.ranks;
+  const auto max = parse_bytes(args.max_message);
+  if (!max.value || max.value->count() < o.min_bytes.count()) {
+    throw InputError("--max-message",
+                     {{"", "expected a size of at least 4KiB such as \"64MiB\", got \"" +
+                               args.max_message + "\""}});
+  }
+  o.max_bytes = *max.value;
+  o.stop = session.control().stop;
+  return calibration::measure_collectives(o);
+}
+
 int calibrate(const CalibrateArgs& args) {
   const bool cuda = args.backend == "cuda";
   if (cuda && !kernels::cuda_built()) {
@@ -91,9 +118,15 @@ int calibrate(const CalibrateArgs& args) {
   if (cuda && kernels::cuda_device_count() == 0) {
     throw std::runtime_error("--backend cuda: no CUDA device found (the CUDA runtime sees none)");
   }
-  if (!args.scenario && !args.ops_file) {
-    throw InputError("dtsim calibrate",
-                     {{"", "name what to measure: --for SCENARIO or --ops FILE"}});
+  if (!args.scenario && !args.ops_file && !args.collectives) {
+    throw InputError("dtsim calibrate", {{"",
+                                          "name what to measure: --for SCENARIO, --ops FILE "
+                                          "or --collectives"}});
+  }
+  if (cuda && args.collectives) {
+    throw InputError("--collectives", {{"",
+                                        "collectives are measured over MPI on the CPU "
+                                        "backend; NCCL calibration is not built yet"}});
   }
   std::optional<Duration> budget;
   if (args.budget) {
@@ -108,7 +141,7 @@ int calibrate(const CalibrateArgs& args) {
   RunSession session(!args.quiet);
   std::vector<OpSignature> ops;
   if (args.scenario) {
-    const Scenario scenario = load_scenario_file(*args.scenario);
+    Scenario scenario = load_scenario_file(*args.scenario);
     // The kernels do not depend on their prices: the roofline lowers the step.
     const LoweredScenario lowered = lower_with_chosen_costs(scenario, {}, session.control());
     if (lowered.cancelled || session.interrupted())
@@ -132,8 +165,14 @@ int calibrate(const CalibrateArgs& args) {
            : calibration::sweep_cpu(ops, calibration::cpu_identity(args.device.value_or("CPU")),
                                     options);
   if (r.cancelled || session.interrupted()) return session.report_interrupted("calibration");
+  calibration::CostDatabase db = r.db;
+  if (args.collectives) {
+    calibration::LinkCalibration links = calibrate_links(args, session);
+    if (session.interrupted() || links.ranks == 0) return session.report_interrupted("calibration");
+    db.links.push_back(std::move(links));
+  }
   session.finish();
-  write_file_atomically(args.out, calibration::cost_database_to_json(r.db).dump(1) + "\n");
+  write_file_atomically(args.out, calibration::cost_database_to_json(db).dump(1) + "\n");
   if (!args.quiet) {
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -150,6 +189,16 @@ int calibrate(const CalibrateArgs& args) {
           "budget reached: {} kernels left unmeasured (the roofline prices them)\n", r.unmeasured);
     }
     for (const std::string& why : r.refused) std::cout << "not measured: " << why << "\n";
+    for (const calibration::LinkCalibration& l : db.links) {
+      std::cout << fmt::format(
+          "{} links over {} on {} ranks: {} per call + {} per hop, {} (fitted to the "
+          "collectives that move data: median |error| {:.1f}%, worst {:.1f}%; the reducing "
+          "ones are {:.1f}% off, their arithmetic); inter-node links keep the catalog's "
+          "figures (one machine cannot measure them)\n",
+          l.link_class, l.library, l.ranks, format_duration(l.fit.base), format_duration(l.fit.hop),
+          format_bandwidth(l.fit.bandwidth), 100 * l.fit.median_error, 100 * l.fit.worst_error,
+          100 * l.fit.reducing_median_error);
+    }
   }
   return kExitOk;
 }
@@ -174,6 +223,15 @@ Command add_calibrate_command(CLI::App& app) {
   cmd->add_option("--threads", args->threads, "BLAS threads (one per rank, as the executor runs)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  cmd->add_flag("--collectives", args->collectives,
+                "Also time all-reduce, reduce-scatter, all-gather, all-to-all, broadcast and "
+                "send/recv over MPI and fit the intra-node link to them");
+  cmd->add_option("--ranks", args->ranks, "MPI ranks for --collectives, one per core")
+      ->capture_default_str()
+      ->check(CLI::Range(2, 1024));
+  cmd->add_option("--max-message", args->max_message,
+                  "The largest message --collectives times (from 4KiB, x4 each step)")
+      ->capture_default_str();
   cmd->add_option("--out", args->out, "The cost database to write")->required();
   cmd->add_flag("--quiet", args->quiet, "Print nothing on success (and no progress bar)");
   return {cmd, [args] { return calibrate(*args); }};

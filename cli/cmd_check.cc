@@ -26,7 +26,7 @@ Command add_check_command(CLI::App& app) {
                   "The scenario device the --costs database prices (default: the one it was "
                   "measured for)");
   return {cmd, [args] {
-    const Scenario s = load_scenario_file(args->scenario, args->sets);
+    Scenario s = load_scenario_file(args->scenario, args->sets);
     const LoweredScenario l =
         lower_with_chosen_costs(s, CostsChoice{args->costs, args->costs_device});
     std::cout << "ok: " << s.name << ": " << s.cluster.num_ranks() << " ranks on "

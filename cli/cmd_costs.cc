@@ -12,6 +12,7 @@
 #include "calibration/measured_cost_model.h"
 #include "calibration/sample_stats.h"
 #include "cli/commands.h"
+#include "sim/unit_parse.h"
 
 namespace dtsim::cli {
 namespace {
@@ -36,11 +37,34 @@ std::string time_text(double s) {
   return fmt::format("{:.3f} s", s);
 }
 
+// A measured link class: its fit, then every measured point against what the fit predicts.
+void print_links(const calibration::LinkCalibration& l) {
+  const calibration::LinkFit& f = l.fit;
+  std::cout << fmt::format(
+      "\n{} links, {} on {} ranks: {} per call + {} per hop, {} (fitted to the collectives "
+      "that move data: median |error| {:.1f}%, worst {:.1f}%; reducing ones, not fitted: "
+      "median |error| {:.1f}%)\n",
+      l.link_class, l.library, l.ranks, format_duration(f.base), format_duration(f.hop),
+      format_bandwidth(f.bandwidth), 100 * f.median_error, 100 * f.worst_error,
+      100 * f.reducing_median_error);
+  std::cout << fmt::format("{:<16} {:>10} {:>11} {:>11} {:>8} {:>6}\n", "collective", "bytes",
+                           "measured", "fit", "error", "cv");
+  for (const calibration::CollectiveMeasurement& c : l.collectives) {
+    for (const calibration::CollectivePoint& p : c.points) {
+      const double fit = calibration::predicted_seconds(f, c.op, l.ranks, p.bytes);
+      std::cout << fmt::format(
+          "{:<16} {:>10} {:>11} {:>11} {:>+7.1f}% {:>5.1f}%{}\n", collective_op_name(c.op),
+          format_bytes(p.bytes), time_text(p.stats.median_s), time_text(fit),
+          100 * (fit / p.stats.median_s - 1), 100 * p.stats.cv, p.noisy ? "  noisy" : "");
+    }
+  }
+}
+
 int show(const std::string& path, int every) {
   const calibration::CostDatabase db = calibration::read_cost_database(path);
   const calibration::DeviceIdentity& d = db.device;
-  std::cout << fmt::format("{}: cost database version {}, {} kernels\n", path,
-                           calibration::kCostDatabaseVersion, db.entries.size());
+  std::cout << fmt::format("{}: cost database version {}, {} kernels\n", path, db.version,
+                           db.entries.size());
   std::cout << fmt::format("device     {} ({} backend), prices \"{}\", measured {} with {}\n",
                            d.name, d.backend, d.catalog_name, d.measured_at, d.timer);
   if (d.backend == "cpu") {
@@ -62,6 +86,7 @@ int show(const std::string& path, int every) {
                              time_text(e.stats.p20_s) + " - " + time_text(e.stats.p80_s),
                              100 * e.stats.cv, e.stats.count, e.noisy ? "  noisy" : "");
   }
+  for (const calibration::LinkCalibration& l : db.links) print_links(l);
   const auto held = calibration::holdout_errors(db, every);
   std::cout << fmt::format("\ninterpolation, one size in {} of each kernel family held out: ",
                            every);

@@ -30,7 +30,7 @@ struct LowerArgs {
 
 int lower(const LowerArgs& args) {
   RunSession session(!args.quiet);
-  const Scenario scenario = load_scenario_file(args.scenario, args.sets);
+  Scenario scenario = load_scenario_file(args.scenario, args.sets);
   const auto t0 = std::chrono::steady_clock::now();
   const LoweredScenario lowered = lower_with_chosen_costs(
       scenario, CostsChoice{args.costs, args.costs_device}, session.control());

@@ -39,7 +39,7 @@ PlanRow run_plan(const Scenario& base, const models::PlanPoint& point,
   PlanRow row;
   row.point = point;
   try {
-    const Scenario scenario =
+    Scenario scenario =
         load_scenario(plan_variant(base.document, point, micro_batch), base.source);
     const LoweredScenario lowered = lower_with_chosen_costs(scenario);
     const ScenarioRun run = run_scenario(scenario, lowered);

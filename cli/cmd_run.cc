@@ -42,7 +42,7 @@ std::string folder_name(std::string name) {
 
 int run(const RunArgs& args) {
   RunSession session(!args.quiet);
-  const Scenario scenario = load_scenario_file(args.scenario, args.sets);
+  Scenario scenario = load_scenario_file(args.scenario, args.sets);
   const LoweredScenario lowered = lower_with_chosen_costs(
       scenario, CostsChoice{args.costs, args.costs_device}, session.control());
   if (lowered.cancelled || session.interrupted()) return session.report_interrupted("run");

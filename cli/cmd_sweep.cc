@@ -41,7 +41,7 @@ PointResult run_point(const SweepArgs& args, const SweepPoint& point) {
   std::vector<std::string> overrides = args.sets;
   for (const auto& [key, value] : point.assignments) overrides.push_back(key + "=" + value);
   try {
-    const Scenario scenario = load_scenario_file(args.scenario, overrides);
+    Scenario scenario = load_scenario_file(args.scenario, overrides);
     // The run's records view the lowered graph's labels: keep it alive with them.
     const LoweredScenario lowered = lower_with_chosen_costs(scenario);
     const ScenarioRun run = run_scenario(scenario, lowered);

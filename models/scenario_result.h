@@ -33,6 +33,20 @@ struct TrainingWorkload {
 };
 
 // A scenario's workload lowered to a TaskGraph with a chosen cost model.
+// A link class whose figures came from a cost database's measured collectives instead of
+// the catalog (runner/measured_links.h applies them to the cluster before lowering).
+struct MeasuredLinkClass {
+  std::string device;      // the device spec whose nodes use it
+  std::string link_class;  // "intra_node"
+  std::string library;     // the collective library measured ("Open MPI v4.1.4")
+  int ranks = 0;
+  Duration base;  // per call
+  Duration hop;   // per hop one piece of data crosses
+  Bandwidth bandwidth;
+  double median_error = 0;  // the fit against its measurements
+  double worst_error = 0;
+};
+
 struct LoweredScenario {
   std::string source;  // the scenario file (or "<string>")
   std::string name;
@@ -50,6 +64,7 @@ struct LoweredScenario {
   std::optional<Reference> reference;
   std::string cost_model;  // the name of the model that priced the ops
   CostTally costs;         // the graph's compute tasks, by where their times came from
+  std::vector<MeasuredLinkClass> measured_links;  // none: every link is the catalog's
   bool cancelled = false;  // the lowering was stopped; nothing else here is whole
 };
 

@@ -59,6 +59,22 @@ nlohmann::ordered_json make_summary(const LoweredScenario& scenario, const Scena
   s["tasks"] = scenario.graph.tasks().size();
   s["cost_model"] = scenario.cost_model;
   s["cost_sources"] = cost_sources_json(scenario.costs);
+  if (!scenario.measured_links.empty()) {
+    // Links not listed keep the catalog's figures.
+    auto links = nlohmann::ordered_json::array();
+    for (const MeasuredLinkClass& l : scenario.measured_links) {
+      links.push_back({{"device", l.device},
+                       {"class", l.link_class},
+                       {"library", l.library},
+                       {"ranks", l.ranks},
+                       {"base_s", l.base.seconds()},
+                       {"hop_s", l.hop.seconds()},
+                       {"bandwidth_bytes_per_s", l.bandwidth.bytes_per_second()},
+                       {"fit_median_error", l.median_error},
+                       {"fit_worst_error", l.worst_error}});
+    }
+    s["measured_links"] = links;
+  }
   s["completed"] = r.stalled.empty() && !r.cancelled;
   if (r.cancelled) s["cancelled"] = true;
   if (!r.stalled.empty()) s["stalled"] = r.stalled;
@@ -235,6 +251,18 @@ std::string format_summary_text(const nlohmann::ordered_json& s) {
     if (!line.empty()) {
       out += fmt::format("compute costs   {} ({} model; share of compute time)\n", line,
                          s["cost_model"].get<std::string>());
+    }
+  }
+  if (s.contains("measured_links")) {
+    for (const auto& l : s["measured_links"]) {
+      out += fmt::format(
+          "links           {} {} measured ({}, {} ranks): {} per call + {} per hop, {}; "
+          "other links: catalog\n",
+          l["device"].get<std::string>(), l["class"].get<std::string>(),
+          l["library"].get<std::string>(), l["ranks"].get<int>(),
+          format_duration(Duration::from_seconds(l["base_s"].get<double>())),
+          format_duration(Duration::from_seconds(l["hop_s"].get<double>())),
+          format_bandwidth(Bandwidth::bytes_per_s(l["bandwidth_bytes_per_s"].get<double>())));
     }
   }
   if (s.contains("cancelled")) {

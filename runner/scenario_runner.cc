@@ -5,9 +5,11 @@
 #include <chrono>
 #include <filesystem>
 
+#include <optional>
 #include <set>
 
 #include "calibration/measured_cost_model.h"
+#include "runner/measured_links.h"
 #include "models/cost_model.h"
 #include "scenarios/loader.h"
 #include "scenarios/scenario_lowering.h"
@@ -24,41 +26,64 @@ std::string scenario_relative(const Scenario& s, const std::string& path) {
   return (std::filesystem::path(s.source).parent_path() / p).lexically_normal().string();
 }
 
-}  // namespace
+// The cost database the scenario or `choice` names, with the device it prices; none for
+// the roofline.
+struct ChosenDatabase {
+  std::string path;
+  calibration::CostDatabase db;
+  std::string device;
+};
 
-std::unique_ptr<CostModel> choose_cost_model(const Scenario& scenario, const CostsChoice& choice) {
+std::optional<ChosenDatabase> choose_database(const Scenario& scenario, const CostsChoice& choice) {
   std::string path;
   if (choice.database) {
     path = *choice.database;
   } else if (scenario.simulation.cost_model == "measured") {
     path = scenario_relative(scenario, scenario.simulation.costs_file.value_or(""));
   } else {
-    return std::make_unique<models::RooflineCostModel>();
+    return std::nullopt;
   }
-  const calibration::CostDatabase db = calibration::read_cost_database(path);
-  const std::string device = choice.device.value_or(db.device.catalog_name);
+  ChosenDatabase chosen{path, calibration::read_cost_database(path), ""};
+  const calibration::CostDatabase& db = chosen.db;
+  chosen.device = choice.device.value_or(db.device.catalog_name);
   std::set<std::string> devices;
   for (const auto& d : scenario.cluster.devices) devices.insert(d.spec->name);
-  if (!devices.contains(device)) {
+  if (!devices.contains(chosen.device)) {
     std::string have;
     for (const std::string& d : devices) have += (have.empty() ? "" : ", ") + d;
     const std::string pointer = choice.device ? "" : "/device/catalog_name";
     throw InputError(
         path, {{pointer, "measured on \"" + db.device.catalog_name + "\" (" + db.device.name + ")" +
-                             (choice.device ? ", mapped to \"" + device + "\"," : "") +
+                             (choice.device ? ", mapped to \"" + chosen.device + "\"," : "") +
                              " but the scenario's devices are " + have +
                              (choice.device ? ""
                                             : "; to price one of them with it "
                                               "anyway, name it with --costs-device")}});
   }
-  return std::make_unique<calibration::MeasuredCostModel>(
-      db, device, std::make_unique<models::RooflineCostModel>());
+  return chosen;
 }
 
-LoweredScenario lower_with_chosen_costs(const Scenario& scenario, const CostsChoice& choice,
+std::unique_ptr<CostModel> model_of(const std::optional<ChosenDatabase>& chosen) {
+  if (!chosen) return std::make_unique<models::RooflineCostModel>();
+  return std::make_unique<calibration::MeasuredCostModel>(
+      chosen->db, chosen->device, std::make_unique<models::RooflineCostModel>());
+}
+
+}  // namespace
+
+std::unique_ptr<CostModel> choose_cost_model(const Scenario& scenario, const CostsChoice& choice) {
+  return model_of(choose_database(scenario, choice));
+}
+
+LoweredScenario lower_with_chosen_costs(Scenario& scenario, const CostsChoice& choice,
                                         const RunControl& control) {
-  const auto costs = choose_cost_model(scenario, choice);
-  return lower_scenario(scenario, *costs, control);
+  const std::optional<ChosenDatabase> chosen = choose_database(scenario, choice);
+  std::vector<MeasuredLinkClass> links;
+  if (chosen) links = use_measured_links(scenario, chosen->db.links, chosen->device);
+  const auto costs = model_of(chosen);
+  LoweredScenario lowered = lower_scenario(scenario, *costs, control);
+  lowered.measured_links = std::move(links);
+  return lowered;
 }
 
 ScenarioRun run_scenario(const Scenario& scenario, const LoweredScenario& lowered,

@@ -31,8 +31,10 @@ struct CostsChoice {
 std::unique_ptr<CostModel> choose_cost_model(const Scenario& scenario,
                                              const CostsChoice& choice = {});
 
-// Lowers with the cost model the scenario or `choice` asks for. Throws as above.
-LoweredScenario lower_with_chosen_costs(const Scenario& scenario, const CostsChoice& choice = {},
+// Lowers with the cost model the scenario or `choice` asks for. A database with measured
+// links first puts them in place of the catalog's figures in `scenario`'s cluster
+// (runner/measured_links.h), so run the lowered graph on this scenario. Throws as above.
+LoweredScenario lower_with_chosen_costs(Scenario& scenario, const CostsChoice& choice = {},
                                         const RunControl& control = {});
 
 // Runs a lowered scenario on a fresh Simulation (and the local SGD step on another). Throws

@@ -10,7 +10,7 @@
 namespace dtsim {
 
 ValidationRow run_validation_case(const std::string& path) {
-  const Scenario scenario = load_scenario_file(path);
+  Scenario scenario = load_scenario_file(path);
   if (!scenario.reference) {
     throw std::runtime_error(path +
                              ": a validation scenario needs a \"reference\" block "

@@ -21,7 +21,7 @@ void BM_RingAllReduceScenario(benchmark::State& state) {
   double simulated = 0;
   uint64_t events = 0;
   for (auto _ : state) {
-    const Scenario scenario = load_scenario_file(path, overrides);
+    Scenario scenario = load_scenario_file(path, overrides);
     // The run's records view the lowered graph's labels: keep it alive with them.
     const LoweredScenario lowered = lower_with_chosen_costs(scenario);
     const ScenarioRun run = run_scenario(scenario, lowered);

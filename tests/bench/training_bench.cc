@@ -50,7 +50,7 @@ void BM_Gpt3TrainingStep(benchmark::State& state) {
   double load_s = 0, simulate_s = 0, simulated = 0, op_lists = 0, op_list_mb = 0, tasks = 0;
   for (auto _ : state) {
     const auto t0 = std::chrono::steady_clock::now();
-    const Scenario scenario = load_scenario_file(path, overrides);  // parse, build
+    Scenario scenario = load_scenario_file(path, overrides);  // parse, build
     const LoweredScenario lowered = lower_with_chosen_costs(scenario);
     load_s = seconds_since(t0);
     op_lists = static_cast<double>(lowered.graph.num_op_lists());
@@ -95,7 +95,7 @@ void BM_Gpt3CancelLatency(benchmark::State& state) {
   double latency_s = 0;
   bool cancelled = false;
   for (auto _ : state) {
-    const Scenario scenario = load_scenario_file(path, {"simulation.trace=false"});
+    Scenario scenario = load_scenario_file(path, {"simulation.trace=false"});
     std::stop_source stop;
     std::chrono::steady_clock::time_point requested;
     RunControl control;

@@ -41,6 +41,25 @@ CostDatabase sample_database() {
   norm.stats = stats_of(norm.samples_s);
   norm.noisy = true;
   db.entries = {gemm, norm};
+  LinkCalibration links;
+  links.ranks = 2;
+  links.library = "Open MPI v4.1.4";
+  for (CollectiveOp op : {CollectiveOp::kAllReduce, CollectiveOp::kSendRecv}) {
+    CollectiveMeasurement m;
+    m.op = op;
+    for (int64_t bytes : {4096, 65536, 1048576}) {
+      CollectivePoint p;
+      p.bytes = Bytes(bytes);
+      const double t =
+          2e-6 + static_cast<double>(bytes) / 5e9 * (op == CollectiveOp::kAllReduce ? 1.1 : 1);
+      p.samples_s = {t, t * 1.02, t * 0.99};
+      p.stats = stats_of(p.samples_s);
+      m.points.push_back(p);
+    }
+    links.collectives.push_back(m);
+  }
+  links.fit = fit_link(links);
+  db.links = {links};
   return db;
 }
 
@@ -57,7 +76,7 @@ TEST(CostDatabase, RoundTripsEveryField) {
   const CostDatabase a = sample_database();
   const nlohmann::json doc = nlohmann::json::parse(cost_database_to_json(a).dump());
   EXPECT_EQ(doc["format"], "dtsim-cost-database");
-  EXPECT_EQ(doc["version"], 1);
+  EXPECT_EQ(doc["version"], 2);
   const CostDatabase b = cost_database_from_json(doc, "db.json");
   EXPECT_EQ(b.device.name, "Test CPU");
   EXPECT_EQ(b.device.catalog_name, "CPU");
@@ -74,16 +93,70 @@ TEST(CostDatabase, RoundTripsEveryField) {
     EXPECT_EQ(b.entries[i].noisy, a.entries[i].noisy);
     EXPECT_DOUBLE_EQ(b.entries[i].stats.median_s, a.entries[i].stats.median_s);
   }
+  ASSERT_EQ(b.links.size(), 1u);
+  const LinkCalibration& l = b.links.front();
+  EXPECT_EQ(l.link_class, "intra_node");
+  EXPECT_EQ(l.ranks, 2);
+  EXPECT_EQ(l.library, "Open MPI v4.1.4");
+  ASSERT_EQ(l.collectives.size(), 2u);
+  EXPECT_EQ(l.collectives[1].op, CollectiveOp::kSendRecv);
+  ASSERT_EQ(l.collectives[0].points.size(), 3u);
+  EXPECT_EQ(l.collectives[0].points[2].bytes, Bytes(1048576));
+  EXPECT_EQ(l.collectives[0].points[2].samples_s, a.links[0].collectives[0].points[2].samples_s);
+  EXPECT_EQ(l.fit.base, a.links[0].fit.base);
+  EXPECT_EQ(l.fit.hop, a.links[0].fit.hop);
+  EXPECT_DOUBLE_EQ(l.fit.bandwidth.bytes_per_second(), a.links[0].fit.bandwidth.bytes_per_second());
+}
+
+TEST(CostDatabase, ReadsVersionOneWithoutLinks) {
+  nlohmann::json doc = nlohmann::json::parse(cost_database_to_json(sample_database()).dump());
+  doc["version"] = 1;
+  doc.erase("links");
+  const CostDatabase db = cost_database_from_json(doc, "db.json");
+  EXPECT_EQ(db.entries.size(), 2u);
+  EXPECT_TRUE(db.links.empty());
+}
+
+TEST(CostDatabase, RefusesLinksWhoseFiguresTheSamplesDoNotGive) {
+  const nlohmann::json doc = nlohmann::json::parse(cost_database_to_json(sample_database()).dump());
+  nlohmann::json fit = doc;
+  fit["links"][0]["fit"]["bandwidth_bytes_per_s"] = 1e12;  // edited by hand
+  EXPECT_NE(error_of(fit).find("db.json: /links/0/fit/bandwidth_bytes_per_s: disagrees with the "
+                               "fit of the samples"),
+            std::string::npos)
+      << error_of(fit);
+  nlohmann::json median = doc;
+  median["links"][0]["collectives"][0]["points"][1]["median_s"] = 1.0;
+  EXPECT_NE(error_of(median).find("/links/0/collectives/0/points/1/median_s: disagrees with the "
+                                  "samples' median"),
+            std::string::npos);
+  nlohmann::json op = doc;
+  op["links"][0]["collectives"][1]["op"] = "gossip";
+  EXPECT_NE(error_of(op).find("/links/0/collectives/1/op: expected a collective"),
+            std::string::npos);
+  nlohmann::json order = doc;
+  std::swap(order["links"][0]["collectives"][0]["points"][0],
+            order["links"][0]["collectives"][0]["points"][2]);
+  EXPECT_NE(error_of(order).find("/links/0/collectives/0/points/1/bytes: sizes must ascend"),
+            std::string::npos)
+      << error_of(order);
+  nlohmann::json cls = doc;
+  cls["links"][0]["class"] = "wan";
+  EXPECT_NE(error_of(cls).find("/links/0/class: expected \"intra_node\" or \"inter_node\""),
+            std::string::npos);
+  nlohmann::json missing = doc;
+  missing.erase("links");
+  EXPECT_NE(error_of(missing).find("db.json: /links: missing"), std::string::npos);
 }
 
 TEST(CostDatabase, RefusesAnotherVersionOrFormatNamingTheField) {
   nlohmann::json doc = nlohmann::json::parse(cost_database_to_json(sample_database()).dump());
-  nlohmann::json v2 = doc;
-  v2["version"] = 2;
-  EXPECT_NE(error_of(v2).find("db.json: /version: this dtsim reads cost databases of version 1, "
-                              "the file is version 2"),
+  nlohmann::json v3 = doc;
+  v3["version"] = 3;
+  EXPECT_NE(error_of(v3).find("db.json: /version: this dtsim reads cost databases of versions 1 "
+                              "to 2, the file is version 3"),
             std::string::npos)
-      << error_of(v2);
+      << error_of(v3);
   nlohmann::json other = doc;
   other["format"] = "dtsim-lowered-graph";
   EXPECT_NE(error_of(other).find("db.json: /format: expected \"dtsim-cost-database\""),

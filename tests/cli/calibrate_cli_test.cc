@@ -82,7 +82,7 @@ TEST(Calibrate, KernelsTheDatabaseLacksArePricedByTheRoofline) {
 TEST(Calibrate, CostsShowPrintsTheDeviceTheKernelsAndTheHeldOutError) {
   const Result r = dtsim("costs show " + small_database().string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("cost database version 1"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("cost database version 2"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("prices \"CPU\""), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("OpenBLAS"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("layer_norm       backward"), std::string::npos) << r.output;
@@ -99,7 +99,7 @@ TEST(Calibrate, AnotherVersionOrDeviceIsRefusedNamingTheFileAndField) {
                          " --out " + (dir / "out").string());
   EXPECT_EQ(v.exit_code, 2) << v.output;
   EXPECT_NE(v.output.find((dir / "v7.json").string() + ": /version: this dtsim reads cost "
-                                                       "databases of version 1"),
+                                                       "databases of versions 1 to 2"),
             std::string::npos)
       << v.output;
   const Result gpu = dtsim("run " + example("llama3-70b-64xH100.json") + " --costs " +
@@ -181,7 +181,7 @@ TEST(Calibrate, BadRequestsAreErrorsThatSayWhatIsExpected) {
   }
   const Result nothing = dtsim("calibrate" + out);
   EXPECT_EQ(nothing.exit_code, 2) << nothing.output;
-  EXPECT_NE(nothing.output.find("--for SCENARIO or --ops FILE"), std::string::npos);
+  EXPECT_NE(nothing.output.find("--for SCENARIO, --ops FILE or --collectives"), std::string::npos);
   const Result budget = dtsim("calibrate --budget soon --for " + example(kSmall) + out);
   EXPECT_EQ(budget.exit_code, 2) << budget.output;
   EXPECT_NE(budget.output.find("expected a positive duration such as \"10min\""),

@@ -1,0 +1,113 @@
+// Launching dtsim-comm-probe under mpirun, in a scratch folder removed afterwards, and
+// reading its samples back into a fitted link calibration.
+#include "calibration/collective_probe.h"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "calibration/child_process.h"
+#include "calibration/json_reader.h"
+#include "calibration/link_calibration_json.h"
+
+namespace dtsim::calibration {
+
+namespace {
+
+int usable_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  return sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+}
+
+// A fresh folder under the system's temporary folder, removed when it goes out of scope.
+class ScratchFolder {
+ public:
+  ScratchFolder() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "dtsim-probe-XXXXXX").string();
+    if (mkdtemp(pattern.data()) == nullptr) {
+      throw std::runtime_error("cannot make a scratch folder under " +
+                               std::filesystem::temp_directory_path().string());
+    }
+    path_ = pattern;
+  }
+  ~ScratchFolder() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  ScratchFolder(const ScratchFolder&) = delete;
+  ScratchFolder& operator=(const ScratchFolder&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+}  // namespace
+
+std::vector<std::string> probe_command(const CollectiveProbeOptions& o,
+                                       const std::filesystem::path& out) {
+  std::vector<std::string> argv = {"mpirun",   "-np", std::to_string(o.ranks), "--bind-to", "core",
+                                   "--map-by", "core"};
+  // Open MPI refuses to start as root unless told to.
+  if (geteuid() == 0) argv.push_back("--allow-run-as-root");
+  argv.insert(argv.end(), {o.probe.string(), "--out", out.string()});
+  for (CollectiveOp op : o.ops)
+    argv.insert(argv.end(), {"--op", std::string(collective_op_name(op))});
+  const MeasurementPolicy& p = o.policy;
+  argv.insert(
+      argv.end(),
+      {"--min-bytes", std::to_string(o.min_bytes.count()), "--max-bytes",
+       std::to_string(o.max_bytes.count()), "--factor", std::to_string(o.factor), "--warmup",
+       std::to_string(p.warmup), "--round", std::to_string(p.round), "--max-repeats",
+       std::to_string(p.max_repeats), "--target-cv", std::to_string(p.target_cv)});
+  return argv;
+}
+
+LinkCalibration measure_collectives(const CollectiveProbeOptions& o) {
+  if (o.ranks < 2) throw std::runtime_error("--ranks: a collective needs at least 2 ranks");
+  if (const int cores = usable_cores(); o.ranks > cores) {
+    throw std::runtime_error("--ranks " + std::to_string(o.ranks) + ": this process may use " +
+                             std::to_string(cores) +
+                             " cores, and ranks sharing a core would time each other's waits");
+  }
+  if (!std::filesystem::exists(o.probe)) {
+    throw std::runtime_error("the MPI probe " + o.probe.string() +
+                             " is not built (this dtsim was configured without MPI: install "
+                             "libopenmpi-dev and openmpi-bin, scripts/install-deps.sh)");
+  }
+  const ScratchFolder scratch;
+  const std::filesystem::path out = scratch.path() / "probe.json";
+  const ChildResult r =
+      run_child(probe_command(o, out), {}, scratch.path() / "mpirun.log", o.deadline, o.stop);
+  if (r.end == ChildResult::End::kStopped) return {};
+  if (r.end != ChildResult::End::kExited || r.exit_code != 0) {
+    throw std::runtime_error(describe_failure("mpirun (dtsim-comm-probe)", r));
+  }
+  return read_probe_output(out);
+}
+
+LinkCalibration read_probe_output(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path.string(), {{"", "cannot read the probe's output"}});
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(path.string(), {{"", std::string("not a JSON document: ") + e.what()}});
+  }
+  const Reader r(path.string());
+  if (r.text(doc, "", "format") != "dtsim-comm-probe") {
+    r.fail("/format", "expected \"dtsim-comm-probe\"");
+  }
+  LinkCalibration links = link_calibration_from_json(doc, r, "", false);
+  links.link_class = "intra_node";
+  return links;
+}
+
+}  // namespace dtsim::calibration

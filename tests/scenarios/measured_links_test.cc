@@ -1,0 +1,82 @@
+// Measured links in place of the catalog's: the CPU node's intra-node link and protocol
+// take the fit's figures, and the simulator then runs each calibrated collective in the
+// time the fit's closed form gives, so the figures mean in a run what they meant when fitted.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "calibration/link_calibration.h"
+#include "runner/measured_links.h"
+#include "runner/scenario_runner.h"
+#include "scenarios/loader.h"
+
+namespace dtsim {
+namespace {
+
+Scenario two_cpu_sweep(const std::string& op, const std::string& algorithm) {
+  return load_scenario(nlohmann::json::parse(R"({
+    "name": "two-cpus",
+    "cluster": {"nodes": [{"count": 1, "device": "CPU", "devices_per_node": 2, "nic_bandwidth": "10Gbps"}],
+                "fabric": {"kind": "none"}},
+    "workload": {"kind": "collective", "ops": [")" +
+                                             op + R"("], "algorithms": [")" + algorithm + R"("],
+                 "sizes": {"from": "64KiB", "to": "16MiB", "factor": 16}, "group": "all"},
+    "simulation": {"network_model": "flow"}})"),
+                       "<two-cpus>");
+}
+
+calibration::LinkCalibration measured() {
+  calibration::LinkCalibration l;
+  l.ranks = 2;
+  l.library = "Open MPI v4.1.4";
+  l.fit.base = Duration::ns(2600);
+  l.fit.hop = Duration::zero();
+  l.fit.bandwidth = Bandwidth::gb_per_s(5.4);
+  return l;
+}
+
+TEST(MeasuredLinks, ReplaceTheIntraNodeFiguresOfTheDevicesNodesOnly) {
+  Scenario s = two_cpu_sweep("all_gather", "ring");
+  const std::vector<MeasuredLinkClass> applied = use_measured_links(s, {measured()}, "CPU");
+  ASSERT_EQ(applied.size(), 1u);
+  EXPECT_EQ(applied[0].device, "CPU");
+  EXPECT_EQ(applied[0].link_class, "intra_node");
+  const NodeGroupSpec& g = s.cluster_spec.regions[0].node_groups[0];
+  EXPECT_EQ(g.pcie_bandwidth, Bandwidth::gb_per_s(5.4));
+  EXPECT_EQ(g.pcie_latency, Duration::zero());
+  EXPECT_EQ(g.pcie_efficiency, 1.0);
+  const ProtocolTable& p = s.cluster.devices[0].spec->efficiency.collective_protocols;
+  EXPECT_EQ(costs_of(p, CollectiveProtocol::kSimple).base, Duration::ns(2600));
+  EXPECT_EQ(costs_of(p, CollectiveProtocol::kSimple).bandwidth_fraction, 1.0);
+  EXPECT_EQ(costs_of(p, CollectiveProtocol::kLL).bandwidth_fraction, 0.0);
+  // The catalog's device is copied, not changed.
+  Scenario other = two_cpu_sweep("all_gather", "ring");
+  EXPECT_NE(costs_of(other.cluster.devices[0].spec->efficiency.collective_protocols,
+                     CollectiveProtocol::kSimple)
+                .base,
+            Duration::ns(2600));
+  // Another device's database changes nothing.
+  EXPECT_TRUE(use_measured_links(other, {measured()}, "H100").empty());
+}
+
+TEST(MeasuredLinks, TheSimulatorRunsEachCollectiveInTheFitsTime) {
+  const calibration::LinkCalibration l = measured();
+  for (const auto& [op, algorithm] :
+       {std::pair{"all_gather", "ring"}, std::pair{"broadcast", "ring"},
+        std::pair{"send_recv", "direct"}, std::pair{"all_to_all", "direct"},
+        std::pair{"all_reduce", "ring"}}) {
+    Scenario s = two_cpu_sweep(op, algorithm);
+    use_measured_links(s, {l}, "CPU");
+    const LoweredScenario lowered = lower_with_chosen_costs(s);
+    const ScenarioRun run = run_scenario(s, lowered);
+    ASSERT_EQ(run.result.collectives.size(), 3u) << op;  // 64 KiB, 1 MiB, 16 MiB
+    for (const CollectiveRecord& c : run.result.collectives) {
+      const double simulated = (c.end - c.start).seconds();
+      const double fit = calibration::predicted_seconds(l.fit, c.op, 2, c.bytes);
+      EXPECT_NEAR(simulated / fit, 1.0, 0.02) << op << " " << c.bytes.count() << " bytes";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace dtsim
