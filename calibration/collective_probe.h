@@ -23,7 +23,7 @@ struct CollectiveProbeOptions {
                                    CollectiveOp::kBroadcast, CollectiveOp::kSendRecv};
   Bytes min_bytes = KiB(4);
   Bytes max_bytes = MiB(64);
-  int factor = 4;  // sizes min, min x factor, ... up to max
+  int factor = 2;  // sizes min, min x factor, ... up to max
   MeasurementPolicy policy;
   std::chrono::milliseconds deadline = std::chrono::minutes(10);
   std::stop_token stop;

@@ -1,9 +1,6 @@
 // Exact lookups, log-log interpolation within a family, proportional extrapolation.
 #include "calibration/measured_cost_model.h"
 
-#include <algorithm>
-#include <cmath>
-
 #include "calibration/cost_key.h"
 #include "models/cost_model.h"
 
@@ -14,21 +11,11 @@ MeasuredCostModel::MeasuredCostModel(const CostDatabase& db, std::string device,
     : device_(std::move(device)), fallback_(std::move(fallback)) {
   // An op measured more than once (an isolation sweep and a real step) keeps the last.
   for (const CostEntry& e : db.entries) exact_[cost_key(e.op)] = e.stats.median_s;
+  std::map<std::string, std::vector<MeasuredCurve::Point>> points;
   for (const CostEntry& e : db.entries) {
-    // A zero time (a hand-made database; no timer reads it) would break the log-space
-    // interpolation: a picosecond stands for it.
-    family_[family_key(e.op)].push_back({work_of(e.op), std::max(e.stats.median_s, 1e-12)});
+    points[family_key(e.op)].push_back({work_of(e.op), e.stats.median_s});
   }
-  for (auto& [key, points] : family_) {
-    std::sort(points.begin(), points.end(),
-              [](const Point& a, const Point& b) { return a.work < b.work; });
-    // More work never takes less time: a dip between two sizes is noise (or a size the
-    // kernel happens to like), and interpolating through it would price a larger op below
-    // a smaller one.
-    for (size_t i = 1; i < points.size(); ++i) {
-      points[i].seconds = std::max(points[i].seconds, points[i - 1].seconds);
-    }
-  }
+  for (auto& [key, p] : points) family_.emplace(key, MeasuredCurve(std::move(p)));
 }
 
 OpCost MeasuredCostModel::price(const OpSignature& op, const DeviceSpec& device) const {
@@ -38,29 +25,12 @@ OpCost MeasuredCostModel::price(const OpSignature& op, const DeviceSpec& device)
   }
   const auto fam = family_.find(family_key(op));
   const double w = work_of(op);
-  if (fam == family_.end() || !(w > 0) || fam->second.front().work <= 0) {
+  if (fam == family_.end() || !(w > 0) || !fam->second.has_positive_work()) {
     return fallback_->price(op, device);
   }
-  const std::vector<Point>& p = fam->second;
-  const auto seconds = [](double s) { return Duration::from_seconds(s); };
-  if (p.size() == 1 || w > p.back().work || w < p.front().work) {
-    // Beyond the measured sizes time grows in proportion to the work (the kernel is bound
-    // by its FLOPs or bytes there); below them, along the slope of the two smallest.
-    if (w > p.back().work || p.size() == 1) {
-      const Point& edge = w > p.back().work ? p.back() : p.front();
-      return {seconds(edge.seconds * w / edge.work), CostSource::kExtrapolated};
-    }
-    const double slope = std::clamp(
-        std::log(p[1].seconds / p[0].seconds) / std::log(p[1].work / p[0].work), 0.0, 1.0);
-    return {seconds(p[0].seconds * std::pow(w / p[0].work, slope)), CostSource::kExtrapolated};
-  }
-  const auto hi =
-      std::lower_bound(p.begin(), p.end(), w, [](const Point& a, double v) { return a.work < v; });
-  if (hi->work == w) return {seconds(hi->seconds), CostSource::kInterpolated};
-  const auto lo = hi - 1;
-  const double f = std::log(w / lo->work) / std::log(hi->work / lo->work);
-  return {seconds(std::exp(std::log(lo->seconds) + f * std::log(hi->seconds / lo->seconds))),
-          CostSource::kInterpolated};
+  // A family's size measured under another exact key (a flag the key keeps) reads as
+  // interpolated: it is not this very signature.
+  return fam->second.at(w, CostSource::kInterpolated);
 }
 
 std::vector<HoldoutError> holdout_errors(const CostDatabase& db, int every) {

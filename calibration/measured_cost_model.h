@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "calibration/cost_database.h"
+#include "calibration/measured_curve.h"
 #include "sim/cost_model.h"
 
 namespace dtsim::calibration {
@@ -26,14 +27,10 @@ class MeasuredCostModel final : public CostModel {
   const std::string& device() const { return device_; }
 
  private:
-  struct Point {
-    double work = 0;
-    double seconds = 0;
-  };
   std::string device_;
   std::unique_ptr<CostModel> fallback_;
-  std::map<std::string, double> exact_;               // cost key -> median seconds
-  std::map<std::string, std::vector<Point>> family_;  // by work, times made monotone
+  std::map<std::string, double> exact_;          // cost key -> median seconds
+  std::map<std::string, MeasuredCurve> family_;  // time against work
 };
 
 // One held-out check: the entry's measured median against what the model built from the

@@ -230,7 +230,7 @@ Command add_calibrate_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(2, 1024));
   cmd->add_option("--max-message", args->max_message,
-                  "The largest message --collectives times (from 4KiB, x4 each step)")
+                  "The largest message --collectives times (from 4KiB, doubling)")
       ->capture_default_str();
   cmd->add_option("--out", args->out, "The cost database to write")->required();
   cmd->add_flag("--quiet", args->quiet, "Print nothing on success (and no progress bar)");

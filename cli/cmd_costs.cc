@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "calibration/cost_database.h"
+#include "calibration/measured_collective_model.h"
 #include "calibration/measured_cost_model.h"
 #include "calibration/sample_stats.h"
 #include "cli/commands.h"
@@ -58,6 +59,19 @@ void print_links(const calibration::LinkCalibration& l) {
           100 * (fit / p.stats.median_s - 1), 100 * p.stats.cv, p.noisy ? "  noisy" : "");
     }
   }
+  // What `run --costs` prices these calls by: the measured points themselves.
+  const auto held = calibration::collective_holdout_errors(l);
+  if (held.empty()) return;
+  std::vector<double> errors;
+  for (const auto& h : held) errors.push_back(std::abs(h.error));
+  const auto worst = std::max_element(held.begin(), held.end(), [](const auto& a, const auto& b) {
+    return std::abs(a.error) < std::abs(b.error);
+  });
+  std::cout << fmt::format(
+      "measured calls, every other inner size held out and interpolated from the rest: {} held "
+      "out, median |error| {:.1f}%, worst {:+.1f}% ({} {})\n",
+      held.size(), 100 * calibration::stats_of(errors).median_s, 100 * worst->error,
+      collective_op_name(worst->op), format_bytes(worst->bytes));
 }
 
 int show(const std::string& path, int every) {

@@ -2,11 +2,13 @@
 // its simulation measured. These live below reports/ so that writers never load or run.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "models/lowering.h"
+#include "sim/collective_cost_model.h"
 #include "sim/cost_model.h"
 #include "sim/link_stats.h"
 #include "sim/simulation.h"
@@ -53,7 +55,7 @@ struct LoweredScenario {
   std::string network_model;
   const Cluster* cluster = nullptr;  // the scenario's, which outlives this
   const Cluster& cluster_ref() const { return *cluster; }
-  TaskGraph graph;                           // every kind of workload
+  TaskGraph graph;  // every kind of workload
   // Local SGD across regions: the iteration that reduces gradients inside each region only,
   // run sync_every - 1 times for each run of `graph` (the one that synchronizes across
   // them). A training scenario with parallelism.sync_every > 1 lowers it; a task graph
@@ -65,6 +67,9 @@ struct LoweredScenario {
   std::string cost_model;  // the name of the model that priced the ops
   CostTally costs;         // the graph's compute tasks, by where their times came from
   std::vector<MeasuredLinkClass> measured_links;  // none: every link is the catalog's
+  // Prices the collective calls a cost database measured (SimulationOptions::
+  // collective_costs); null: the network model runs every call.
+  std::shared_ptr<const CollectiveCostModel> collective_costs;
   bool cancelled = false;  // the lowering was stopped; nothing else here is whole
 };
 

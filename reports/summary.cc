@@ -74,6 +74,14 @@ nlohmann::ordered_json make_summary(const LoweredScenario& scenario, const Scena
                        {"fit_worst_error", l.worst_error}});
     }
     s["measured_links"] = links;
+    // The calls the database's measurements priced, and those the network model ran.
+    nlohmann::ordered_json sources;
+    for (CostSource src :
+         {CostSource::kMeasured, CostSource::kInterpolated, CostSource::kExtrapolated}) {
+      sources[std::string(cost_source_name(src))] = r.priced_collectives[static_cast<size_t>(src)];
+    }
+    sources["network_model"] = r.network_collectives;
+    s["collective_sources"] = sources;
   }
   s["completed"] = r.stalled.empty() && !r.cancelled;
   if (r.cancelled) s["cancelled"] = true;
@@ -81,7 +89,8 @@ nlohmann::ordered_json make_summary(const LoweredScenario& scenario, const Scena
 
   if (scenario.training) {
     s["training"] = make_training_summary(scenario, run);
-    if (scenario.reference) s["reference"] = make_reference_summary(*scenario.reference, s["training"]);
+    if (scenario.reference)
+      s["reference"] = make_reference_summary(*scenario.reference, s["training"]);
   }
   auto collectives = nlohmann::ordered_json::array();
   // A training step runs thousands of calls: list them by operation instead.
@@ -127,7 +136,8 @@ nlohmann::ordered_json make_summary(const LoweredScenario& scenario, const Scena
   }
   const double span = r.end.seconds();
   auto mean_util = [&](LinkId l) {
-    return span > 0 ? run.links[l].bytes / (c.topology.link(l).bandwidth.bytes_per_second() * span) : 0;
+    return span > 0 ? run.links[l].bytes / (c.topology.link(l).bandwidth.bytes_per_second() * span)
+                    : 0;
   };
   std::stable_sort(used.begin(), used.end(),
                    [&](LinkId a, LinkId b) { return mean_util(a) > mean_util(b); });
@@ -188,10 +198,11 @@ std::string format_training_text(const nlohmann::ordered_json& s) {
   out += fmt::format("iteration       {}",
                      format_duration(Duration::from_seconds(t["iteration_time_s"].get<double>())));
   if (t.contains("local_iteration_time_s")) {
-    out += fmt::format(" (local steps {}, the synchronizing step every {} {})",
-                       format_duration(Duration::from_seconds(t["local_iteration_time_s"].get<double>())),
-                       p["sync_every"].get<int>(),
-                       format_duration(Duration::from_seconds(t["sync_iteration_time_s"].get<double>())));
+    out += fmt::format(
+        " (local steps {}, the synchronizing step every {} {})",
+        format_duration(Duration::from_seconds(t["local_iteration_time_s"].get<double>())),
+        p["sync_every"].get<int>(),
+        format_duration(Duration::from_seconds(t["sync_iteration_time_s"].get<double>())));
   }
   out += "\n";
   out += fmt::format("throughput      {:.1f} samples/s, {:.0f} tokens/s\n",
@@ -203,11 +214,12 @@ std::string format_training_text(const nlohmann::ordered_json& s) {
                        t["time_to_train_s"].get<double>() / 3600,
                        t["iterations_to_train"].get<double>());
   }
-  out += fmt::format("per rank (max)  compute {}, exposed comm {}, bubble {}, memory {}\n",
-                     format_duration(Duration::from_seconds(t["max_compute_s"].get<double>())),
-                     format_duration(Duration::from_seconds(t["max_exposed_comm_s"].get<double>())),
-                     format_duration(Duration::from_seconds(t["max_bubble_s"].get<double>())),
-                     format_bytes(Bytes(static_cast<int64_t>(t["max_peak_memory_bytes"].get<double>()))));
+  out += fmt::format(
+      "per rank (max)  compute {}, exposed comm {}, bubble {}, memory {}\n",
+      format_duration(Duration::from_seconds(t["max_compute_s"].get<double>())),
+      format_duration(Duration::from_seconds(t["max_exposed_comm_s"].get<double>())),
+      format_duration(Duration::from_seconds(t["max_bubble_s"].get<double>())),
+      format_bytes(Bytes(static_cast<int64_t>(t["max_peak_memory_bytes"].get<double>()))));
   for (const auto& note : t["notes"]) out += "note            " + note.get<std::string>() + "\n";
   if (t["oom_ranks"].get<int>() > 0) {
     out += fmt::format("OUT OF MEMORY   {} ranks exceed their memory (see below)\n",
@@ -264,6 +276,12 @@ std::string format_summary_text(const nlohmann::ordered_json& s) {
           format_duration(Duration::from_seconds(l["hop_s"].get<double>())),
           format_bandwidth(Bandwidth::bytes_per_s(l["bandwidth_bytes_per_s"].get<double>())));
     }
+    const auto& c = s["collective_sources"];
+    out += fmt::format(
+        "collectives     {} measured, {} interpolated, {} extrapolated (by the database's "
+        "measurements), {} by the network model\n",
+        c["measured"].get<int64_t>(), c["interpolated"].get<int64_t>(),
+        c["extrapolated"].get<int64_t>(), c["network_model"].get<int64_t>());
   }
   if (s.contains("cancelled")) {
     out += "CANCELLED: the run was stopped; the figures cover what ran\n";
@@ -287,8 +305,8 @@ std::string format_summary_text(const nlohmann::ordered_json& s) {
     out += fmt::format("\nbusiest links ({} of {} used)\n", s["busiest_links"].size(),
                        s["links_used"].get<size_t>());
     for (const auto& l : s["busiest_links"]) {
-      out += fmt::format("  {:<44} mean {:5.1f}%  peak {:5.1f}%  {}\n", l["link"].get<std::string>(),
-                         100 * l["mean_utilization"].get<double>(),
+      out += fmt::format("  {:<44} mean {:5.1f}%  peak {:5.1f}%  {}\n",
+                         l["link"].get<std::string>(), 100 * l["mean_utilization"].get<double>(),
                          100 * l["peak_utilization"].get<double>(),
                          format_bytes(Bytes(static_cast<int64_t>(l["bytes"].get<double>()))));
     }

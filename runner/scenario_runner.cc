@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 
+#include "calibration/measured_collective_model.h"
 #include "calibration/measured_cost_model.h"
 #include "runner/measured_links.h"
 #include "models/cost_model.h"
@@ -83,6 +84,11 @@ LoweredScenario lower_with_chosen_costs(Scenario& scenario, const CostsChoice& c
   const auto costs = model_of(chosen);
   LoweredScenario lowered = lower_scenario(scenario, *costs, control);
   lowered.measured_links = std::move(links);
+  if (chosen && !chosen->db.links.empty()) {
+    auto measured =
+        std::make_shared<calibration::MeasuredCollectiveModel>(chosen->db.links, chosen->device);
+    if (!measured->empty()) lowered.collective_costs = std::move(measured);
+  }
   return lowered;
 }
 
@@ -92,6 +98,7 @@ ScenarioRun run_scenario(const Scenario& scenario, const LoweredScenario& lowere
   SimulationOptions options;
   options.network_model = scenario.simulation.network_model;
   options.fast_forward = scenario.simulation.fast_forward;
+  options.collective_costs = lowered.collective_costs.get();
   Simulation sim(scenario.cluster, options);
   for (SimObserver* o : observers) sim.add_observer(o);
   ScenarioRun run;

@@ -11,8 +11,12 @@
 namespace dtsim {
 
 Simulation::Simulation(const Cluster& cluster, const SimulationOptions& options)
-    : cluster_(cluster), router_(cluster.topology), compute_(engine_, cluster.num_ranks()) {
-  network_ = make_network_model(options.network_model, engine_, cluster.topology, router_, observers_);
+    : cluster_(cluster),
+      router_(cluster.topology),
+      compute_(engine_, cluster.num_ranks()),
+      collective_costs_(options.collective_costs) {
+  network_ =
+      make_network_model(options.network_model, engine_, cluster.topology, router_, observers_);
   if (!network_) {
     throw std::invalid_argument("unknown network model \"" + options.network_model + "\"");
   }

@@ -2,10 +2,12 @@
 // observers. Everything lives in the instance, so several can run in one process.
 #pragma once
 
+#include <array>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "sim/collective_cost_model.h"
 #include "sim/collectives/planner.h"
 #include "sim/compute_model.h"
 #include "sim/engine.h"
@@ -23,6 +25,10 @@ struct SimulationOptions {
   // Lets the network model skip repeated rounds that nothing else can disturb. The result
   // is the same either way (tests check it); false costs the time of every round.
   bool fast_forward = true;
+  // Prices the collective calls it measured (over a group of one device kind) in place of
+  // the network model: such a call takes the measured time and moves no flows, so it does
+  // not contend with other traffic beyond what its measurement held. Not owned; may be null.
+  const CollectiveCostModel* collective_costs = nullptr;
 };
 
 // Where one rank's time went. At every instant a rank is in exactly one of: compute (a
@@ -51,6 +57,11 @@ struct RunResult {
   int64_t fast_forwarded_rounds = 0;
   std::vector<RankStats> ranks;
   std::vector<CollectiveRecord> collectives;  // in completion order
+  // Collective calls by where their time came from: SimulationOptions::collective_costs
+  // (measured, interpolated or extrapolated; the roofline slot stays 0), or the network
+  // model (simulated, or the alpha-beta estimate for analytical calls).
+  std::array<int64_t, kAllCostSources.size()> priced_collectives{};
+  int64_t network_collectives = 0;
   std::vector<MemoryOverflowRecord> memory_overflows;
   // Tasks that never ran (a dependency cycle through rendezvous, a collective whose
   // members wait on each other): one sentence each; empty when everything completed or
@@ -91,6 +102,7 @@ class Simulation {
   Router router_;
   std::unique_ptr<NetworkModel> network_;
   ComputeModel compute_;
+  const CollectiveCostModel* collective_costs_ = nullptr;
   bool ran_ = false;
 };
 

@@ -13,7 +13,8 @@ TaskRuntime::TaskRuntime(Simulation& sim, const TaskGraph& graph)
       graph_(graph),
       state_(graph.tasks().size()),
       dependents_first_(graph.tasks().size() + 1, 0),
-      streams_(static_cast<size_t>(sim.cluster().num_ranks()) * std::max<size_t>(1, graph.streams().size())),
+      streams_(static_cast<size_t>(sim.cluster().num_ranks()) *
+               std::max<size_t>(1, graph.streams().size())),
       ranks_(sim.cluster().num_ranks()),
       collective_arrived_(graph.collectives().size(), 0),
       collective_tasks_(graph.collectives().size()),
@@ -248,8 +249,12 @@ void TaskRuntime::issue(Slot id) {
       const ClusterNode& node = sim_.cluster().nodes[dev.node];
       FlowSpec flow{dev.vertex, dev.vertex, m.bytes};
       switch (m.memcpy_kind) {
-        case MemcpyKind::kHostToDevice: flow.src = node.host; break;
-        case MemcpyKind::kDeviceToHost: flow.dst = node.host; break;
+        case MemcpyKind::kHostToDevice:
+          flow.src = node.host;
+          break;
+        case MemcpyKind::kDeviceToHost:
+          flow.dst = node.host;
+          break;
         case MemcpyKind::kPeer:
           flow.dst = sim_.cluster().devices[m.peer].vertex;
           break;
@@ -380,7 +385,14 @@ void TaskRuntime::nccl_change(int rank, int delta) {
 void TaskRuntime::start_collective(uint32_t c) {
   collective_start_[c] = sim_.engine_.now();
   for (Slot id : collective_tasks_[c]) begin_transfer(id);
-  if (graph_.collectives()[c].analytical) {
+  const CollectiveCall& call = graph_.collectives()[c];
+  if (const std::optional<CollectiveCost> measured = measured_time(call)) {
+    ++result_.priced_collectives[static_cast<size_t>(measured->source)];
+    finish_after(c, call.algorithm, measured->time);
+    return;
+  }
+  ++result_.network_collectives;
+  if (call.analytical) {
     finish_analytical(c);
     return;
   }
@@ -400,8 +412,14 @@ void TaskRuntime::run_phase(uint32_t c, std::shared_ptr<const CollectivePlan> pl
     const CollectiveCall& call = graph_.collectives()[c];
     int64_t steps = 0;
     for (const Phase& p : plan->phases) steps += p.repeat;
-    CollectiveRecord rec{c, call.label, call.op, plan->algorithm, call.bytes,
-                         static_cast<int>(call.members.size()), steps, collective_start_[c],
+    CollectiveRecord rec{c,
+                         call.label,
+                         call.op,
+                         plan->algorithm,
+                         call.bytes,
+                         static_cast<int>(call.members.size()),
+                         steps,
+                         collective_start_[c],
                          sim_.engine_.now()};
     result_.collectives.push_back(rec);
     sim_.observers_.collective(rec);
@@ -415,9 +433,25 @@ void TaskRuntime::run_phase(uint32_t c, std::shared_ptr<const CollectivePlan> pl
   for (const Transfer& tr : p.transfers) {
     flows.push_back(FlowSpec{devices[tr.src].vertex, devices[tr.dst].vertex, tr.bytes});
   }
-  sim_.network_->start_group(std::move(flows), p.repeat, [this, c, plan, phase] {
-    run_phase(c, plan, phase + 1);
-  });
+  sim_.network_->start_group(std::move(flows), p.repeat,
+                             [this, c, plan, phase] { run_phase(c, plan, phase + 1); });
+}
+
+std::optional<CollectiveCost> TaskRuntime::measured_time(const CollectiveCall& call) {
+  const CollectiveCostModel* model = sim_.collective_costs_;
+  if (model == nullptr || call.members.empty()) return std::nullopt;
+  CallKey key = key_of(call);
+  if (const auto it = measured_.find(key); it != measured_.end()) return it->second;
+  // A measurement is of one device kind: a group of mixed devices is the network's.
+  const auto& devices = sim_.cluster().devices;
+  const DeviceSpec* spec = devices[static_cast<size_t>(call.members.front())].spec;
+  bool one_kind = true;
+  for (int m : call.members)
+    one_kind = one_kind && devices[static_cast<size_t>(m)].spec->name == spec->name;
+  std::optional<CollectiveCost> cost;
+  if (one_kind) cost = model->price(call.op, sim_.layout_of(call.members), *spec, call.bytes);
+  measured_.emplace(std::move(key), cost);
+  return cost;
 }
 
 void TaskRuntime::finish_analytical(uint32_t c) {
@@ -425,17 +459,21 @@ void TaskRuntime::finish_analytical(uint32_t c) {
   CallKey key = key_of(call);
   auto it = estimates_.find(key);
   if (it == estimates_.end()) {
-    const GroupCallEstimate e = estimate_group_call(sim_.cluster(), sim_.router_, call.op,
-                                                    call.algorithm, call.members, call.bytes,
-                                                    call.options);
+    const GroupCallEstimate e =
+        estimate_group_call(sim_.cluster(), sim_.router_, call.op, call.algorithm, call.members,
+                            call.bytes, call.options);
     it = estimates_.emplace(std::move(key), std::pair{e.algorithm, e.time}).first;
   }
   const auto [algorithm, duration] = it->second;
+  finish_after(c, algorithm, duration);
+}
+
+void TaskRuntime::finish_after(uint32_t c, CollectiveAlgorithm algorithm, Duration duration) {
   sim_.engine_.schedule_after(duration, [this, c, algorithm] {
     const CollectiveCall& done = graph_.collectives()[c];
-    CollectiveRecord rec{c, done.label, done.op, algorithm, done.bytes,
-                         static_cast<int>(done.members.size()), 0, collective_start_[c],
-                         sim_.engine_.now()};
+    CollectiveRecord rec{c,         done.label,           done.op,
+                         algorithm, done.bytes,           static_cast<int>(done.members.size()),
+                         0,         collective_start_[c], sim_.engine_.now()};
     result_.collectives.push_back(rec);
     sim_.observers_.collective(rec);
     for (Slot id : collective_tasks_[c]) finish(id);
@@ -483,9 +521,9 @@ std::vector<std::string> TaskRuntime::describe_stalled() const {
     const TaskView t = graph_.task(gid);
     std::string why;
     if (!state_[id].started) {
-      why = state_[id].deps_left > 0 ? "waits for " + std::to_string(state_[id].deps_left) +
-                                           " unfinished dependencies"
-                                     : "waits for earlier tasks on its stream";
+      why = state_[id].deps_left > 0
+                ? "waits for " + std::to_string(state_[id].deps_left) + " unfinished dependencies"
+                : "waits for earlier tasks on its stream";
     } else if (t.kind == TaskKind::kCollective) {
       why = "waits in collective \"" + graph_.collectives()[t.collective].label + "\" (" +
             std::to_string(collective_arrived_[t.collective]) + " of " +

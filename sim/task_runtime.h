@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
@@ -36,8 +37,8 @@ class TaskRuntime {
     int64_t ns_or_bytes = 0;
     TaskId graph_id = 0;  // the task's id in the graph (slots are numbered differently)
     uint32_t deps_left = 0;
-    uint32_t stream = 0;  // index into streams_, which knows the rank
-    int peer = -1;        // send, recv
+    uint32_t stream = 0;       // index into streams_, which knows the rank
+    int peer = -1;             // send, recv
     uint32_t call_or_tag = 0;  // collective: index into the graph's calls; send, recv: tag
     TaskKind kind = TaskKind::kCompute;
     TimeCategory activity = TimeCategory::kNone;  // what it keeps its rank doing while it runs
@@ -86,6 +87,11 @@ class TaskRuntime {
   void begin_transfer(Slot s);
   void nccl_change(int rank, int delta);
   void finish_analytical(uint32_t c);
+  // The call's time by SimulationOptions::collective_costs, cached; nothing when that model
+  // does not price it (or there is none).
+  std::optional<CollectiveCost> measured_time(const CollectiveCall& call);
+  // Ends collective `c` `duration` from now, recorded with `algorithm`.
+  void finish_after(uint32_t c, CollectiveAlgorithm algorithm, Duration duration);
   void start_collective(uint32_t c);
   void run_phase(uint32_t c, std::shared_ptr<const CollectivePlan> plan, size_t phase);
   void start_p2p(Slot send, Slot recv);
@@ -135,6 +141,8 @@ class TaskRuntime {
   static CallKey key_of(const CollectiveCall& call);
   std::map<CallKey, PlannedCall> plans_;
   std::map<CallKey, std::pair<CollectiveAlgorithm, Duration>> estimates_;
+  std::map<CallKey, std::optional<CollectiveCost>>
+      measured_;                                     // SimulationOptions::collective_costs
   using P2pCostKey = std::tuple<int, int, int64_t>;  // sender, receiver, bytes
   std::map<P2pCostKey, Duration> p2p_costs_;
   RunResult result_;

@@ -35,6 +35,8 @@ TEST(CalibrateCollectives, MeasuresTheLinkAndRunPricesCommunicationWithIt) {
   ASSERT_EQ(show.exit_code, 0) << show.output;
   EXPECT_NE(show.output.find("intra_node links, Open MPI"), std::string::npos) << show.output;
   EXPECT_NE(show.output.find("send_recv            256KiB"), std::string::npos) << show.output;
+  EXPECT_NE(show.output.find("measured calls, every other inner size held out"), std::string::npos)
+      << show.output;
 
   const std::string scenario = example("small-transformer-2xcpu.json");
   const fs::path measured_out = dir / "measured";
@@ -48,6 +50,12 @@ TEST(CalibrateCollectives, MeasuresTheLinkAndRunPricesCommunicationWithIt) {
   EXPECT_EQ(s["measured_links"][0]["device"], "CPU");
   EXPECT_DOUBLE_EQ(s["measured_links"][0]["bandwidth_bytes_per_s"].get<double>(),
                    doc["links"][0]["fit"]["bandwidth_bytes_per_s"].get<double>());
+  // The gradients' all-reduces over the two ranks are priced by the measured calls
+  // (beyond 256 KiB: extrapolated), none by the network model.
+  const auto& calls = s["collective_sources"];
+  EXPECT_GT(calls["extrapolated"].get<int>(), 0) << calls.dump();
+  EXPECT_EQ(calls["network_model"], 0) << calls.dump();
+  EXPECT_NE(run.output.find("by the database's measurements"), std::string::npos) << run.output;
   // The kernels are not in this database: the roofline prices them, and only the
   // gradients' all-reduce changes against the catalog's run.
   const fs::path catalog_out = dir / "catalog";

@@ -3,8 +3,11 @@
 // time the fit's closed form gives, so the figures mean in a run what they meant when fitted.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 
+#include "calibration/cost_database.h"
 #include "calibration/link_calibration.h"
 #include "runner/measured_links.h"
 #include "runner/scenario_runner.h"
@@ -76,6 +79,51 @@ TEST(MeasuredLinks, TheSimulatorRunsEachCollectiveInTheFitsTime) {
       EXPECT_NEAR(simulated / fit, 1.0, 0.02) << op << " " << c.bytes.count() << " bytes";
     }
   }
+}
+
+TEST(MeasuredLinks, ADatabasesMeasuredCallsAreRunInTheirMeasuredTime) {
+  // A database whose all-gathers over two CPU ranks took 50 us at 64 KiB, 400 us at 1 MiB
+  // and 9 ms at 16 MiB: a run prices exactly those calls by them, not by the links.
+  calibration::CostDatabase db;
+  db.device.backend = "cpu";
+  db.device.name = "test";
+  db.device.catalog_name = "CPU";
+  db.device.timer = "steady_clock";
+  calibration::LinkCalibration l = measured();
+  calibration::CollectiveMeasurement m;
+  m.op = CollectiveOp::kAllGather;
+  for (const auto& [bytes, seconds] :
+       {std::pair{KiB(64), 5e-5}, std::pair{MiB(1), 4e-4}, std::pair{MiB(16), 9e-3}}) {
+    calibration::CollectivePoint p;
+    p.bytes = bytes;
+    p.samples_s = {seconds};
+    p.stats = calibration::stats_of(p.samples_s);
+    m.points.push_back(p);
+  }
+  l.collectives.push_back(m);
+  l.fit = calibration::fit_link(l);
+  db.links.push_back(l);
+  const std::string path = testing::TempDir() + "/measured_links_db.json";
+  std::ofstream(path) << calibration::cost_database_to_json(db).dump();
+  Scenario s = two_cpu_sweep("all_gather", "ring");
+  const LoweredScenario lowered = lower_with_chosen_costs(s, CostsChoice{path, std::nullopt});
+  ASSERT_TRUE(lowered.collective_costs);
+  ASSERT_EQ(lowered.measured_links.size(), 1u);
+  const ScenarioRun run = run_scenario(s, lowered);
+  ASSERT_EQ(run.result.collectives.size(), 3u);
+  const double want[] = {5e-5, 4e-4, 9e-3};
+  for (size_t i = 0; i < 3; ++i) {
+    const CollectiveRecord& c = run.result.collectives[i];
+    EXPECT_NEAR((c.end - c.start).seconds(), want[i], 1e-9) << i;
+  }
+  EXPECT_EQ(run.result.priced_collectives[static_cast<size_t>(CostSource::kMeasured)], 3);
+  EXPECT_EQ(run.result.network_collectives, 0);
+  // An op it did not measure is the network model's, over the measured link.
+  Scenario other = two_cpu_sweep("broadcast", "ring");
+  const LoweredScenario broadcast = lower_with_chosen_costs(other, CostsChoice{path, std::nullopt});
+  const ScenarioRun b = run_scenario(other, broadcast);
+  EXPECT_EQ(b.result.network_collectives, 3);
+  std::filesystem::remove(path);
 }
 
 }  // namespace
