@@ -279,7 +279,7 @@ std::string format_summary_text(const nlohmann::ordered_json& s) {
     const auto& c = s["collective_sources"];
     out += fmt::format(
         "collectives     {} measured, {} interpolated, {} extrapolated (by the database's "
-        "measurements), {} by the network model\n",
+        "measurements), {} by the network model (calls and pipeline send/recv pairs)\n",
         c["measured"].get<int64_t>(), c["interpolated"].get<int64_t>(),
         c["extrapolated"].get<int64_t>(), c["network_model"].get<int64_t>());
   }

@@ -25,9 +25,10 @@ struct SimulationOptions {
   // Lets the network model skip repeated rounds that nothing else can disturb. The result
   // is the same either way (tests check it); false costs the time of every round.
   bool fast_forward = true;
-  // Prices the collective calls it measured (over a group of one device kind) in place of
-  // the network model: such a call takes the measured time and moves no flows, so it does
-  // not contend with other traffic beyond what its measurement held. Not owned; may be null.
+  // Prices the collective calls it measured (over a group of one device kind), and the
+  // pipeline send/recv pairs as send/recv calls over the pair, in place of the network
+  // model: such a call takes the measured time and moves no flows, so it does not contend
+  // with other traffic beyond what its measurement held. Not owned; may be null.
   const CollectiveCostModel* collective_costs = nullptr;
 };
 
@@ -57,9 +58,10 @@ struct RunResult {
   int64_t fast_forwarded_rounds = 0;
   std::vector<RankStats> ranks;
   std::vector<CollectiveRecord> collectives;  // in completion order
-  // Collective calls by where their time came from: SimulationOptions::collective_costs
-  // (measured, interpolated or extrapolated; the roofline slot stays 0), or the network
-  // model (simulated, or the alpha-beta estimate for analytical calls).
+  // Collective calls and pipeline send/recv pairs by where their time came from:
+  // SimulationOptions::collective_costs (measured, interpolated or extrapolated; the
+  // roofline slot stays 0), or the network model (simulated, or the alpha-beta estimate
+  // for analytical calls).
   std::array<int64_t, kAllCostSources.size()> priced_collectives{};
   int64_t network_collectives = 0;
   std::vector<MemoryOverflowRecord> memory_overflows;

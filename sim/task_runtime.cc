@@ -454,6 +454,21 @@ std::optional<CollectiveCost> TaskRuntime::measured_time(const CollectiveCall& c
   return cost;
 }
 
+std::optional<CollectiveCost> TaskRuntime::measured_p2p(int src, int dst, Bytes bytes) {
+  const CollectiveCostModel* model = sim_.collective_costs_;
+  if (model == nullptr) return std::nullopt;
+  const P2pCostKey key{src, dst, bytes.count()};
+  if (const auto it = measured_p2p_.find(key); it != measured_p2p_.end()) return it->second;
+  const auto& devices = sim_.cluster().devices;
+  const DeviceSpec* spec = devices[static_cast<size_t>(src)].spec;
+  std::optional<CollectiveCost> cost;
+  if (devices[static_cast<size_t>(dst)].spec->name == spec->name) {
+    cost = model->price(CollectiveOp::kSendRecv, sim_.layout_of({src, dst}), *spec, bytes);
+  }
+  measured_p2p_.emplace(key, cost);
+  return cost;
+}
+
 void TaskRuntime::finish_analytical(uint32_t c) {
   const CollectiveCall& call = graph_.collectives()[c];
   CallKey key = key_of(call);
@@ -496,6 +511,16 @@ void TaskRuntime::start_p2p(Slot send, Slot recv) {
     cost = p2p_costs_.emplace(cost_key, sim_.p2p_protocol_cost(rank, s.peer, bytes)).first;
   }
   const Duration latency = cost->second;
+  if (const std::optional<CollectiveCost> measured = measured_p2p(rank, s.peer, bytes)) {
+    // A send/recv like the measured ones takes the measured time, as collectives do.
+    ++result_.priced_collectives[static_cast<size_t>(measured->source)];
+    sim_.engine_.schedule_after(measured->time, [this, send, recv] {
+      finish(send);
+      finish(recv);
+    });
+    return;
+  }
+  ++result_.network_collectives;
   auto transfer = [this, send, recv, src = from.vertex, dst = to.vertex, bytes] {
     sim_.network_->start_group({FlowSpec{src, dst, bytes}}, 1, [this, send, recv] {
       finish(send);

@@ -90,6 +90,9 @@ class TaskRuntime {
   // The call's time by SimulationOptions::collective_costs, cached; nothing when that model
   // does not price it (or there is none).
   std::optional<CollectiveCost> measured_time(const CollectiveCall& call);
+  // The same for one pipeline send/recv of `bytes` from rank `src` to `dst`: a send/recv
+  // call over the pair.
+  std::optional<CollectiveCost> measured_p2p(int src, int dst, Bytes bytes);
   // Ends collective `c` `duration` from now, recorded with `algorithm`.
   void finish_after(uint32_t c, CollectiveAlgorithm algorithm, Duration duration);
   void start_collective(uint32_t c);
@@ -145,6 +148,7 @@ class TaskRuntime {
       measured_;                                     // SimulationOptions::collective_costs
   using P2pCostKey = std::tuple<int, int, int64_t>;  // sender, receiver, bytes
   std::map<P2pCostKey, Duration> p2p_costs_;
+  std::map<P2pCostKey, std::optional<CollectiveCost>> measured_p2p_;
   RunResult result_;
   size_t finished_ = 0;
 };

@@ -81,30 +81,38 @@ TEST(MeasuredLinks, TheSimulatorRunsEachCollectiveInTheFitsTime) {
   }
 }
 
-TEST(MeasuredLinks, ADatabasesMeasuredCallsAreRunInTheirMeasuredTime) {
-  // A database whose all-gathers over two CPU ranks took 50 us at 64 KiB, 400 us at 1 MiB
-  // and 9 ms at 16 MiB: a run prices exactly those calls by them, not by the links.
+// A cost database for the CPU whose `op` over two ranks took 50 us at 64 KiB, 400 us at
+// 1 MiB and 9 ms at 16 MiB, written to a temporary file.
+std::string database_measuring(const std::vector<CollectiveOp>& ops) {
   calibration::CostDatabase db;
   db.device.backend = "cpu";
   db.device.name = "test";
   db.device.catalog_name = "CPU";
   db.device.timer = "steady_clock";
   calibration::LinkCalibration l = measured();
-  calibration::CollectiveMeasurement m;
-  m.op = CollectiveOp::kAllGather;
-  for (const auto& [bytes, seconds] :
-       {std::pair{KiB(64), 5e-5}, std::pair{MiB(1), 4e-4}, std::pair{MiB(16), 9e-3}}) {
-    calibration::CollectivePoint p;
-    p.bytes = bytes;
-    p.samples_s = {seconds};
-    p.stats = calibration::stats_of(p.samples_s);
-    m.points.push_back(p);
+  for (CollectiveOp op : ops) {
+    calibration::CollectiveMeasurement m;
+    m.op = op;
+    for (const auto& [bytes, seconds] :
+         {std::pair{KiB(64), 5e-5}, std::pair{MiB(1), 4e-4}, std::pair{MiB(16), 9e-3}}) {
+      calibration::CollectivePoint p;
+      p.bytes = bytes;
+      p.samples_s = {seconds};
+      p.stats = calibration::stats_of(p.samples_s);
+      m.points.push_back(p);
+    }
+    l.collectives.push_back(m);
   }
-  l.collectives.push_back(m);
   l.fit = calibration::fit_link(l);
   db.links.push_back(l);
   const std::string path = testing::TempDir() + "/measured_links_db.json";
   std::ofstream(path) << calibration::cost_database_to_json(db).dump();
+  return path;
+}
+
+TEST(MeasuredLinks, ADatabasesMeasuredCallsAreRunInTheirMeasuredTime) {
+  // A run prices exactly the measured calls by their measurements, not by the links.
+  const std::string path = database_measuring({CollectiveOp::kAllGather});
   Scenario s = two_cpu_sweep("all_gather", "ring");
   const LoweredScenario lowered = lower_with_chosen_costs(s, CostsChoice{path, std::nullopt});
   ASSERT_TRUE(lowered.collective_costs);
@@ -123,6 +131,27 @@ TEST(MeasuredLinks, ADatabasesMeasuredCallsAreRunInTheirMeasuredTime) {
   const LoweredScenario broadcast = lower_with_chosen_costs(other, CostsChoice{path, std::nullopt});
   const ScenarioRun b = run_scenario(other, broadcast);
   EXPECT_EQ(b.result.network_collectives, 3);
+  std::filesystem::remove(path);
+}
+
+TEST(MeasuredLinks, PipelineSendsLikeTheMeasuredOnesTakeTheirMeasuredTime) {
+  // Two pipeline stages on the two CPU ranks: their sends and the tied embedding's
+  // all-reduce are all priced by the database.
+  const std::string path = database_measuring({CollectiveOp::kSendRecv, CollectiveOp::kAllReduce});
+  const std::string example =
+      std::string(DTSIM_SOURCE_DIR) + "/scenarios/examples/small-transformer-2xcpu.json";
+  Scenario s = load_scenario_file(example, {"parallelism.pp=2"});
+  const LoweredScenario lowered = lower_with_chosen_costs(s, CostsChoice{path, std::nullopt});
+  const ScenarioRun run = run_scenario(s, lowered);
+  int64_t priced = 0;
+  for (int64_t n : run.result.priced_collectives) priced += n;
+  EXPECT_GE(priced, 4);  // 2 micro-batches: activations forward and gradients back for each
+  EXPECT_EQ(run.result.network_collectives, 0);
+  Scenario catalog = load_scenario_file(example, {"parallelism.pp=2"});
+  const LoweredScenario plain = lower_with_chosen_costs(catalog);
+  const ScenarioRun base = run_scenario(catalog, plain);
+  EXPECT_EQ(base.result.network_collectives, priced);
+  EXPECT_NE(run.result.end, base.result.end);
   std::filesystem::remove(path);
 }
 
