@@ -91,6 +91,12 @@ std::vector<OpSignature> with_gemm_neighbours(const std::vector<OpSignature>& op
   return out;
 }
 
+int usable_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  return sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
+}
+
 DeviceIdentity cpu_identity(const std::string& catalog_name) {
   DeviceIdentity id;
   id.backend = "cpu";
@@ -111,8 +117,7 @@ DeviceIdentity cpu_identity(const std::string& catalog_name) {
     if (!id.name.empty() && id.clock_mhz > 0) break;
   }
   if (id.name.empty()) id.name = "unknown CPU";
-  cpu_set_t set;
-  id.cores = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
+  id.cores = usable_cores();
   id.threads = kernels::cpu_threads();
   id.blas = kernels::cpu_blas_identity();
   id.measured_at = utc_now();

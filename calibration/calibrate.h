@@ -21,6 +21,9 @@ std::vector<OpSignature> distinct_kernels(const TaskGraph& graph);
 // database shows the steps that tile quantisation puts between sizes.
 std::vector<OpSignature> with_gemm_neighbours(const std::vector<OpSignature>& ops);
 
+// The cores this process may run on (its affinity mask); 0 when the kernel does not say.
+int usable_cores();
+
 // This CPU: its model (/proc/cpuinfo), the cores the process may use, the BLAS and the
 // threads it runs with, for the device spec `catalog_name` it prices.
 DeviceIdentity cpu_identity(const std::string& catalog_name);

@@ -2,13 +2,12 @@
 // reading its samples back into a fitted link calibration.
 #include "calibration/collective_probe.h"
 
-#include <sched.h>
 #include <unistd.h>
 
-#include <fstream>
-#include <sstream>
+#include <algorithm>
 #include <stdexcept>
 
+#include "calibration/calibrate.h"
 #include "calibration/child_process.h"
 #include "calibration/json_reader.h"
 #include "calibration/link_calibration_json.h"
@@ -16,12 +15,6 @@
 namespace dtsim::calibration {
 
 namespace {
-
-int usable_cores() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  return sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
-}
 
 // A fresh folder under the system's temporary folder, removed when it goes out of scope.
 class ScratchFolder {
@@ -69,7 +62,7 @@ std::vector<std::string> probe_command(const CollectiveProbeOptions& o,
 
 LinkCalibration measure_collectives(const CollectiveProbeOptions& o) {
   if (o.ranks < 2) throw std::runtime_error("--ranks: a collective needs at least 2 ranks");
-  if (const int cores = usable_cores(); o.ranks > cores) {
+  if (const int cores = std::max(usable_cores(), 1); o.ranks > cores) {
     throw std::runtime_error("--ranks " + std::to_string(o.ranks) + ": this process may use " +
                              std::to_string(cores) +
                              " cores, and ranks sharing a core would time each other's waits");
@@ -91,23 +84,13 @@ LinkCalibration measure_collectives(const CollectiveProbeOptions& o) {
 }
 
 LinkCalibration read_probe_output(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path.string(), {{"", "cannot read the probe's output"}});
-  std::stringstream text;
-  text << in.rdbuf();
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(text.str());
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(path.string(), {{"", std::string("not a JSON document: ") + e.what()}});
-  }
+  const nlohmann::json doc = read_json_file(path.string(), "the probe's output", "");
   const Reader r(path.string());
   if (r.text(doc, "", "format") != "dtsim-comm-probe") {
     r.fail("/format", "expected \"dtsim-comm-probe\"");
   }
-  LinkCalibration links = link_calibration_from_json(doc, r, "", false);
-  links.link_class = "intra_node";
-  return links;
+  // The probe runs on one node: its calibration is of the intra-node class, the default.
+  return link_calibration_from_json(doc, r, "", false);
 }
 
 }  // namespace dtsim::calibration

@@ -2,8 +2,6 @@
 #include "calibration/cost_database.h"
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 #include "calibration/json_reader.h"
 #include "calibration/link_calibration_json.h"
@@ -144,18 +142,9 @@ CostDatabase cost_database_from_json(const json& doc, const std::string& source)
 }
 
 CostDatabase read_cost_database(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, {{"", "cannot read the cost database"}});
-  std::stringstream text;
-  text << in.rdbuf();
-  json doc;
-  try {
-    doc = json::parse(text.str());
-  } catch (const json::parse_error& e) {
-    throw InputError(path, {{"", std::string("not a JSON document (") + e.what() +
-                                     "); a database is written whole or not at all, so this "
-                                     "is not one that `dtsim calibrate` wrote"}});
-  }
+  const json doc = read_json_file(path, "the cost database",
+                                  "; a database is written whole or not at all, so this is not "
+                                  "one that `dtsim calibrate` wrote");
   return cost_database_from_json(doc, path);
 }
 

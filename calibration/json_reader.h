@@ -1,7 +1,10 @@
 // Reading a JSON document's fields with errors that name the file, the field's JSON pointer
-// and what was expected (sim/input_error.h): the cost database's and the probe's readers.
+// and what was expected (sim/input_error.h), and reading a file's document: the cost
+// database's and the probe's readers.
 #pragma once
 
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -63,5 +66,20 @@ class Reader {
  private:
   std::string source_;
 };
+
+// The JSON document in the file `path`. InputError naming the file: "cannot read `what`",
+// or "not a JSON document (the parser's message)" followed by `hint`.
+inline nlohmann::json read_json_file(const std::string& path, const std::string& what,
+                                     const std::string& hint) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, {{"", "cannot read " + what}});
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    return nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(path, {{"", std::string("not a JSON document (") + e.what() + ")" + hint}});
+  }
+}
 
 }  // namespace dtsim::calibration

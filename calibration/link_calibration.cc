@@ -70,12 +70,6 @@ std::optional<Row> solve(const std::vector<Row>& rows, const std::array<bool, kU
   return x;
 }
 
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t k = v.size();
-  return k % 2 == 1 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
-}
-
 double squared_residual(const std::vector<Row>& rows, const Row& x) {
   double sum = 0;
   for (const Row& row : rows) {
@@ -171,9 +165,9 @@ LinkFit fit_link(const LinkCalibration& links) {
               std::abs(predicted_seconds(fit, c.op, links.ranks, p.bytes) / p.stats.median_s - 1));
     }
   }
-  fit.median_error = median_of(moving);
+  fit.median_error = stats_of(moving).median_s;  // order statistics of any values
   fit.worst_error = *std::max_element(moving.begin(), moving.end());
-  if (!reducing.empty()) fit.reducing_median_error = median_of(reducing);
+  if (!reducing.empty()) fit.reducing_median_error = stats_of(reducing).median_s;
   return fit;
 }
 

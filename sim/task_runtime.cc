@@ -437,34 +437,33 @@ void TaskRuntime::run_phase(uint32_t c, std::shared_ptr<const CollectivePlan> pl
                              [this, c, plan, phase] { run_phase(c, plan, phase + 1); });
 }
 
-std::optional<CollectiveCost> TaskRuntime::measured_time(const CollectiveCall& call) {
-  const CollectiveCostModel* model = sim_.collective_costs_;
-  if (model == nullptr || call.members.empty()) return std::nullopt;
-  CallKey key = key_of(call);
-  if (const auto it = measured_.find(key); it != measured_.end()) return it->second;
+std::optional<CollectiveCost> TaskRuntime::price_measured(CollectiveOp op,
+                                                          const std::vector<int>& members,
+                                                          Bytes bytes) const {
   // A measurement is of one device kind: a group of mixed devices is the network's.
   const auto& devices = sim_.cluster().devices;
-  const DeviceSpec* spec = devices[static_cast<size_t>(call.members.front())].spec;
-  bool one_kind = true;
-  for (int m : call.members)
-    one_kind = one_kind && devices[static_cast<size_t>(m)].spec->name == spec->name;
-  std::optional<CollectiveCost> cost;
-  if (one_kind) cost = model->price(call.op, sim_.layout_of(call.members), *spec, call.bytes);
+  const DeviceSpec* spec = devices[static_cast<size_t>(members.front())].spec;
+  for (int m : members) {
+    if (devices[static_cast<size_t>(m)].spec->name != spec->name) return std::nullopt;
+  }
+  return sim_.collective_costs_->price(op, sim_.layout_of(members), *spec, bytes);
+}
+
+std::optional<CollectiveCost> TaskRuntime::measured_time(const CollectiveCall& call) {
+  if (sim_.collective_costs_ == nullptr || call.members.empty()) return std::nullopt;
+  CallKey key = key_of(call);
+  if (const auto it = measured_.find(key); it != measured_.end()) return it->second;
+  const std::optional<CollectiveCost> cost = price_measured(call.op, call.members, call.bytes);
   measured_.emplace(std::move(key), cost);
   return cost;
 }
 
 std::optional<CollectiveCost> TaskRuntime::measured_p2p(int src, int dst, Bytes bytes) {
-  const CollectiveCostModel* model = sim_.collective_costs_;
-  if (model == nullptr) return std::nullopt;
+  if (sim_.collective_costs_ == nullptr) return std::nullopt;
   const P2pCostKey key{src, dst, bytes.count()};
   if (const auto it = measured_p2p_.find(key); it != measured_p2p_.end()) return it->second;
-  const auto& devices = sim_.cluster().devices;
-  const DeviceSpec* spec = devices[static_cast<size_t>(src)].spec;
-  std::optional<CollectiveCost> cost;
-  if (devices[static_cast<size_t>(dst)].spec->name == spec->name) {
-    cost = model->price(CollectiveOp::kSendRecv, sim_.layout_of({src, dst}), *spec, bytes);
-  }
+  const std::optional<CollectiveCost> cost =
+      price_measured(CollectiveOp::kSendRecv, {src, dst}, bytes);
   measured_p2p_.emplace(key, cost);
   return cost;
 }
@@ -501,16 +500,6 @@ void TaskRuntime::start_p2p(Slot send, Slot recv) {
   const TaskState& s = state_[send];
   const int rank = rank_of(send);
   const Bytes bytes(s.ns_or_bytes);
-  const auto& devices = sim_.cluster().devices;
-  const ClusterDevice& from = devices[rank];
-  const ClusterDevice& to = devices[s.peer];
-  // Pipelines send the same message between the same ranks hundreds of times.
-  const P2pCostKey cost_key{rank, s.peer, s.ns_or_bytes};
-  auto cost = p2p_costs_.find(cost_key);
-  if (cost == p2p_costs_.end()) {
-    cost = p2p_costs_.emplace(cost_key, sim_.p2p_protocol_cost(rank, s.peer, bytes)).first;
-  }
-  const Duration latency = cost->second;
   if (const std::optional<CollectiveCost> measured = measured_p2p(rank, s.peer, bytes)) {
     // A send/recv like the measured ones takes the measured time, as collectives do.
     ++result_.priced_collectives[static_cast<size_t>(measured->source)];
@@ -521,6 +510,16 @@ void TaskRuntime::start_p2p(Slot send, Slot recv) {
     return;
   }
   ++result_.network_collectives;
+  const auto& devices = sim_.cluster().devices;
+  const ClusterDevice& from = devices[rank];
+  const ClusterDevice& to = devices[s.peer];
+  // Pipelines send the same message between the same ranks hundreds of times.
+  const P2pCostKey cost_key{rank, s.peer, s.ns_or_bytes};
+  auto cost = p2p_costs_.find(cost_key);
+  if (cost == p2p_costs_.end()) {
+    cost = p2p_costs_.emplace(cost_key, sim_.p2p_protocol_cost(rank, s.peer, bytes)).first;
+  }
+  const Duration latency = cost->second;
   auto transfer = [this, send, recv, src = from.vertex, dst = to.vertex, bytes] {
     sim_.network_->start_group({FlowSpec{src, dst, bytes}}, 1, [this, send, recv] {
       finish(send);

@@ -87,6 +87,10 @@ class TaskRuntime {
   void begin_transfer(Slot s);
   void nccl_change(int rank, int delta);
   void finish_analytical(uint32_t c);
+  // SimulationOptions::collective_costs's price for `op` over `members` (a model must be
+  // set), uncached; nothing for a group of mixed devices.
+  std::optional<CollectiveCost> price_measured(CollectiveOp op, const std::vector<int>& members,
+                                               Bytes bytes) const;
   // The call's time by SimulationOptions::collective_costs, cached; nothing when that model
   // does not price it (or there is none).
   std::optional<CollectiveCost> measured_time(const CollectiveCall& call);
