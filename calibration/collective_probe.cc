@@ -2,13 +2,12 @@
 // reading its samples back into a fitted link calibration.
 #include "calibration/collective_probe.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <stdexcept>
 
 #include "calibration/calibrate.h"
 #include "calibration/child_process.h"
+#include "calibration/mpirun.h"
 #include "calibration/json_reader.h"
 #include "calibration/link_calibration_json.h"
 
@@ -43,11 +42,7 @@ class ScratchFolder {
 
 std::vector<std::string> probe_command(const CollectiveProbeOptions& o,
                                        const std::filesystem::path& out) {
-  std::vector<std::string> argv = {"mpirun",   "-np", std::to_string(o.ranks), "--bind-to", "core",
-                                   "--map-by", "core"};
-  // Open MPI refuses to start as root unless told to.
-  if (geteuid() == 0) argv.push_back("--allow-run-as-root");
-  argv.insert(argv.end(), {o.probe.string(), "--out", out.string()});
+  std::vector<std::string> argv = mpirun_command(o.ranks, {}, {o.probe.string(), "--out", out.string()});
   for (CollectiveOp op : o.ops)
     argv.insert(argv.end(), {"--op", std::string(collective_op_name(op))});
   const MeasurementPolicy& p = o.policy;

@@ -85,16 +85,9 @@ std::string gpu_catalog_name(const std::optional<std::string>& device) {
   return best;
 }
 
-// dtsim-comm-probe is installed beside the dtsim executable.
-std::filesystem::path probe_path() {
-  std::error_code ec;
-  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return (ec ? std::filesystem::path("dtsim") : self).parent_path() / "dtsim-comm-probe";
-}
-
 calibration::LinkCalibration calibrate_links(const CalibrateArgs& args, const RunSession& session) {
   calibration::CollectiveProbeOptions o;
-  o.probe = probe_path();
+  o.probe = beside_dtsim("dtsim-comm-probe");
   o.ranks = args.ranks;
   const auto max = parse_bytes(args.max_message);
   if (!max.value || max.value->count() < o.min_bytes.count()) {

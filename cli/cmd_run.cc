@@ -30,16 +30,6 @@ struct RunArgs {
   bool quiet = false;
 };
 
-// The scenario name as a single folder name: separators and leading dots replaced, so a
-// name like "../x" cannot place outputs outside dtsim-out/.
-std::string folder_name(std::string name) {
-  for (char& c : name) {
-    if (c == '/' || c == '\\') c = '_';
-  }
-  while (!name.empty() && name.front() == '.') name.front() = '_';
-  return name.empty() ? "scenario" : name;
-}
-
 int run(const RunArgs& args) {
   RunSession session(!args.quiet);
   Scenario scenario = load_scenario_file(args.scenario, args.sets);

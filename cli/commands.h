@@ -2,7 +2,10 @@
 // process exit code: 0 success, 2 bad input, 1 any other failure.
 #pragma once
 
+#include <filesystem>
 #include <functional>
+#include <string>
+#include <string_view>
 
 #include <CLI/CLI.hpp>
 
@@ -27,6 +30,14 @@ Command add_reproduce_command(CLI::App& app);
 Command add_calibrate_command(CLI::App& app);
 Command add_costs_command(CLI::App& app);
 Command add_plans_command(CLI::App& app);
+
+Command add_validate_command(CLI::App& app);
+
+// The scenario name as a single folder name: separators and leading dots replaced, so a
+// name like "../x" cannot place outputs outside dtsim-out/.
+std::string folder_name(std::string name);
+// A program installed beside the dtsim executable (dtsim-comm-probe, dtsim-rank).
+std::filesystem::path beside_dtsim(std::string_view program);
 
 // Prints a ScenarioError's lines (or any exception) to stderr; returns the exit code.
 int report_error(const std::exception& e);

@@ -12,7 +12,8 @@ int main(int argc, char** argv) {
   std::vector<Command> commands;
   for (auto add :
        {add_run_command, add_check_command, add_lower_command, add_list_command, add_sweep_command,
-        add_reproduce_command, add_calibrate_command, add_costs_command, add_plans_command}) {
+        add_reproduce_command, add_calibrate_command, add_costs_command, add_plans_command,
+        add_validate_command}) {
     commands.push_back(add(app));
   }
   try {

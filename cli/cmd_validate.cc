@@ -1,0 +1,138 @@
+// `dtsim validate`: run a scenario's step for real on this machine's CPU ranks and compare
+// it with the simulator's prediction from the same cost database, task by task.
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "cli/run_session.h"
+#include "reports/real_validation_report.h"
+#include "runner/real_validation.h"
+#include "sim/input_error.h"
+#include "sim/unit_parse.h"
+
+namespace dtsim::cli {
+namespace {
+
+struct ValidateArgs {
+  std::string scenario;
+  std::string backend = "cpu";
+  std::optional<int> ranks;
+  std::optional<std::string> costs;
+  std::optional<std::string> costs_device;
+  std::vector<std::string> sets;
+  int iterations = 5;
+  int warmup = 2;
+  std::string timeout = "10min";
+  bool emulate_links = false;
+  std::string out;
+  bool quiet = false;
+};
+
+int validate(const ValidateArgs& args) {
+  if (args.backend == "cuda") {
+    throw InputError("--backend cuda",
+                     {{"", "the GPU executor (CUDA streams and NCCL ranks) is not built yet; "
+                           "validate on the CPU backend (--backend cpu)"}});
+  }
+  if (args.emulate_links) {
+    throw InputError("--emulate-links",
+                     {{"", "emulated links (network namespaces, shaped veth pairs, a delay "
+                           "forwarder) are not built yet; the ranks run over shared memory"}});
+  }
+  const auto timeout = parse_duration(args.timeout);
+  if (!timeout.value || *timeout.value <= Duration::zero()) {
+    throw InputError("--timeout", {{"", "expected a positive duration such as \"10min\", got \"" +
+                                            args.timeout + "\""}});
+  }
+  RunSession session(false);
+  RealRunOptions o;
+  o.scenario = args.scenario;
+  o.overrides = args.sets;
+  o.costs = CostsChoice{args.costs, args.costs_device};
+  o.rank_program = beside_dtsim("dtsim-rank");
+  o.warmup = args.warmup;
+  o.iterations = args.iterations;
+  o.timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout.value->seconds() * 1e3));
+  o.stop = session.control().stop;
+  // The name is known once loaded; the folder is chosen before, from the file's stem.
+  const std::filesystem::path out =
+      args.out.empty() ? std::filesystem::path("dtsim-out") /
+                             (folder_name(std::filesystem::path(args.scenario).stem().string()) +
+                              "-validation")
+                       : std::filesystem::path(args.out);
+  o.folder = out / "ranks";
+  if (!args.quiet) {
+    std::cout << fmt::format("running {} for real: {} warm-up and {} measured steps...\n",
+                             args.scenario, args.warmup, args.iterations)
+              << std::flush;
+  }
+  const RealValidation v = validate_for_real(o);
+  if (v.cancelled || session.interrupted()) return session.report_interrupted("validation");
+  if (args.ranks && *args.ranks != static_cast<int>(v.measured.ranks.size())) {
+    throw InputError("--ranks", {{"", fmt::format("the scenario's step runs on {} ranks, not {}: "
+                                                  "change its cluster to change them",
+                                                  v.measured.ranks.size(), *args.ranks)}});
+  }
+  RealValidationView view;
+  view.scenario = v.scenario->name;
+  view.source = v.scenario->source;
+  view.cost_model = v.lowered.cost_model;
+  view.costs = args.costs.value_or("");
+  view.graph = &v.lowered.graph;
+  view.measured = &v.measured;
+  view.comparison = &v.comparison;
+  view.predicted = v.predicted;
+  write_real_validation(out, view);
+  if (!args.quiet) {
+    const executor::ErrorFigure& s = v.comparison.step;
+    std::cout << fmt::format(
+        "step: measured {:.2f} ms (p10 {:.2f}, p90 {:.2f}) over {} steps on {} ranks; predicted "
+        "{:.2f} ms ({} cost model): error {:+.1f}%\n",
+        s.measured_s * 1e3, s.measured_p10_s * 1e3, s.measured_p90_s * 1e3, v.comparison.steps,
+        v.measured.ranks.size(), s.predicted_s * 1e3, v.lowered.cost_model, 100 * s.error);
+    for (const executor::KindComparison& k : v.comparison.kinds) {
+      std::cout << fmt::format("  {:<10} busy {:>9.2f} ms measured, {:>9.2f} ms predicted ({:+.1f}%)\n",
+                               task_kind_name(k.kind), k.busy.measured_s * 1e3,
+                               k.busy.predicted_s * 1e3, 100 * k.busy.error);
+    }
+    std::cout << "wrote " << (out / "validation.json").string() << ", validation.md, trace.json\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Command add_validate_command(CLI::App& app) {
+  auto args = std::make_shared<ValidateArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "validate",
+      "Run a scenario's step for real (MPI ranks on this machine's cores) and compare it with "
+      "the prediction, task by task: writes validation.json, validation.md and trace.json");
+  cmd->add_option("scenario", args->scenario, "Scenario JSON file")->required();
+  cmd->add_option("--backend", args->backend, "Where the ranks run: cpu (cuda: not built yet)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  cmd->add_option("--ranks", args->ranks,
+                  "The ranks expected (the scenario's cluster sets them; a mismatch is an error)");
+  cmd->add_option("--costs", args->costs,
+                  "Price the prediction's ops with the measured model over this cost database "
+                  "(the ranks lower with it too, so both run the same graph)");
+  cmd->add_option("--costs-device", args->costs_device,
+                  "The scenario device the --costs database prices");
+  cmd->add_option("--set", args->sets, "Override a key before validation: a.b.c=VALUE");
+  cmd->add_option("--iterations", args->iterations, "Measured steps (default 5)");
+  cmd->add_option("--warmup", args->warmup, "Warm-up steps before them (default 2)");
+  cmd->add_option("--timeout", args->timeout,
+                  "End the run (every rank killed) when it takes longer (default 10min)");
+  cmd->add_flag("--emulate-links", args->emulate_links,
+                "Run each rank in a network namespace over shaped links (not built yet)");
+  cmd->add_option("--out", args->out,
+                  "Output folder (default dtsim-out/<scenario file's stem>-validation)");
+  cmd->add_flag("--quiet", args->quiet, "Print nothing on success");
+  return {cmd, [args] { return validate(*args); }};
+}
+
+}  // namespace dtsim::cli

@@ -1,0 +1,152 @@
+// CpuTaskWork: kernels on prepared operands, a caching allocator, host copies.
+#include "executor/cpu_task_work.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <stdexcept>
+#include <string>
+
+#include "executor/rank_executor.h"
+
+namespace dtsim::executor {
+
+namespace {
+
+std::string describe(TaskId id, const TaskView& t) {
+  return "task " + std::to_string(id) + " (\"" + std::string(t.name) + "\", rank " +
+         std::to_string(t.rank) + ")";
+}
+
+// Buffers a file named no id for are told apart by size (a free undoes the latest
+// allocation of its size).
+uint64_t block_key(const TaskView& t) {
+  return t.buffer != 0 ? t.buffer : (uint64_t{1} << 32) | static_cast<uint64_t>(t.bytes.count());
+}
+
+}  // namespace
+
+CpuTaskWork::CpuTaskWork(const TaskGraph& graph, const RankPlan& plan, Communicator& comm)
+    : graph_(graph), comm_(comm) {
+  for (TaskId id : plan.tasks) {
+    const TaskView t = graph.task(id);
+    if (t.kind == TaskKind::kCompute && t.ops != kNoOps && !operands_.contains(t.ops)) {
+      std::vector<std::unique_ptr<kernels::OperandBuffers>> sets;
+      for (const OpSignature& op : graph.op_list(t.ops)) {
+        if (const std::string why = kernels::cpu_unsupported_reason(op); !why.empty()) {
+          throw kernels::UnsupportedOp(describe(id, t) + ", op \"" + op.name + "\": " + why);
+        }
+        sets.push_back(std::make_unique<kernels::OperandBuffers>(op));
+        operand_bytes_ += sets.back()->total_bytes();
+      }
+      operands_.emplace(t.ops, std::move(sets));
+    }
+    if (t.kind == TaskKind::kMemcpy) {
+      if (t.memcpy_kind == MemcpyKind::kPeer) {
+        throw std::invalid_argument(describe(id, t) +
+                                    ": a peer copy reads another rank's device memory, which "
+                                    "CPU ranks do not share; send it as a message");
+      }
+      auto& [from, to] = copies_[t.bytes.count()];
+      from.assign(static_cast<size_t>(t.bytes.count()), std::byte{1});
+      to.assign(static_cast<size_t>(t.bytes.count()), std::byte{0});
+    }
+  }
+}
+
+CpuTaskWork::~CpuTaskWork() {
+  for (auto& [key, block] : live_) std::free(block.data);
+  for (auto& [bytes, data] : cached_) std::free(data);
+}
+
+int64_t CpuTaskWork::peak_allocated_bytes() const {
+  std::lock_guard lock(memory_mu_);
+  return peak_allocated_bytes_;
+}
+
+void CpuTaskWork::run(TaskId id, const TaskView& task) {
+  switch (task.kind) {
+    case TaskKind::kCompute:
+      compute(task);
+      return;
+    case TaskKind::kCollective:
+      comm_.collective(task.collective, task);
+      return;
+    case TaskKind::kSend:
+      comm_.send(id, task);
+      return;
+    case TaskKind::kRecv:
+      comm_.recv(id, task);
+      return;
+    case TaskKind::kMemcpy:
+      copy(task);
+      return;
+    case TaskKind::kAlloc:
+      allocate(task);
+      return;
+    case TaskKind::kFree:
+      release(task);
+      return;
+  }
+}
+
+void CpuTaskWork::compute(const TaskView& task) {
+  if (task.ops == kNoOps) {
+    // A task-graph file gave a duration and no ops: the core is kept busy that long.
+    const int64_t until = steady_now_ns() + static_cast<int64_t>(task.duration.seconds() * 1e9);
+    while (steady_now_ns() < until) {
+    }
+    return;
+  }
+  const auto ops = graph_.op_list(task.ops);
+  auto& sets = operands_.at(task.ops);
+  for (size_t i = 0; i < ops.size(); ++i) kernels::run_cpu(ops[i], *sets[i]);
+}
+
+void CpuTaskWork::copy(const TaskView& task) {
+  auto& [from, to] = copies_.at(task.bytes.count());
+  std::memcpy(to.data(), from.data(), from.size());
+}
+
+void CpuTaskWork::allocate(const TaskView& task) {
+  const int64_t bytes = std::max<int64_t>(task.bytes.count(), 1);
+  std::byte* data = nullptr;
+  {
+    std::lock_guard lock(memory_mu_);
+    // A step allocates its persistent state (weights, gradients, optimizer states) and never
+    // frees it: when the next step allocates it again, it is the same state, held already.
+    if (task.buffer != 0) {
+      if (auto it = live_.find(block_key(task)); it != live_.end() && it->second.bytes == bytes) return;
+    }
+    if (auto it = cached_.find(bytes); it != cached_.end()) {
+      data = it->second;
+      cached_.erase(it);
+    }
+  }
+  if (!data) {
+    // Fresh pages are touched here, as a framework's first allocation of a size faults them
+    // in; the warm-up step takes those faults, and the measured steps reuse the blocks.
+    data = static_cast<std::byte*>(std::aligned_alloc(64, (static_cast<size_t>(bytes) + 63) / 64 * 64));
+    if (!data) throw std::bad_alloc();
+    std::memset(data, 0, static_cast<size_t>(bytes));
+  }
+  std::lock_guard lock(memory_mu_);
+  live_.emplace(block_key(task), Block{data, bytes});
+  allocated_bytes_ += bytes;
+  peak_allocated_bytes_ = std::max(peak_allocated_bytes_, allocated_bytes_);
+}
+
+void CpuTaskWork::release(const TaskView& task) {
+  std::lock_guard lock(memory_mu_);
+  const auto it = live_.find(block_key(task));
+  if (it == live_.end()) {
+    throw std::invalid_argument("free \"" + std::string(task.name) +
+                                "\": its rank holds no such buffer");
+  }
+  allocated_bytes_ -= it->second.bytes;
+  cached_.emplace(it->second.bytes, it->second.data);
+  live_.erase(it);
+}
+
+}  // namespace dtsim::executor

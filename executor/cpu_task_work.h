@@ -1,0 +1,66 @@
+// Running a rank's tasks on the CPU: each compute task's ops through kernels/ (OpenBLAS and
+// our CPU kernels) on buffers of their own, allocations and frees by buffer id, host
+// copies, and messages through a Communicator.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "executor/communicator.h"
+#include "executor/rank_plan.h"
+#include "executor/task_work.h"
+#include "kernels/kernel.h"
+#include "sim/task_graph.h"
+
+namespace dtsim::executor {
+
+class CpuTaskWork final : public TaskWork {
+ public:
+  // Prepares every buffer the rank's tasks use, so that no step times an allocation of its
+  // operands: one set per op of each op list (a layer's GEMM and the next layer's do not
+  // share weights, as in a real step; the micro-batches of a stage share them, as a framework
+  // reuses its allocations). Throws kernels::UnsupportedOp naming the task and the op for an
+  // op the CPU backend cannot run, and std::invalid_argument for a task the CPU cannot
+  // (a copy to or from another rank's device).
+  CpuTaskWork(const TaskGraph& graph, const RankPlan& plan, Communicator& comm);
+  ~CpuTaskWork() override;
+
+  void run(TaskId id, const TaskView& task) override;
+
+  // Bytes of the ops' operand buffers (prepared once), and the most bytes the graph's own
+  // allocations held at once so far.
+  int64_t operand_bytes() const { return operand_bytes_; }
+  int64_t peak_allocated_bytes() const;
+
+ private:
+  struct Block {
+    std::byte* data = nullptr;
+    int64_t bytes = 0;
+  };
+  void compute(const TaskView& task);
+  void allocate(const TaskView& task);
+  void release(const TaskView& task);
+  void copy(const TaskView& task);
+
+  const TaskGraph& graph_;
+  Communicator& comm_;
+  // op list -> one buffer set per op, in list order.
+  std::unordered_map<OpListId, std::vector<std::unique_ptr<kernels::OperandBuffers>>> operands_;
+  int64_t operand_bytes_ = 0;
+  // memcpy tasks: a source and a destination per size, reused.
+  std::unordered_map<int64_t, std::pair<std::vector<std::byte>, std::vector<std::byte>>> copies_;
+
+  // Allocations: freed blocks are kept by size and handed out again, as a framework's
+  // caching allocator does, so that only the first (warm-up) step touches fresh pages.
+  mutable std::mutex memory_mu_;
+  std::unordered_multimap<uint64_t, Block> live_;  // by buffer id (or size, for id 0)
+  std::unordered_multimap<int64_t, std::byte*> cached_;  // by size
+  int64_t allocated_bytes_ = 0;
+  int64_t peak_allocated_bytes_ = 0;
+};
+
+}  // namespace dtsim::executor

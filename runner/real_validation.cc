@@ -1,0 +1,186 @@
+// validate_for_real: lower and simulate here, run the ranks under mpirun, read their
+// timelines back, compare.
+#include "runner/real_validation.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <system_error>
+
+#include "calibration/calibrate.h"
+#include "calibration/child_process.h"
+#include "calibration/mpirun.h"
+#include "executor/rank_plan.h"
+#include "kernels/kernel.h"
+#include "runner/rank_timeline_file.h"
+#include "scenarios/loader.h"
+#include "sim/input_error.h"
+
+namespace dtsim {
+
+namespace {
+
+// What the ranks cannot run is refused here, before mpirun starts, with the scenario named.
+void check_runnable(const std::string& source, const LoweredScenario& lowered, int ranks) {
+  if (lowered.local_graph) {
+    throw InputError(source, {{"/parallelism/sync_every",
+                               "local SGD alternates two step graphs; a real run executes one "
+                               "(set sync_every to 1 to validate the synchronizing step)"}});
+  }
+  if (const int cores = std::max(calibration::usable_cores(), 1); ranks > cores) {
+    throw InputError(source, {{"/cluster",
+                               fmt::format("the step runs on {} ranks and this process may use "
+                                           "{} cores: ranks sharing a core would time each "
+                                           "other's work (one rank per core)",
+                                           ranks, cores)}});
+  }
+  const TaskGraph& g = lowered.graph;
+  if (const auto errors = g.validate(ranks); !errors.empty()) {
+    throw InputError(source, {{"/workload", "the lowered graph cannot run: " + errors.front()}});
+  }
+  for (int r = 0; r < ranks; ++r) {
+    try {
+      executor::plan_rank(g, r);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(source, {{"/workload", e.what()}});
+    }
+  }
+  for (TaskId id = 0; id < g.num_tasks(); ++id) {
+    const TaskView t = g.task(id);
+    if (t.kind == TaskKind::kMemcpy && t.memcpy_kind == MemcpyKind::kPeer) {
+      throw InputError(source, {{"/workload", fmt::format("task {} (\"{}\") copies from another "
+                                                          "rank's device, which CPU ranks do not "
+                                                          "share",
+                                                          id, t.name)}});
+    }
+    if (t.kind != TaskKind::kCompute || t.ops == kNoOps) continue;
+    for (const OpSignature& op : g.op_list(t.ops)) {
+      if (const std::string why = kernels::cpu_unsupported_reason(op); !why.empty()) {
+        throw InputError(source, {{"/workload", fmt::format("task {} (\"{}\"), op \"{}\": the "
+                                                            "CPU backend has no kernel for it "
+                                                            "({})",
+                                                            id, t.name, op.name, why)}});
+      }
+    }
+  }
+}
+
+std::vector<std::string> rank_command(const RealRunOptions& o, int ranks) {
+  std::vector<std::string> program = {o.rank_program.string(), "--scenario",
+                                      std::filesystem::absolute(o.scenario).string()};
+  for (const std::string& s : o.overrides) program.insert(program.end(), {"--set", s});
+  if (o.costs.database) {
+    program.insert(program.end(),
+                   {"--costs", std::filesystem::absolute(*o.costs.database).string()});
+  }
+  if (o.costs.device) program.insert(program.end(), {"--costs-device", *o.costs.device});
+  program.insert(program.end(), {"--warmup", std::to_string(o.warmup), "--iterations",
+                                 std::to_string(o.iterations), "--out",
+                                 std::filesystem::absolute(o.folder).string()});
+  // Shared memory between the ranks of this machine, as the collective probe measured it.
+  return calibration::mpirun_command(ranks, {"--mca", "btl", "self,vader"}, program);
+}
+
+std::string task_words(const TaskGraph& g, uint32_t id) {
+  if (id == executor::kNoTask || id >= g.num_tasks()) return "none";
+  const TaskView t = g.task(id);
+  return fmt::format("task {} \"{}\" ({}, stream {})", id, t.name, task_kind_name(t.kind),
+                     g.streams()[t.stream]);
+}
+
+}  // namespace
+
+std::vector<std::string> describe_rank_progress(const TaskGraph& graph,
+                                                const std::filesystem::path& folder, int ranks,
+                                                int steps) {
+  std::vector<std::string> lines;
+  for (int r = 0; r < ranks; ++r) {
+    const auto p = executor::read_progress(rank_progress_path(folder, r));
+    if (!p) {
+      lines.push_back(fmt::format("rank {} never started (no progress board)", r));
+      continue;
+    }
+    if (p->done) continue;
+    if (p->step == 0) {
+      lines.push_back(fmt::format("rank {} (pid {}) stopped before its first step (while "
+                                  "lowering, setting up its buffers and communicators, or "
+                                  "estimating its clock offset)",
+                                  r, p->pid));
+      continue;
+    }
+    // Tasks on other streams may still run after the last start (a collective waiting for
+    // a dead peer): the count says how many were in flight.
+    const uint32_t running = p->started - p->finished;
+    lines.push_back(fmt::format(
+        "rank {} (pid {}) stopped in step {} of {} with {} of its tasks finished and {} in "
+        "flight; last started: {}{}; last finished: {}",
+        r, p->pid, p->step, steps, p->finished, running, task_words(graph, p->last_started),
+        p->last_started != p->last_finished && running > 0 ? " (unfinished)" : "",
+        task_words(graph, p->last_finished)));
+  }
+  return lines;
+}
+
+RealValidation validate_for_real(const RealRunOptions& o) {
+  if (o.warmup < 0 || o.iterations < 1) {
+    throw InputError("--iterations", {{"", "expected at least 1 measured step and 0 or more "
+                                           "warm-up steps"}});
+  }
+  RunControl control;
+  control.stop = o.stop;
+  RealValidation v;
+  v.scenario = std::make_unique<Scenario>(load_scenario_file(o.scenario, o.overrides));
+  v.lowered = lower_with_chosen_costs(*v.scenario, o.costs, control);
+  if (v.lowered.cancelled) {
+    v.cancelled = true;
+    return v;
+  }
+  const TaskGraph& graph = v.lowered.graph;
+  const int ranks = executor::graph_ranks(graph);
+  check_runnable(v.scenario->source, v.lowered, ranks);
+  if (!std::filesystem::exists(o.rank_program)) {
+    throw std::runtime_error("the rank program " + o.rank_program.string() +
+                             " is not built (this dtsim was configured without MPI: install "
+                             "libopenmpi-dev and openmpi-bin, scripts/install-deps.sh)");
+  }
+
+  // The prediction, from the same lowered graph the ranks build.
+  executor::PredictionRecorder recorder(graph.num_tasks());
+  const ScenarioRun run = run_scenario(*v.scenario, v.lowered, {&recorder}, control);
+  if (run.result.cancelled) {
+    v.cancelled = true;
+    return v;
+  }
+  v.predicted_step_s = run.result.end.seconds();
+  v.predicted = recorder.tasks();
+
+  std::filesystem::create_directories(o.folder);
+  for (int r = 0; r < ranks; ++r) {
+    std::error_code ignored;
+    std::filesystem::remove(rank_timeline_path(o.folder, r), ignored);
+    std::filesystem::remove(rank_progress_path(o.folder, r), ignored);
+  }
+  // One BLAS thread per rank (the rank sets it too; this covers the library's start-up).
+  const std::vector<std::string> env = {"OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1"};
+  const calibration::ChildResult r = calibration::run_child(
+      rank_command(o, ranks), env, o.folder / "mpirun.log", o.timeout, o.stop);
+  if (r.end == calibration::ChildResult::End::kStopped) {
+    v.cancelled = true;
+    return v;
+  }
+  if (r.end != calibration::ChildResult::End::kExited || r.exit_code != 0) {
+    std::string where;
+    for (const std::string& line :
+         describe_rank_progress(graph, o.folder, ranks, o.warmup + o.iterations)) {
+      where += "\n  " + line;
+    }
+    throw std::runtime_error(calibration::describe_failure("the real run (mpirun, dtsim-rank)", r) +
+                             (where.empty() ? "" : "\nwhere the ranks were:" + where));
+  }
+  v.measured = read_rank_timelines(o.folder, ranks);
+  v.comparison = executor::compare_step(graph, v.measured, v.predicted, v.predicted_step_s);
+  return v;
+}
+
+}  // namespace dtsim

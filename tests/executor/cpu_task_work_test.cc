@@ -1,0 +1,132 @@
+// CpuTaskWork: compute tasks run their ops on the CPU kernels, allocations are real and
+// reused (persistent state held across steps, freed blocks handed out again), and what the
+// CPU cannot run is refused before any step, naming the task and the op.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+#include "executor/cpu_task_work.h"
+#include "executor/rank_executor.h"
+#include "tests/executor/graph_builder.h"
+
+namespace dtsim::executor {
+namespace {
+
+using testing::add_task;
+
+// The graphs here send no message: a call to it is a test failure.
+class NoMessages final : public Communicator {
+ public:
+  void collective(uint32_t, const TaskView& t) override { fail(t); }
+  void send(TaskId, const TaskView& t) override { fail(t); }
+  void recv(TaskId, const TaskView& t) override { fail(t); }
+
+ private:
+  static void fail(const TaskView& t) {
+    throw std::logic_error("unexpected message task " + std::string(t.name));
+  }
+};
+
+OpSignature fp32_gemm(int64_t m, int64_t n, int64_t k) {
+  OpSignature op;
+  op.name = "linear";
+  op.kind = KernelKind::kGemm;
+  op.storage = op.math = DType::kFp32;
+  op.gemm = {m, n, k, 1, false, true};
+  op.flops = op.gemm.flops();
+  return op;
+}
+
+TaskId add_memory(TaskGraph& g, TaskKind kind, uint32_t buffer, int64_t bytes,
+                  std::vector<TaskId> deps = {}) {
+  Task t;
+  t.kind = kind;
+  t.rank = 0;
+  t.stream = g.stream("compute");
+  t.name = (kind == TaskKind::kAlloc ? "alloc " : "free ") + std::to_string(buffer);
+  t.buffer = buffer;
+  t.bytes = Bytes(bytes);
+  t.deps = std::move(deps);
+  return g.add(t);
+}
+
+TEST(CpuTaskWork, RunsEachComputeTasksOpsOnBuffersOfTheirOwn) {
+  TaskGraph g;
+  const std::vector<OpSignature> ops = {fp32_gemm(64, 32, 16), fp32_gemm(64, 16, 32)};
+  Task t;
+  t.kind = TaskKind::kCompute;
+  t.name = "layer";
+  t.stream = g.stream("compute");
+  t.ops = g.add_op_list(ops);
+  g.add(t);
+  g.add(t);  // the same op list again shares the buffers
+  const RankPlan plan = plan_rank(g, 0);
+  NoMessages comm;
+  CpuTaskWork work(g, plan, comm);
+  // A, B and C of each GEMM in fp32, prepared once for the list.
+  const int64_t expected = 4 * (64 * 16 + 32 * 16 + 64 * 32) + 4 * (64 * 32 + 16 * 32 + 64 * 16);
+  EXPECT_EQ(work.operand_bytes(), expected);
+  RankExecutor ex(g, plan, work);
+  const StepTimes times = ex.run_step();
+  for (const TaskSpan& s : times.tasks) EXPECT_LT(s.start_ns, s.end_ns);
+}
+
+TEST(CpuTaskWork, RefusesAnOpTheCpuCannotRunBeforeAnyStep) {
+  TaskGraph g;
+  OpSignature bf16 = fp32_gemm(8, 8, 8);
+  bf16.storage = bf16.math = DType::kBf16;
+  Task t;
+  t.kind = TaskKind::kCompute;
+  t.name = "bf16 layer";
+  t.stream = g.stream("compute");
+  t.ops = g.add_op_list(std::vector<OpSignature>{bf16});
+  g.add(t);
+  NoMessages comm;
+  try {
+    CpuTaskWork work(g, plan_rank(g, 0), comm);
+    FAIL() << "expected kernels::UnsupportedOp";
+  } catch (const kernels::UnsupportedOp& e) {
+    EXPECT_NE(std::string(e.what()).find("\"bf16 layer\""), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("bf16"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CpuTaskWork, PersistentStateIsHeldAcrossStepsAndFreedBlocksAreReused) {
+  TaskGraph g;
+  add_memory(g, TaskKind::kAlloc, 1, 1 << 20);              // weights: never freed
+  const TaskId act = add_memory(g, TaskKind::kAlloc, 2, 4 << 20);  // activations
+  add_memory(g, TaskKind::kFree, 2, 4 << 20, {act});
+  const RankPlan plan = plan_rank(g, 0);
+  NoMessages comm;
+  CpuTaskWork work(g, plan, comm);
+  RankExecutor ex(g, plan, work);
+  ex.run_step();
+  EXPECT_EQ(work.peak_allocated_bytes(), 5 << 20);
+  // The next steps find the weights held and the activations' block cached.
+  ex.run_step();
+  ex.run_step();
+  EXPECT_EQ(work.peak_allocated_bytes(), 5 << 20);
+}
+
+TEST(CpuTaskWork, AFreeOfABufferTheRankDoesNotHoldFailsTheTask) {
+  TaskGraph g;
+  add_memory(g, TaskKind::kFree, 9, 64);
+  const RankPlan plan = plan_rank(g, 0);
+  NoMessages comm;
+  CpuTaskWork work(g, plan, comm);
+  RankExecutor ex(g, plan, work);
+  EXPECT_THROW(ex.run_step(), std::invalid_argument);
+}
+
+TEST(CpuTaskWork, MessagesGoToTheCommunicator) {
+  TaskGraph g;
+  add_task(g, TaskKind::kSend, 0, "pp", "send");
+  const RankPlan plan = plan_rank(g, 0);
+  NoMessages comm;
+  CpuTaskWork work(g, plan, comm);
+  RankExecutor ex(g, plan, work);
+  EXPECT_THROW(ex.run_step(), std::logic_error);
+}
+
+}  // namespace
+}  // namespace dtsim::executor

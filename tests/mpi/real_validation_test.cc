@@ -1,0 +1,181 @@
+// dtsim validate for real: two MPI ranks run the data-parallel transformer's step and the
+// report holds the measured and predicted figures; a rank that is killed or hangs ends the
+// run with an error naming it and its last task, and no rank process is left behind.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "executor/progress_board.h"
+#include "runner/rank_timeline_file.h"
+#include "runner/real_validation.h"
+
+namespace dtsim {
+namespace {
+
+const std::string kCase = std::string(DTSIM_SOURCE_DIR) + "/scenarios/validation/real/dp-transformer.json";
+
+std::filesystem::path scratch(const std::string& name) {
+  const auto p = std::filesystem::temp_directory_path() /
+                 ("dtsim-validate-" + std::to_string(::getpid()) + "-" + name);
+  std::filesystem::remove_all(p);
+  return p;
+}
+
+// A process is gone when /proc has no entry for it, or only a zombie's (whose reaping is
+// init's job once mpirun, its parent, has exited).
+bool gone(int64_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  if (!stat) return true;
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const auto close = text.rfind(')');
+  return close != std::string::npos && close + 2 < text.size() && text[close + 2] == 'Z';
+}
+
+// Waits until rank `rank` of the run in `folder` is inside a step, and returns its pid.
+int64_t wait_for_step(const std::filesystem::path& folder, int rank) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (std::chrono::steady_clock::now() < until) {
+    if (auto p = executor::read_progress(rank_progress_path(folder, rank)); p && p->step >= 2) {
+      return p->pid;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return 0;
+}
+
+RealRunOptions long_run(const std::filesystem::path& folder) {
+  RealRunOptions o;
+  o.scenario = kCase;
+  o.rank_program = DTSIM_RANK;
+  o.warmup = 0;
+  o.iterations = 10000;  // far longer than the test waits: only a failure ends it
+  o.timeout = std::chrono::seconds(60);
+  o.folder = folder;
+  return o;
+}
+
+TEST(RealValidation, TheCliRunsTheStepForRealAndWritesTheReport) {
+  const auto out = scratch("cli");
+  const std::string command = std::string(DTSIM_BINARY) + " validate " + kCase +
+                              " --iterations 3 --warmup 1 --out " + out.string() + " > " +
+                              (out.string() + ".log") + " 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0) << std::ifstream(out.string() + ".log").rdbuf();
+  std::ifstream in(out / "validation.json");
+  const nlohmann::json v = nlohmann::json::parse(in);
+  EXPECT_EQ(v["format"], "dtsim-validation");
+  EXPECT_EQ(v["ranks"], 2);
+  EXPECT_EQ(v["iterations"], 3);
+  EXPECT_EQ(v["measured_steps_s"].size(), 3u);
+  const double measured = v["measured_step_s"];
+  const double predicted = v["predicted_step_s"];
+  EXPECT_GT(measured, 0);
+  EXPECT_GT(predicted, 0);
+  EXPECT_LE(v["measured_step_p10_s"].get<double>(), measured);
+  EXPECT_GE(v["measured_step_p90_s"].get<double>(), measured);
+  EXPECT_NEAR(v["error"].get<double>(), (predicted - measured) / measured, 1e-9);
+  // Every kind that ran, every rank, every task of the graph.
+  std::set<std::string> kinds;
+  for (const auto& k : v["per_kind"]) kinds.insert(k["kind"].get<std::string>());
+  EXPECT_TRUE(kinds.contains("compute"));
+  EXPECT_TRUE(kinds.contains("collective"));
+  ASSERT_EQ(v["per_rank"].size(), 2u);
+  for (const auto& r : v["per_rank"]) {
+    EXPECT_GT(r["measured_s"].get<double>(), 0);
+    EXPECT_GE(r["clock_uncertainty_ns"].get<int64_t>(), 0);
+    EXPECT_GT(r["operand_bytes"].get<int64_t>(), 0);
+  }
+  for (const auto& t : v["tasks"]) {
+    if (t["kind"] == "compute") {
+      EXPECT_GT(t["measured_s"].get<double>(), 0) << t.dump();
+    }
+  }
+  // The trace: a measured and a predicted process, the same tasks in each.
+  std::ifstream trace_in(out / "trace.json");
+  const nlohmann::json trace = nlohmann::json::parse(trace_in);
+  std::map<int, int> spans;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] == "X") ++spans[e["pid"].get<int>()];
+  }
+  EXPECT_EQ(spans.size(), 2u);
+  EXPECT_EQ(spans[1], spans[2]);
+  EXPECT_EQ(spans[1], static_cast<int>(v["tasks"].size()));
+  std::ifstream md(out / "validation.md");
+  std::stringstream text;
+  text << md.rdbuf();
+  EXPECT_NE(text.str().find("| step |"), std::string::npos);
+  std::filesystem::remove_all(out);
+  std::filesystem::remove(out.string() + ".log");
+}
+
+TEST(RealValidation, AKilledRankEndsTheRunNamingItAndLeavesNoProcess) {
+  const auto folder = scratch("killed");
+  auto run = std::async(std::launch::async, [&] { return validate_for_real(long_run(folder)); });
+  const int64_t victim = wait_for_step(folder, 1);
+  ASSERT_GT(victim, 0) << "rank 1 never reached its second step";
+  const auto other = executor::read_progress(rank_progress_path(folder, 0));
+  ASSERT_TRUE(other);
+  ASSERT_EQ(::kill(static_cast<pid_t>(victim), SIGKILL), 0);
+  ASSERT_EQ(run.wait_for(std::chrono::seconds(60)), std::future_status::ready)
+      << "the run did not end after its rank was killed";
+  try {
+    run.get();
+    FAIL() << "expected the run to fail";
+  } catch (const std::runtime_error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("rank 1 (pid " + std::to_string(victim) + ") stopped in step"),
+              std::string::npos)
+        << m;
+    EXPECT_NE(m.find("last started: task"), std::string::npos) << m;
+  }
+  EXPECT_TRUE(gone(victim));
+  EXPECT_TRUE(gone(other->pid)) << "rank 0 (pid " << other->pid << ") outlived the run";
+  std::filesystem::remove_all(folder);
+}
+
+TEST(RealValidation, AHungRankEndsTheRunAtItsTimeoutAndLeavesNoProcess) {
+  const auto folder = scratch("hung");
+  RealRunOptions o = long_run(folder);
+  o.timeout = std::chrono::seconds(15);
+  auto run = std::async(std::launch::async, [&] { return validate_for_real(o); });
+  const int64_t victim = wait_for_step(folder, 1);
+  ASSERT_GT(victim, 0) << "rank 1 never reached its second step";
+  const auto other = executor::read_progress(rank_progress_path(folder, 0));
+  ASSERT_TRUE(other);
+  // A stopped process neither exits nor answers: to its peers it hangs.
+  ASSERT_EQ(::kill(static_cast<pid_t>(victim), SIGSTOP), 0);
+  ASSERT_EQ(run.wait_for(std::chrono::seconds(60)), std::future_status::ready)
+      << "the run outlived its time-out";
+  try {
+    run.get();
+    FAIL() << "expected the run to fail";
+  } catch (const std::runtime_error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("did not finish before its deadline"), std::string::npos) << m;
+    EXPECT_NE(m.find("rank 1 (pid " + std::to_string(victim) + ")"), std::string::npos) << m;
+  }
+  EXPECT_TRUE(gone(victim));
+  EXPECT_TRUE(gone(other->pid));
+  std::filesystem::remove_all(folder);
+}
+
+TEST(RealValidation, RefusesMoreRanksThanCoresBeforeStartingAny) {
+  const auto folder = scratch("ranks");
+  RealRunOptions o = long_run(folder);
+  o.overrides = {"cluster.nodes.0.devices_per_node=64", "training.global_batch=256"};
+  EXPECT_THROW(validate_for_real(o), InputError);
+  EXPECT_FALSE(std::filesystem::exists(rank_progress_path(folder, 0)));
+}
+
+}  // namespace
+}  // namespace dtsim
