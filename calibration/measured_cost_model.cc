@@ -9,11 +9,19 @@ namespace dtsim::calibration {
 MeasuredCostModel::MeasuredCostModel(const CostDatabase& db, std::string device,
                                      std::unique_ptr<CostModel> fallback)
     : device_(std::move(device)), fallback_(std::move(fallback)) {
-  // An op measured more than once (an isolation sweep and a real step) keeps the last.
-  for (const CostEntry& e : db.entries) exact_[cost_key(e.op)] = e.stats.median_s;
-  std::map<std::string, std::vector<MeasuredCurve::Point>> points;
+  // An op measured more than once keeps its time measured inside a real step (the
+  // feedback of dtsim validate --update-costs) over its isolated one, else the last one.
+  std::map<std::string, const CostEntry*> chosen;
   for (const CostEntry& e : db.entries) {
-    points[family_key(e.op)].push_back({work_of(e.op), e.stats.median_s});
+    const CostEntry*& c = chosen[cost_key(e.op)];
+    if (!c || e.context == MeasurementContext::kInStep || c->context != MeasurementContext::kInStep) {
+      c = &e;
+    }
+  }
+  std::map<std::string, std::vector<MeasuredCurve::Point>> points;
+  for (const auto& [key, e] : chosen) {
+    exact_[key] = e->stats.median_s;
+    points[family_key(e->op)].push_back({work_of(e->op), e->stats.median_s});
   }
   for (auto& [key, p] : points) family_.emplace(key, MeasuredCurve(std::move(p)));
 }

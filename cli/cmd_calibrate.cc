@@ -6,12 +6,14 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <set>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "calibration/calibrate.h"
 #include "calibration/collective_probe.h"
+#include "calibration/cost_key.h"
 #include "calibration/cost_database.h"
 #include "cli/commands.h"
 #include "cli/run_session.h"
@@ -30,7 +32,7 @@ namespace {
 
 struct CalibrateArgs {
   std::string backend = "cpu";
-  std::optional<std::string> scenario;
+  std::vector<std::string> scenarios;
   std::optional<std::string> ops_file;
   std::optional<std::string> budget;
   std::optional<std::string> device;
@@ -111,7 +113,7 @@ int calibrate(const CalibrateArgs& args) {
   if (cuda && kernels::cuda_device_count() == 0) {
     throw std::runtime_error("--backend cuda: no CUDA device found (the CUDA runtime sees none)");
   }
-  if (!args.scenario && !args.ops_file && !args.collectives) {
+  if (args.scenarios.empty() && !args.ops_file && !args.collectives) {
     throw InputError("dtsim calibrate", {{"",
                                           "name what to measure: --for SCENARIO, --ops FILE "
                                           "or --collectives"}});
@@ -133,13 +135,14 @@ int calibrate(const CalibrateArgs& args) {
   kernels::set_cpu_threads(args.threads);
   RunSession session(!args.quiet);
   std::vector<OpSignature> ops;
-  if (args.scenario) {
-    Scenario scenario = load_scenario_file(*args.scenario);
+  // Each scenario's distinct kernels, once each (the sweep measures a kernel once per key).
+  for (const std::string& path : args.scenarios) {
+    Scenario scenario = load_scenario_file(path);
     // The kernels do not depend on their prices: the roofline lowers the step.
     const LoweredScenario lowered = lower_with_chosen_costs(scenario, {}, session.control());
     if (lowered.cancelled || session.interrupted())
       return session.report_interrupted("calibration");
-    ops = calibration::distinct_kernels(lowered.graph);
+    for (const OpSignature& op : calibration::distinct_kernels(lowered.graph)) ops.push_back(op);
     if (lowered.local_graph) {
       for (const OpSignature& op : calibration::distinct_kernels(*lowered.local_graph))
         ops.push_back(op);
@@ -148,6 +151,9 @@ int calibrate(const CalibrateArgs& args) {
   if (args.ops_file) {
     for (const OpSignature& op : read_ops_file(*args.ops_file)) ops.push_back(op);
   }
+  // A kernel that two scenarios (or a scenario and the ops file) share is measured once.
+  std::set<std::string> seen;
+  std::erase_if(ops, [&](const OpSignature& op) { return !seen.insert(calibration::cost_key(op)).second; });
   calibration::SweepOptions options;
   options.budget = budget;
   options.control = session.control();
@@ -205,7 +211,9 @@ Command add_calibrate_command(CLI::App& app) {
       "Time real kernels on this machine into a cost database for `dtsim run --costs`");
   cmd->add_option("--backend", args->backend, "cpu (OpenBLAS and dtsim's CPU kernels) or cuda")
       ->check(CLI::IsMember({"cpu", "cuda"}));
-  cmd->add_option("--for", args->scenario, "Measure the distinct kernels of this scenario's step");
+  cmd->add_option("--for", args->scenarios,
+                  "Measure the distinct kernels of this scenario's step (repeatable: every "
+                  "scenario's into one database)");
   cmd->add_option("--ops", args->ops_file,
                   "Measure the op signatures of this JSON array (GEMMs with their +1 neighbours)");
   cmd->add_option("--budget", args->budget,

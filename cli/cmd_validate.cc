@@ -29,6 +29,7 @@ struct ValidateArgs {
   std::string timeout = "10min";
   bool emulate_links = false;
   std::string out;
+  std::optional<std::string> update_costs;
   bool quiet = false;
 };
 
@@ -65,6 +66,7 @@ int validate(const ValidateArgs& args) {
                               "-validation")
                        : std::filesystem::path(args.out);
   o.folder = out / "ranks";
+  if (args.update_costs) o.update_costs = *args.update_costs;
   if (!args.quiet) {
     std::cout << fmt::format("running {} for real: {} warm-up and {} measured steps...\n",
                              args.scenario, args.warmup, args.iterations)
@@ -86,6 +88,8 @@ int validate(const ValidateArgs& args) {
   view.measured = &v.measured;
   view.comparison = &v.comparison;
   view.predicted = v.predicted;
+  view.ops = v.ops;
+  view.feedback = &v.feedback;
   write_real_validation(out, view);
   if (!args.quiet) {
     const executor::ErrorFigure& s = v.comparison.step;
@@ -99,6 +103,16 @@ int validate(const ValidateArgs& args) {
                                task_kind_name(k.kind), k.busy.measured_s * 1e3,
                                k.busy.predicted_s * 1e3, 100 * k.busy.error);
     }
+    const executor::FeedbackFigures& f = v.feedback;
+    if (f.available && f.held_steps > 0) {
+      std::cout << fmt::format(
+          "feedback: with the ops' in-step times the prediction is {:.2f} ms ({:+.1f}%); held "
+          "out, the first {} steps' times predict the last {} steps' {:.2f} ms as {:.2f} ms "
+          "({:+.1f}%, isolated costs {:+.1f}%)\n",
+          f.predicted_s * 1e3, 100 * f.error, f.fed_steps, f.held_steps, f.held_measured_s * 1e3,
+          f.held_predicted_s * 1e3, 100 * f.held_error, 100 * f.held_isolated_error);
+    }
+    if (args.update_costs) std::cout << "wrote " << *args.update_costs << " (in-step op times added)\n";
     std::cout << "wrote " << (out / "validation.json").string() << ", validation.md, trace.json\n";
   }
   return kExitOk;
@@ -131,6 +145,9 @@ Command add_validate_command(CLI::App& app) {
                 "Run each rank in a network namespace over shaped links (not built yet)");
   cmd->add_option("--out", args->out,
                   "Output folder (default dtsim-out/<scenario file's stem>-validation)");
+  cmd->add_option("--update-costs", args->update_costs,
+                  "Write the --costs database with each op's time measured inside the real "
+                  "steps added (tagged in_step; the measured model prefers them) to this file");
   cmd->add_flag("--quiet", args->quiet, "Print nothing on success");
   return {cmd, [args] { return validate(*args); }};
 }

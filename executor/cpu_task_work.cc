@@ -28,9 +28,12 @@ uint64_t block_key(const TaskView& t) {
 }  // namespace
 
 CpuTaskWork::CpuTaskWork(const TaskGraph& graph, const RankPlan& plan, Communicator& comm)
-    : graph_(graph), comm_(comm) {
-  for (TaskId id : plan.tasks) {
+    : graph_(graph), comm_(comm), op_ns_(plan.tasks.size()) {
+  for (uint32_t local = 0; local < plan.tasks.size(); ++local) {
+    const TaskId id = plan.tasks[local];
     const TaskView t = graph.task(id);
+    local_.emplace(id, local);
+    if (t.kind == TaskKind::kCompute && t.ops != kNoOps) op_ns_[local].resize(graph.op_list(t.ops).size());
     if (t.kind == TaskKind::kCompute && t.ops != kNoOps && !operands_.contains(t.ops)) {
       std::vector<std::unique_ptr<kernels::OperandBuffers>> sets;
       for (const OpSignature& op : graph.op_list(t.ops)) {
@@ -68,7 +71,7 @@ int64_t CpuTaskWork::peak_allocated_bytes() const {
 void CpuTaskWork::run(TaskId id, const TaskView& task) {
   switch (task.kind) {
     case TaskKind::kCompute:
-      compute(task);
+      compute(id, task);
       return;
     case TaskKind::kCollective:
       comm_.collective(task.collective, task);
@@ -91,7 +94,7 @@ void CpuTaskWork::run(TaskId id, const TaskView& task) {
   }
 }
 
-void CpuTaskWork::compute(const TaskView& task) {
+void CpuTaskWork::compute(TaskId id, const TaskView& task) {
   if (task.ops == kNoOps) {
     // A task-graph file gave a duration and no ops: the core is kept busy that long.
     const int64_t until = steady_now_ns() + static_cast<int64_t>(task.duration.seconds() * 1e9);
@@ -101,7 +104,14 @@ void CpuTaskWork::compute(const TaskView& task) {
   }
   const auto ops = graph_.op_list(task.ops);
   auto& sets = operands_.at(task.ops);
-  for (size_t i = 0; i < ops.size(); ++i) kernels::run_cpu(ops[i], *sets[i]);
+  std::vector<int64_t>& times = op_ns_[local_.at(id)];
+  int64_t before = steady_now_ns();
+  for (size_t i = 0; i < ops.size(); ++i) {
+    kernels::run_cpu(ops[i], *sets[i]);
+    const int64_t after = steady_now_ns();
+    times[i] = after - before;
+    before = after;
+  }
 }
 
 void CpuTaskWork::copy(const TaskView& task) {

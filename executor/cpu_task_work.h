@@ -35,19 +35,25 @@ class CpuTaskWork final : public TaskWork {
   // allocations held at once so far.
   int64_t operand_bytes() const { return operand_bytes_; }
   int64_t peak_allocated_bytes() const;
+  // The last step's op durations (ns), per local index of the plan: one per op of a compute
+  // task's list, in order; empty for the other tasks.
+  const std::vector<std::vector<int64_t>>& op_times() const { return op_ns_; }
 
  private:
   struct Block {
     std::byte* data = nullptr;
     int64_t bytes = 0;
   };
-  void compute(const TaskView& task);
+  void compute(TaskId id, const TaskView& task);
   void allocate(const TaskView& task);
   void release(const TaskView& task);
   void copy(const TaskView& task);
 
   const TaskGraph& graph_;
   Communicator& comm_;
+  std::unordered_map<TaskId, uint32_t> local_;  // task id -> local index of the plan
+  // Written by each compute task into its own slot only, so the streams need no lock.
+  std::vector<std::vector<int64_t>> op_ns_;
   // op list -> one buffer set per op, in list order.
   std::unordered_map<OpListId, std::vector<std::unique_ptr<kernels::OperandBuffers>>> operands_;
   int64_t operand_bytes_ = 0;

@@ -16,6 +16,9 @@ namespace dtsim::executor {
 struct MeasuredStep {
   int64_t start_ns = 0;         // shared clock: when the rank's step began
   std::vector<TaskSpan> tasks;  // shared clock; per entry of MeasuredRank::tasks
+  // Per entry of MeasuredRank::tasks, each op's duration in its compute task, in the order
+  // of its op list (empty for the other kinds and for tasks without ops).
+  std::vector<std::vector<int64_t>> op_ns;
 };
 
 struct MeasuredRank {

@@ -103,6 +103,33 @@ nlohmann::ordered_json real_validation_json(const RealValidationView& v) {
                      {"predicted_s", t.predicted_s}});
   }
   doc["tasks"] = tasks;
+  auto ops = nlohmann::ordered_json::array();
+  for (const executor::OpComparison& o : v.ops) {
+    ops.push_back({{"name", o.op.name},
+                   {"kind", kernel_kind_name(o.op.kind)},
+                   {"pass", op_pass_name(o.op.pass)},
+                   {"instances", o.instances},
+                   {"measured_in_step_s", o.measured_s},
+                   {"predicted_s", o.predicted_s},
+                   {"share_of_gap_s", o.total_gap_s}});
+  }
+  doc["per_op"] = ops;
+  if (v.feedback) {
+    const executor::FeedbackFigures& f = *v.feedback;
+    if (!f.available) {
+      doc["feedback"] = {{"available", false}, {"why_not", f.why_not}};
+    } else {
+      doc["feedback"] = {{"available", true},
+                         {"predicted_step_s", f.predicted_s},
+                         {"error", f.error},
+                         {"fed_steps", f.fed_steps},
+                         {"held_steps", f.held_steps},
+                         {"held_measured_step_s", f.held_measured_s},
+                         {"held_isolated_error", f.held_isolated_error},
+                         {"held_predicted_step_s", f.held_predicted_s},
+                         {"held_error", f.held_error}};
+    }
+  }
   return doc;
 }
 
@@ -153,6 +180,31 @@ std::string real_validation_markdown(const RealValidationView& v) {
     md += fmt::format("| {} \"{}\" | {} | {} | {} | {} | {} | {} |\n", t->task, view.name,
                       view.rank, task_kind_name(view.kind), g.streams()[view.stream],
                       ms(t->measured_s), ms(t->predicted_s), percent(e));
+  }
+  if (!v.ops.empty()) {
+    md += "\nThe ops whose time inside the steps differs most from their price (share of the "
+          "gap: instances × (predicted − measured), summed over every rank):\n\n";
+    md += "| op | kind | pass | instances | in the step | predicted | share of the gap |\n"
+          "|---|---|---|---|---|---|---|\n";
+    for (size_t i = 0; i < std::min<size_t>(v.ops.size(), 10); ++i) {
+      const executor::OpComparison& o = v.ops[i];
+      md += fmt::format("| {} | {} | {} | {} | {:.3f} ms | {:.3f} ms | {:+.2f} ms |\n", o.op.name,
+                        kernel_kind_name(o.op.kind), op_pass_name(o.op.pass), o.instances,
+                        o.measured_s * 1e3, o.predicted_s * 1e3, o.total_gap_s * 1e3);
+    }
+  }
+  if (v.feedback && v.feedback->available) {
+    const executor::FeedbackFigures& f = *v.feedback;
+    md += fmt::format(
+        "\nFeedback (the ops' in-step times in place of their isolated ones, as "
+        "`--update-costs` writes them): predicted {} against {} measured, {} (it was {}); "
+        "this reproduces what it was fed. Held out: the first {} steps' op times predict "
+        "the last {} steps' median {}: {} ({}), against {} with the isolated costs.\n",
+        ms(f.predicted_s), ms(c.step.measured_s), percent(f.error), percent(c.step.error),
+        f.fed_steps, f.held_steps, ms(f.held_measured_s), ms(f.held_predicted_s),
+        percent(f.held_error), percent(f.held_isolated_error));
+  } else if (v.feedback) {
+    md += "\nFeedback: not computed (" + v.feedback->why_not + ").\n";
   }
   md += "\n`trace.json` (ui.perfetto.dev) shows the measured median step and the predicted "
         "step side by side; `validation.json` holds every figure and every task.\n";

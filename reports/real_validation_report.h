@@ -25,6 +25,8 @@ struct RealValidationView {
   const executor::MeasuredRun* measured = nullptr;
   const executor::StepComparison* comparison = nullptr;
   std::span<const executor::PredictedTask> predicted;
+  std::span<const executor::OpComparison> ops;  // the largest share of the gap first
+  const executor::FeedbackFigures* feedback = nullptr;
 };
 
 nlohmann::ordered_json real_validation_json(const RealValidationView& v);

@@ -30,7 +30,7 @@ void write_rank_timeline(const std::filesystem::path& path, const executor::Meas
   for (const executor::MeasuredStep& s : rank.steps) {
     nlohmann::json spans = nlohmann::json::array();
     for (const executor::TaskSpan& t : s.tasks) spans.push_back({t.start_ns, t.end_ns});
-    steps.push_back({{"start_ns", s.start_ns}, {"spans", std::move(spans)}});
+    steps.push_back({{"start_ns", s.start_ns}, {"spans", std::move(spans)}, {"op_ns", s.op_ns}});
   }
   const nlohmann::ordered_json doc = {
       {"format", kFormat},
@@ -107,6 +107,23 @@ executor::MeasuredRank read_rank(const std::filesystem::path& path, int rank,
                "expected [start_ns, end_ns] with end >= start, got " + p.dump());
       }
       step.tasks.push_back({p[0].get<int64_t>(), p[1].get<int64_t>()});
+    }
+    const nlohmann::json& ops = r.at(steps[s], at, "op_ns");
+    if (!ops.is_array() || ops.size() != m.tasks.size()) {
+      r.fail(at + "/op_ns", "expected one array of op durations per task (" +
+                                std::to_string(m.tasks.size()) + ")");
+    }
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const std::string here = at + "/op_ns/" + std::to_string(i);
+      if (!ops[i].is_array()) r.fail(here, "expected an array of non-negative nanoseconds");
+      std::vector<int64_t> durations;
+      for (const nlohmann::json& d : ops[i]) {
+        if (!d.is_number_integer() || d.get<int64_t>() < 0) {
+          r.fail(here, "expected non-negative nanoseconds, got " + d.dump());
+        }
+        durations.push_back(d.get<int64_t>());
+      }
+      step.op_ns.push_back(std::move(durations));
     }
     m.steps.push_back(std::move(step));
   }

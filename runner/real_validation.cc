@@ -11,8 +11,11 @@
 #include "calibration/calibrate.h"
 #include "calibration/child_process.h"
 #include "calibration/mpirun.h"
+#include "calibration/cost_database.h"
 #include "executor/rank_plan.h"
 #include "kernels/kernel.h"
+#include "reports/atomic_file.h"
+#include "runner/in_step_costs.h"
 #include "runner/rank_timeline_file.h"
 #include "scenarios/loader.h"
 #include "sim/input_error.h"
@@ -89,6 +92,40 @@ std::string task_words(const TaskGraph& g, uint32_t id) {
                      g.streams()[t.stream]);
 }
 
+double relative(double predicted, double measured) {
+  return measured > 0 ? (predicted - measured) / measured : 0.0;
+}
+
+// The prediction again with the in-step times of the ops, over every step and held out.
+executor::FeedbackFigures feed_back(const RealRunOptions& o, const TaskGraph& graph,
+                                    const executor::MeasuredRun& run,
+                                    const executor::StepComparison& c) {
+  executor::FeedbackFigures f;
+  if (!o.costs.database) {
+    f.why_not = "the in-step times join a cost database: run with --costs";
+    return f;
+  }
+  const calibration::CostDatabase base = calibration::read_cost_database(*o.costs.database);
+  const calibration::CostDatabase fed = with_in_step(base, in_step_entries(graph, run, 0, c.steps));
+  f.available = true;
+  f.predicted_s = predict_step(o, fed);
+  f.error = relative(f.predicted_s, c.step.measured_s);
+  if (c.steps >= 2) {
+    f.fed_steps = c.steps / 2;
+    f.held_steps = c.steps - f.fed_steps;
+    f.held_measured_s = executor::quantile(
+        std::vector<double>(c.measured_steps_s.begin() + f.fed_steps, c.measured_steps_s.end()), 0.5);
+    f.held_isolated_error = relative(c.step.predicted_s, f.held_measured_s);
+    f.held_predicted_s =
+        predict_step(o, with_in_step(base, in_step_entries(graph, run, 0, f.fed_steps)));
+    f.held_error = relative(f.held_predicted_s, f.held_measured_s);
+  }
+  if (o.update_costs) {
+    write_file_atomically(*o.update_costs, calibration::cost_database_to_json(fed).dump(1) + "\n");
+  }
+  return f;
+}
+
 }  // namespace
 
 std::vector<std::string> describe_rank_progress(const TaskGraph& graph,
@@ -123,6 +160,10 @@ std::vector<std::string> describe_rank_progress(const TaskGraph& graph,
 }
 
 RealValidation validate_for_real(const RealRunOptions& o) {
+  if (o.update_costs && !o.costs.database) {
+    throw InputError("--update-costs", {{"", "the in-step times are added to a cost database: "
+                                             "name it with --costs"}});
+  }
   if (o.warmup < 0 || o.iterations < 1) {
     throw InputError("--iterations", {{"", "expected at least 1 measured step and 0 or more "
                                            "warm-up steps"}});
@@ -156,8 +197,9 @@ RealValidation validate_for_real(const RealRunOptions& o) {
   v.predicted = recorder.tasks();
 
   std::filesystem::create_directories(o.folder);
+  std::error_code ignored;
+  std::filesystem::remove(o.folder / "doorbells", ignored);  // a new run's bells start at 0
   for (int r = 0; r < ranks; ++r) {
-    std::error_code ignored;
     std::filesystem::remove(rank_timeline_path(o.folder, r), ignored);
     std::filesystem::remove(rank_progress_path(o.folder, r), ignored);
   }
@@ -180,7 +222,20 @@ RealValidation validate_for_real(const RealRunOptions& o) {
   }
   v.measured = read_rank_timelines(o.folder, ranks);
   v.comparison = executor::compare_step(graph, v.measured, v.predicted, v.predicted_step_s);
+  const auto model = choose_cost_model(*v.scenario, o.costs);
+  v.ops = compare_ops(graph, v.measured, [&](const OpSignature& op, int rank) {
+    return model->price(op, *v.scenario->cluster.devices.at(static_cast<size_t>(rank)).spec)
+        .time.seconds();
+  });
+  v.feedback = feed_back(o, graph, v.measured, v.comparison);
   return v;
+}
+
+double predict_step(const RealRunOptions& o, const calibration::CostDatabase& db) {
+  Scenario scenario = load_scenario_file(o.scenario, o.overrides);
+  const LoweredScenario lowered = lower_with_database(
+      scenario, db, o.costs.device.value_or(db.device.catalog_name));
+  return run_scenario(scenario, lowered).result.end.seconds();
 }
 
 }  // namespace dtsim

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <stop_token>
 #include <string>
 #include <vector>
@@ -29,6 +30,8 @@ struct RealRunOptions {
   std::chrono::milliseconds timeout = std::chrono::minutes(10);
   std::stop_token stop;
   std::filesystem::path folder;  // the ranks' timelines, progress boards and mpirun's log
+  // Where to write `costs.database` with the ops' in-step times added (needs a database).
+  std::optional<std::filesystem::path> update_costs;
 };
 
 struct RealValidation {
@@ -38,6 +41,8 @@ struct RealValidation {
   std::vector<executor::PredictedTask> predicted;  // by task id
   executor::MeasuredRun measured;
   executor::StepComparison comparison;
+  std::vector<executor::OpComparison> ops;  // the largest share of the gap first
+  executor::FeedbackFigures feedback;       // with a cost database only
   bool cancelled = false;  // stopped before the ranks finished: nothing else is whole
 };
 
@@ -45,6 +50,10 @@ struct RealValidation {
 // kernel, more ranks than cores, local SGD), and std::runtime_error for a run that failed:
 // the message names each rank that did not finish, the step and the last task it started.
 RealValidation validate_for_real(const RealRunOptions& options);
+
+// The step the simulator predicts for the scenario of `o` priced by `db` (a fresh load and
+// lowering, as the ranks do).
+double predict_step(const RealRunOptions& o, const calibration::CostDatabase& db);
 
 // One sentence per rank of where a failed run's ranks were (their progress boards).
 std::vector<std::string> describe_rank_progress(const TaskGraph& graph,

@@ -70,15 +70,9 @@ std::unique_ptr<CostModel> model_of(const std::optional<ChosenDatabase>& chosen)
       chosen->db, chosen->device, std::make_unique<models::RooflineCostModel>());
 }
 
-}  // namespace
-
-std::unique_ptr<CostModel> choose_cost_model(const Scenario& scenario, const CostsChoice& choice) {
-  return model_of(choose_database(scenario, choice));
-}
-
-LoweredScenario lower_with_chosen_costs(Scenario& scenario, const CostsChoice& choice,
-                                        const RunControl& control) {
-  const std::optional<ChosenDatabase> chosen = choose_database(scenario, choice);
+// Lowers with `chosen` (the roofline when none), its measured links in place first.
+LoweredScenario lower_with(Scenario& scenario, const std::optional<ChosenDatabase>& chosen,
+                           const RunControl& control) {
   std::vector<MeasuredLinkClass> links;
   if (chosen) links = use_measured_links(scenario, chosen->db.links, chosen->device);
   const auto costs = model_of(chosen);
@@ -90,6 +84,22 @@ LoweredScenario lower_with_chosen_costs(Scenario& scenario, const CostsChoice& c
     if (!measured->empty()) lowered.collective_costs = std::move(measured);
   }
   return lowered;
+}
+
+}  // namespace
+
+std::unique_ptr<CostModel> choose_cost_model(const Scenario& scenario, const CostsChoice& choice) {
+  return model_of(choose_database(scenario, choice));
+}
+
+LoweredScenario lower_with_chosen_costs(Scenario& scenario, const CostsChoice& choice,
+                                        const RunControl& control) {
+  return lower_with(scenario, choose_database(scenario, choice), control);
+}
+
+LoweredScenario lower_with_database(Scenario& scenario, const calibration::CostDatabase& db,
+                                    const std::string& device, const RunControl& control) {
+  return lower_with(scenario, ChosenDatabase{"<in memory>", db, device}, control);
 }
 
 ScenarioRun run_scenario(const Scenario& scenario, const LoweredScenario& lowered,

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "calibration/cost_database.h"
 #include "models/scenario_result.h"
 #include "scenarios/scenario.h"
 #include "sim/cost_model.h"
@@ -36,6 +37,11 @@ std::unique_ptr<CostModel> choose_cost_model(const Scenario& scenario,
 // (runner/measured_links.h), so run the lowered graph on this scenario. Throws as above.
 LoweredScenario lower_with_chosen_costs(Scenario& scenario, const CostsChoice& choice = {},
                                         const RunControl& control = {});
+
+// Lowers with the measured model over `db`, which prices the scenario device `device` (a
+// database in memory: the feedback of a real run, dtsim validate).
+LoweredScenario lower_with_database(Scenario& scenario, const calibration::CostDatabase& db,
+                                    const std::string& device, const RunControl& control = {});
 
 // Runs a lowered scenario on a fresh Simulation (and the local SGD step on another). Throws
 // std::invalid_argument for an unknown network model (the loader rejects those).

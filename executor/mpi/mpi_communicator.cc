@@ -142,6 +142,8 @@ std::pair<int64_t, int64_t> footprint(const CollectiveCall& c, const Counts& n) 
   }
 }
 
+void check(int rc, const std::string& what);
+
 void check(int rc, const std::string& what) {
   if (rc == MPI_SUCCESS) return;
   char text[MPI_MAX_ERROR_STRING];
@@ -150,10 +152,17 @@ void check(int rc, const std::string& what) {
   throw std::runtime_error(what + ": " + std::string(text, static_cast<size_t>(length)));
 }
 
+bool test(MPI_Request& request, const std::string& what) {
+  int done = 0;
+  check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), what);
+  return done != 0;
+}
+
 }  // namespace
 
-MpiCommunicator::MpiCommunicator(const TaskGraph& graph, const RankPlan& plan, MPI_Comm world)
-    : graph_(graph), rank_(plan.rank) {
+MpiCommunicator::MpiCommunicator(const TaskGraph& graph, const RankPlan& plan, MPI_Comm world,
+                                 Doorbells& bells)
+    : graph_(graph), rank_(plan.rank), bells_(bells) {
   MPI_Comm_dup(world, &p2p_);
   MPI_Comm_set_errhandler(p2p_, MPI_ERRORS_RETURN);
   int* bound = nullptr;
@@ -249,6 +258,16 @@ void MpiCommunicator::collective(uint32_t id, const TaskView& task) {
   const MPI_Datatype type = mpi_type(c.dtype);
   void* in = g.in.data();
   void* out = g.out.data();
+  const std::string what = describe_call(id, c) + " on rank " + std::to_string(rank_) +
+                           " (task \"" + std::string(task.name) + "\")";
+  // Every member is at the call once this barrier completes: the call itself then starts
+  // together on every member, as the simulator starts it.
+  MPI_Request arrived;
+  check(MPI_Ibarrier(g.comm, &arrived), what);
+  for (int m : c.members) {
+    if (m != rank_) bells_.ring(m);
+  }
+  bells_.wait_until([&] { return test(arrived, what); });
   int rc = MPI_SUCCESS;
   switch (c.op) {
     case CollectiveOp::kAllReduce:
@@ -282,24 +301,38 @@ void MpiCommunicator::collective(uint32_t id, const TaskView& task) {
       break;
     }
   }
-  check(rc, describe_call(id, c) + " on rank " + std::to_string(rank_) + " (task \"" +
-                std::string(task.name) + "\")");
+  check(rc, what);
 }
 
 void MpiCommunicator::send(TaskId id, const TaskView& task) {
   auto& buffer = p2p_buffers_.at(task.stream).first;
-  check(MPI_Send(buffer.data(), static_cast<int>(task.bytes.count()), MPI_BYTE, task.peer,
-                 static_cast<int>(task.tag), p2p_),
-        "task " + std::to_string(id) + " (\"" + std::string(task.name) + "\") sending to rank " +
-            std::to_string(task.peer));
+  const std::string what = "task " + std::to_string(id) + " (\"" + std::string(task.name) +
+                           "\") sending to rank " + std::to_string(task.peer);
+  MPI_Request sent;
+  check(MPI_Isend(buffer.data(), static_cast<int>(task.bytes.count()), MPI_BYTE, task.peer,
+                  static_cast<int>(task.tag), p2p_, &sent),
+        what);
+  bells_.ring(task.peer);
+  bells_.wait_until([&] { return test(sent, what); });
 }
 
 void MpiCommunicator::recv(TaskId id, const TaskView& task) {
   auto& buffer = p2p_buffers_.at(task.stream).second;
-  check(MPI_Recv(buffer.data(), static_cast<int>(task.bytes.count()), MPI_BYTE, task.peer,
-                 static_cast<int>(task.tag), p2p_, MPI_STATUS_IGNORE),
-        "task " + std::to_string(id) + " (\"" + std::string(task.name) +
-            "\") receiving from rank " + std::to_string(task.peer));
+  const std::string what = "task " + std::to_string(id) + " (\"" + std::string(task.name) +
+                           "\") receiving from rank " + std::to_string(task.peer);
+  // Matched probe: the message found is the one received, whatever other streams do.
+  MPI_Message message;
+  bells_.wait_until([&] {
+    int found = 0;
+    check(MPI_Improbe(task.peer, static_cast<int>(task.tag), p2p_, &found, &message,
+                      MPI_STATUS_IGNORE),
+          what);
+    return found != 0;
+  });
+  check(MPI_Mrecv(buffer.data(), static_cast<int>(task.bytes.count()), MPI_BYTE, &message,
+                  MPI_STATUS_IGNORE),
+        what);
+  bells_.ring(task.peer);  // its send is complete once it tests again
 }
 
 ClockOffset measure_clock_offset(MPI_Comm world, int rounds) {

@@ -15,6 +15,7 @@
 
 #include "executor/clock_offset.h"
 #include "executor/communicator.h"
+#include "executor/doorbells.h"
 #include "executor/rank_plan.h"
 #include "sim/task_graph.h"
 
@@ -22,10 +23,12 @@ namespace dtsim::executor {
 
 class MpiCommunicator final : public Communicator {
  public:
-  // Collective over `world` (every rank builds the same groups in the same order). Throws
-  // std::invalid_argument for a call MPI cannot run as given (an fp8 reduction, a message of
-  // more than 2^31 - 1 elements) naming the call.
-  MpiCommunicator(const TaskGraph& graph, const RankPlan& plan, MPI_Comm world);
+  // Collective over `world` (every rank builds the same groups in the same order). A stream
+  // waits for its peers on `bells` (doorbells.h) and enters a blocking call, which spins
+  // only while it moves data, once they are there. Throws std::invalid_argument for a call
+  // MPI cannot run as given (an fp8 reduction, a message of more than 2^31 - 1 elements)
+  // naming the call.
+  MpiCommunicator(const TaskGraph& graph, const RankPlan& plan, MPI_Comm world, Doorbells& bells);
   ~MpiCommunicator() override;
   MpiCommunicator(const MpiCommunicator&) = delete;
   MpiCommunicator& operator=(const MpiCommunicator&) = delete;
@@ -42,6 +45,7 @@ class MpiCommunicator final : public Communicator {
   };
   const TaskGraph& graph_;
   int rank_;
+  Doorbells& bells_;
   MPI_Comm p2p_ = MPI_COMM_NULL;
   int tag_bound_ = 32767;
   std::map<std::pair<std::vector<int>, uint16_t>, Group> groups_;  // by (members, stream)

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "executor/cpu_task_work.h"
+#include "executor/doorbells.h"
 #include "executor/mpi/mpi_communicator.h"
 #include "executor/progress_board.h"
 #include "executor/rank_executor.h"
@@ -101,7 +102,8 @@ int run_rank(const RankArgs& args, int rank, int ranks) {
                              " ranks, mpirun started " + std::to_string(ranks));
   }
   const executor::RankPlan plan = executor::plan_rank(graph, rank);
-  executor::MpiCommunicator comm(graph, plan, MPI_COMM_WORLD);
+  executor::Doorbells bells(args.out / "doorbells", ranks, rank);
+  executor::MpiCommunicator comm(graph, plan, MPI_COMM_WORLD, bells);
   executor::CpuTaskWork work(graph, plan, comm);
   const executor::ClockOffset clock = executor::measure_clock_offset(MPI_COMM_WORLD, args.clock_rounds);
   executor::RankExecutor ex(graph, plan, work, &board);
@@ -125,6 +127,7 @@ int run_rank(const RankArgs& args, int rank, int ranks) {
     for (const executor::TaskSpan& span : t.tasks) {
       s.tasks.push_back({span.start_ns + clock.offset_ns, span.end_ns + clock.offset_ns});
     }
+    s.op_ns = work.op_times();
     me.steps.push_back(std::move(s));
   }
   MPI_Barrier(MPI_COMM_WORLD);

@@ -137,3 +137,25 @@ TEST(MeasuredCostModel, HeldOutSizesArePredictedFromTheRest) {
 
 }  // namespace
 }  // namespace dtsim::calibration
+
+namespace dtsim::calibration {
+namespace {
+
+TEST(MeasuredCostModel, AnInStepTimeWinsOverTheIsolatedOneInEitherOrder) {
+  const OpSignature a = gemm(128, 128, 128), b = gemm(512, 512, 512);
+  CostEntry in_step = entry(a, 3e-3);
+  in_step.context = MeasurementContext::kInStep;
+  for (const auto& entries : {std::vector<CostEntry>{entry(a, 1e-3), in_step, entry(b, 8e-3)},
+                              std::vector<CostEntry>{in_step, entry(a, 1e-3), entry(b, 8e-3)}}) {
+    const auto model = model_of(database(entries));
+    EXPECT_DOUBLE_EQ(model.price(a, cpu()).time.seconds(), Duration::from_seconds(3e-3).seconds());
+    // The family curve goes through the in-step point too: halfway in work lies between 3 and
+    // 8 ms, not between 1 and 8.
+    const OpCost mid = model.price(gemm(256, 256, 256), cpu());
+    EXPECT_EQ(mid.source, CostSource::kInterpolated);
+    EXPECT_GT(mid.time.seconds(), 3e-3);
+  }
+}
+
+}  // namespace
+}  // namespace dtsim::calibration

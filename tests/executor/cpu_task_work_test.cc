@@ -69,6 +69,15 @@ TEST(CpuTaskWork, RunsEachComputeTasksOpsOnBuffersOfTheirOwn) {
   RankExecutor ex(g, plan, work);
   const StepTimes times = ex.run_step();
   for (const TaskSpan& s : times.tasks) EXPECT_LT(s.start_ns, s.end_ns);
+  // Each op's own time, inside its task's.
+  ASSERT_EQ(work.op_times().size(), 2u);
+  for (size_t task = 0; task < 2; ++task) {
+    const auto& ops_ns = work.op_times()[task];
+    ASSERT_EQ(ops_ns.size(), 2u);
+    EXPECT_GT(ops_ns[0], 0);
+    EXPECT_GT(ops_ns[1], 0);
+    EXPECT_LE(ops_ns[0] + ops_ns[1], times.tasks[task].end_ns - times.tasks[task].start_ns);
+  }
 }
 
 TEST(CpuTaskWork, RefusesAnOpTheCpuCannotRunBeforeAnyStep) {

@@ -36,8 +36,8 @@ struct Fixture {
     for (int s = 0; s < 3; ++s) {
       const int64_t t0 = starts[s];
       const int64_t len = lengths[s];
-      r0.steps.push_back({t0, {{t0, t0 + len / 2}, {t0 + len / 2, t0 + len}}});
-      r1.steps.push_back({t0 + kMs, {{t0 + kMs, t0 + len / 2}}});
+      r0.steps.push_back({t0, {{t0, t0 + len / 2}, {t0 + len / 2, t0 + len}}, {{}, {}}});
+      r1.steps.push_back({t0 + kMs, {{t0 + kMs, t0 + len / 2}}, {{}}});
     }
     run.ranks = {r0, r1};
     predicted = {{0, 0.006, true}, {0.006, 0.011, true}, {0, 0.005, true}};
