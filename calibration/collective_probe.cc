@@ -42,7 +42,8 @@ class ScratchFolder {
 
 std::vector<std::string> probe_command(const CollectiveProbeOptions& o,
                                        const std::filesystem::path& out) {
-  std::vector<std::string> argv = mpirun_command(o.ranks, {}, {o.probe.string(), "--out", out.string()});
+  std::vector<std::string> argv =
+      mpirun_command(o.ranks, {}, {o.probe.string(), "--out", out.string()});
   for (CollectiveOp op : o.ops)
     argv.insert(argv.end(), {"--op", std::string(collective_op_name(op))});
   const MeasurementPolicy& p = o.policy;

@@ -14,7 +14,8 @@ MeasuredCostModel::MeasuredCostModel(const CostDatabase& db, std::string device,
   std::map<std::string, const CostEntry*> chosen;
   for (const CostEntry& e : db.entries) {
     const CostEntry*& c = chosen[cost_key(e.op)];
-    if (!c || e.context == MeasurementContext::kInStep || c->context != MeasurementContext::kInStep) {
+    if (!c || e.context == MeasurementContext::kInStep ||
+        c->context != MeasurementContext::kInStep) {
       c = &e;
     }
   }

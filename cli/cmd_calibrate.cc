@@ -153,7 +153,8 @@ int calibrate(const CalibrateArgs& args) {
   }
   // A kernel that two scenarios (or a scenario and the ops file) share is measured once.
   std::set<std::string> seen;
-  std::erase_if(ops, [&](const OpSignature& op) { return !seen.insert(calibration::cost_key(op)).second; });
+  std::erase_if(
+      ops, [&](const OpSignature& op) { return !seen.insert(calibration::cost_key(op)).second; });
   calibration::SweepOptions options;
   options.budget = budget;
   options.control = session.control();

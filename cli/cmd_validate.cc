@@ -10,6 +10,9 @@
 #include "cli/commands.h"
 #include "cli/run_session.h"
 #include "reports/real_validation_report.h"
+#include "reports/atomic_file.h"
+#include "reports/real_suite_report.h"
+#include "runner/real_suite.h"
 #include "runner/real_validation.h"
 #include "sim/input_error.h"
 #include "sim/unit_parse.h"
@@ -30,24 +33,82 @@ struct ValidateArgs {
   bool emulate_links = false;
   std::string out;
   std::optional<std::string> update_costs;
+  std::optional<std::string> doc;
   bool quiet = false;
 };
+
+// A folder of cases: each calibrated, run and compared; the table to OUT/validation-real.md
+// (or --doc) and OUT/suite.json.
+int validate_suite(const ValidateArgs& args, std::chrono::milliseconds timeout) {
+  RunSession session(false);
+  RealSuiteOptions o;
+  o.folder = args.scenario;
+  o.dtsim = beside_dtsim("dtsim");
+  o.rank_program = beside_dtsim("dtsim-rank");
+  o.warmup = args.warmup;
+  o.iterations = args.iterations;
+  o.timeout = timeout;
+  o.stop = session.control().stop;
+  o.out = args.out.empty() ? std::filesystem::path("dtsim-out") / "validation-real"
+                           : std::filesystem::path(args.out);
+  const RealSuiteSummary summary = run_real_suite(o, [&](const RealSuiteRow& r) {
+    if (args.quiet) return;
+    if (!r.ran) {
+      std::cout << fmt::format("{}: not run: {}\n", r.name, r.why_not);
+    } else {
+      std::cout << fmt::format(
+          "{}: measured {:.1f} ms (p10 {:.1f}, p90 {:.1f}), predicted {:.1f} ms: {:+.1f}% "
+          "(calibration {:.0f} s, run {:.0f} s)\n",
+          r.name, r.measured_s * 1e3, r.measured_p10_s * 1e3, r.measured_p90_s * 1e3,
+          r.predicted_s * 1e3, 100 * r.error, r.calibrate_s, r.run_s);
+    }
+    std::cout << std::flush;
+  });
+  if (summary.rows.empty() || session.interrupted()) return session.report_interrupted("the suite");
+  RealSuiteSummary s = summary;
+  s.command = "dtsim validate " + args.scenario +
+              (args.doc ? " --doc " + *args.doc : std::string()) +
+              (args.iterations != 5 ? " --iterations " + std::to_string(args.iterations) : "") +
+              (args.warmup != 2 ? " --warmup " + std::to_string(args.warmup) : "");
+  const std::filesystem::path doc =
+      args.doc ? std::filesystem::path(*args.doc) : o.out / "validation-real.md";
+  write_file_atomically(o.out / "suite.json", real_suite_json(s).dump(1) + "\n");
+  write_file_atomically(doc, real_suite_markdown(s));
+  if (!args.quiet) {
+    std::cout << fmt::format(
+        "median |error| {:.1f}%, worst {:.1f}% over {} cases in {:.0f} s; wrote {} and {}\n",
+        100 * real_median_abs_error(s.rows), 100 * real_worst_abs_error(s.rows), s.rows.size(),
+        s.total_s, doc.string(), (o.out / "suite.json").string());
+  }
+  for (const RealSuiteRow& r : s.rows) {
+    if (!r.ran) return kExitFailure;
+  }
+  return kExitOk;
+}
 
 int validate(const ValidateArgs& args) {
   if (args.backend == "cuda") {
     throw InputError("--backend cuda",
-                     {{"", "the GPU executor (CUDA streams and NCCL ranks) is not built yet; "
-                           "validate on the CPU backend (--backend cpu)"}});
+                     {{"",
+                       "the GPU executor (CUDA streams and NCCL ranks) is not built yet; "
+                       "validate on the CPU backend (--backend cpu)"}});
   }
   if (args.emulate_links) {
     throw InputError("--emulate-links",
-                     {{"", "emulated links (network namespaces, shaped veth pairs, a delay "
-                           "forwarder) are not built yet; the ranks run over shared memory"}});
+                     {{"",
+                       "emulated links (network namespaces, shaped veth pairs, a delay "
+                       "forwarder) are not built yet; the ranks run over shared memory"}});
   }
   const auto timeout = parse_duration(args.timeout);
   if (!timeout.value || *timeout.value <= Duration::zero()) {
     throw InputError("--timeout", {{"", "expected a positive duration such as \"10min\", got \"" +
                                             args.timeout + "\""}});
+  }
+  const auto limit =
+      std::chrono::milliseconds(static_cast<int64_t>(timeout.value->seconds() * 1e3));
+  if (std::filesystem::is_directory(args.scenario)) return validate_suite(args, limit);
+  if (args.doc) {
+    throw InputError("--doc", {{"", "the suite's table: name a folder of cases, not a scenario"}});
   }
   RunSession session(false);
   RealRunOptions o;
@@ -57,14 +118,14 @@ int validate(const ValidateArgs& args) {
   o.rank_program = beside_dtsim("dtsim-rank");
   o.warmup = args.warmup;
   o.iterations = args.iterations;
-  o.timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout.value->seconds() * 1e3));
+  o.timeout = limit;
   o.stop = session.control().stop;
   // The name is known once loaded; the folder is chosen before, from the file's stem.
   const std::filesystem::path out =
-      args.out.empty() ? std::filesystem::path("dtsim-out") /
-                             (folder_name(std::filesystem::path(args.scenario).stem().string()) +
-                              "-validation")
-                       : std::filesystem::path(args.out);
+      args.out.empty()
+          ? std::filesystem::path("dtsim-out") /
+                (folder_name(std::filesystem::path(args.scenario).stem().string()) + "-validation")
+          : std::filesystem::path(args.out);
   o.folder = out / "ranks";
   if (args.update_costs) o.update_costs = *args.update_costs;
   if (!args.quiet) {
@@ -79,18 +140,7 @@ int validate(const ValidateArgs& args) {
                                                   "change its cluster to change them",
                                                   v.measured.ranks.size(), *args.ranks)}});
   }
-  RealValidationView view;
-  view.scenario = v.scenario->name;
-  view.source = v.scenario->source;
-  view.cost_model = v.lowered.cost_model;
-  view.costs = args.costs.value_or("");
-  view.graph = &v.lowered.graph;
-  view.measured = &v.measured;
-  view.comparison = &v.comparison;
-  view.predicted = v.predicted;
-  view.ops = v.ops;
-  view.feedback = &v.feedback;
-  write_real_validation(out, view);
+  write_real_validation(out, view_of(v, args.costs.value_or("")));
   if (!args.quiet) {
     const executor::ErrorFigure& s = v.comparison.step;
     std::cout << fmt::format(
@@ -99,9 +149,10 @@ int validate(const ValidateArgs& args) {
         s.measured_s * 1e3, s.measured_p10_s * 1e3, s.measured_p90_s * 1e3, v.comparison.steps,
         v.measured.ranks.size(), s.predicted_s * 1e3, v.lowered.cost_model, 100 * s.error);
     for (const executor::KindComparison& k : v.comparison.kinds) {
-      std::cout << fmt::format("  {:<10} busy {:>9.2f} ms measured, {:>9.2f} ms predicted ({:+.1f}%)\n",
-                               task_kind_name(k.kind), k.busy.measured_s * 1e3,
-                               k.busy.predicted_s * 1e3, 100 * k.busy.error);
+      std::cout << fmt::format(
+          "  {:<10} busy {:>9.2f} ms measured, {:>9.2f} ms predicted ({:+.1f}%)\n",
+          task_kind_name(k.kind), k.busy.measured_s * 1e3, k.busy.predicted_s * 1e3,
+          100 * k.busy.error);
     }
     const executor::FeedbackFigures& f = v.feedback;
     if (f.available && f.held_steps > 0) {
@@ -112,7 +163,8 @@ int validate(const ValidateArgs& args) {
           f.predicted_s * 1e3, 100 * f.error, f.fed_steps, f.held_steps, f.held_measured_s * 1e3,
           f.held_predicted_s * 1e3, 100 * f.held_error, 100 * f.held_isolated_error);
     }
-    if (args.update_costs) std::cout << "wrote " << *args.update_costs << " (in-step op times added)\n";
+    if (args.update_costs)
+      std::cout << "wrote " << *args.update_costs << " (in-step op times added)\n";
     std::cout << "wrote " << (out / "validation.json").string() << ", validation.md, trace.json\n";
   }
   return kExitOk;
@@ -126,7 +178,10 @@ Command add_validate_command(CLI::App& app) {
       "validate",
       "Run a scenario's step for real (MPI ranks on this machine's cores) and compare it with "
       "the prediction, task by task: writes validation.json, validation.md and trace.json");
-  cmd->add_option("scenario", args->scenario, "Scenario JSON file")->required();
+  cmd->add_option("scenario", args->scenario,
+                  "Scenario JSON file, or a folder of them: the suite (each case calibrated in "
+                  "isolation, then run and compared; the table to OUT/validation-real.md)")
+      ->required();
   cmd->add_option("--backend", args->backend, "Where the ranks run: cpu (cuda: not built yet)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--ranks", args->ranks,
@@ -140,7 +195,8 @@ Command add_validate_command(CLI::App& app) {
   cmd->add_option("--iterations", args->iterations, "Measured steps (default 5)");
   cmd->add_option("--warmup", args->warmup, "Warm-up steps before them (default 2)");
   cmd->add_option("--timeout", args->timeout,
-                  "End the run (every rank killed) when it takes longer (default 10min)");
+                  "End a run (every rank killed) or a calibration when it takes longer "
+                  "(default 10min)");
   cmd->add_flag("--emulate-links", args->emulate_links,
                 "Run each rank in a network namespace over shaped links (not built yet)");
   cmd->add_option("--out", args->out,
@@ -148,6 +204,8 @@ Command add_validate_command(CLI::App& app) {
   cmd->add_option("--update-costs", args->update_costs,
                   "Write the --costs database with each op's time measured inside the real "
                   "steps added (tagged in_step; the measured model prefers them) to this file");
+  cmd->add_option("--doc", args->doc,
+                  "With a folder of cases: write the suite's table here (docs/validation-real.md)");
   cmd->add_flag("--quiet", args->quiet, "Print nothing on success");
   return {cmd, [args] { return validate(*args); }};
 }

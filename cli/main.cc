@@ -4,16 +4,16 @@
 #include "cli/commands.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"dtsim: a discrete-event simulator and performance model of distributed "
-               "deep-learning training"};
+  CLI::App app{
+      "dtsim: a discrete-event simulator and performance model of distributed "
+      "deep-learning training"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "dtsim 0.1.0");
   using namespace dtsim::cli;
   std::vector<Command> commands;
-  for (auto add :
-       {add_run_command, add_check_command, add_lower_command, add_list_command, add_sweep_command,
-        add_reproduce_command, add_calibrate_command, add_costs_command, add_plans_command,
-        add_validate_command}) {
+  for (auto add : {add_run_command, add_check_command, add_lower_command, add_list_command,
+                   add_sweep_command, add_reproduce_command, add_calibrate_command,
+                   add_costs_command, add_plans_command, add_validate_command}) {
     commands.push_back(add(app));
   }
   try {

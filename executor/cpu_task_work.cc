@@ -33,7 +33,8 @@ CpuTaskWork::CpuTaskWork(const TaskGraph& graph, const RankPlan& plan, Communica
     const TaskId id = plan.tasks[local];
     const TaskView t = graph.task(id);
     local_.emplace(id, local);
-    if (t.kind == TaskKind::kCompute && t.ops != kNoOps) op_ns_[local].resize(graph.op_list(t.ops).size());
+    if (t.kind == TaskKind::kCompute && t.ops != kNoOps)
+      op_ns_[local].resize(graph.op_list(t.ops).size());
     if (t.kind == TaskKind::kCompute && t.ops != kNoOps && !operands_.contains(t.ops)) {
       std::vector<std::unique_ptr<kernels::OperandBuffers>> sets;
       for (const OpSignature& op : graph.op_list(t.ops)) {
@@ -127,7 +128,8 @@ void CpuTaskWork::allocate(const TaskView& task) {
     // A step allocates its persistent state (weights, gradients, optimizer states) and never
     // frees it: when the next step allocates it again, it is the same state, held already.
     if (task.buffer != 0) {
-      if (auto it = live_.find(block_key(task)); it != live_.end() && it->second.bytes == bytes) return;
+      if (auto it = live_.find(block_key(task)); it != live_.end() && it->second.bytes == bytes)
+        return;
     }
     if (auto it = cached_.find(bytes); it != cached_.end()) {
       data = it->second;
@@ -137,7 +139,8 @@ void CpuTaskWork::allocate(const TaskView& task) {
   if (!data) {
     // Fresh pages are touched here, as a framework's first allocation of a size faults them
     // in; the warm-up step takes those faults, and the measured steps reuse the blocks.
-    data = static_cast<std::byte*>(std::aligned_alloc(64, (static_cast<size_t>(bytes) + 63) / 64 * 64));
+    data = static_cast<std::byte*>(
+        std::aligned_alloc(64, (static_cast<size_t>(bytes) + 63) / 64 * 64));
     if (!data) throw std::bad_alloc();
     std::memset(data, 0, static_cast<size_t>(bytes));
   }

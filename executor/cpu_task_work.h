@@ -63,7 +63,7 @@ class CpuTaskWork final : public TaskWork {
   // Allocations: freed blocks are kept by size and handed out again, as a framework's
   // caching allocator does, so that only the first (warm-up) step touches fresh pages.
   mutable std::mutex memory_mu_;
-  std::unordered_multimap<uint64_t, Block> live_;  // by buffer id (or size, for id 0)
+  std::unordered_multimap<uint64_t, Block> live_;        // by buffer id (or size, for id 0)
   std::unordered_multimap<int64_t, std::byte*> cached_;  // by size
   int64_t allocated_bytes_ = 0;
   int64_t peak_allocated_bytes_ = 0;

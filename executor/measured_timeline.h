@@ -24,11 +24,11 @@ struct MeasuredStep {
 struct MeasuredRank {
   int rank = 0;
   int64_t pid = 0;
-  ClockOffset clock;          // this rank's clock + offset = rank 0's
-  std::vector<TaskId> tasks;  // the graph's ids of its tasks, in graph order
-  std::vector<MeasuredStep> steps;  // the measured steps (warm-up ones are not kept)
-  int64_t operand_bytes = 0;        // its kernels' operand buffers
-  int64_t peak_allocated_bytes = 0; // the most its graph's allocations held at once
+  ClockOffset clock;                 // this rank's clock + offset = rank 0's
+  std::vector<TaskId> tasks;         // the graph's ids of its tasks, in graph order
+  std::vector<MeasuredStep> steps;   // the measured steps (warm-up ones are not kept)
+  int64_t operand_bytes = 0;         // its kernels' operand buffers
+  int64_t peak_allocated_bytes = 0;  // the most its graph's allocations held at once
 };
 
 struct MeasuredRun {

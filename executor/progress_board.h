@@ -19,12 +19,12 @@ inline constexpr uint32_t kNoTask = UINT32_MAX;
 struct RankProgress {
   int rank = 0;
   int64_t pid = 0;
-  uint32_t step = 0;          // 0: not started; then 1 + the step index
+  uint32_t step = 0;  // 0: not started; then 1 + the step index
   uint32_t last_started = kNoTask;
   uint32_t last_finished = kNoTask;
-  uint32_t started = 0;       // tasks started in this step
-  uint32_t finished = 0;      // tasks finished in this step
-  bool done = false;          // the rank wrote its timeline and finished
+  uint32_t started = 0;   // tasks started in this step
+  uint32_t finished = 0;  // tasks finished in this step
+  bool done = false;      // the rank wrote its timeline and finished
 };
 
 class ProgressBoard final : public TaskListener {

@@ -46,7 +46,8 @@ RankPlan plan_rank(const TaskGraph& graph, int rank) {
 
 int graph_ranks(const TaskGraph& graph) {
   int ranks = 0;
-  for (TaskId id = 0; id < graph.num_tasks(); ++id) ranks = std::max(ranks, graph.task(id).rank + 1);
+  for (TaskId id = 0; id < graph.num_tasks(); ++id)
+    ranks = std::max(ranks, graph.task(id).rank + 1);
   for (const CollectiveCall& c : graph.collectives()) {
     for (int m : c.members) ranks = std::max(ranks, m + 1);
   }

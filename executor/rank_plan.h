@@ -14,8 +14,8 @@ struct RankPlan {
   std::vector<TaskId> tasks;  // local index -> the graph's task id, in id order
   // One queue per stream this rank uses: local indices in the order the stream runs them.
   std::vector<std::vector<uint32_t>> queues;
-  std::vector<uint16_t> queue_stream;  // the graph's stream index of each queue
-  std::vector<uint32_t> deps;          // per local index: how many tasks it waits for
+  std::vector<uint16_t> queue_stream;             // the graph's stream index of each queue
+  std::vector<uint32_t> deps;                     // per local index: how many tasks it waits for
   std::vector<std::vector<uint32_t>> dependents;  // per local index: who waits for it
 };
 

@@ -73,15 +73,16 @@ StepComparison compare_step(const TaskGraph& graph, const MeasuredRun& run,
   for (const MeasuredRank& r : run.ranks) {
     for (int s = 0; s < c.steps; ++s) {
       const MeasuredStep& st = r.steps[static_cast<size_t>(s)];
-      step_start[static_cast<size_t>(s)] = std::min(step_start[static_cast<size_t>(s)], st.start_ns);
+      step_start[static_cast<size_t>(s)] =
+          std::min(step_start[static_cast<size_t>(s)], st.start_ns);
       for (const TaskSpan& span : st.tasks) {
         step_end[static_cast<size_t>(s)] = std::max(step_end[static_cast<size_t>(s)], span.end_ns);
       }
     }
   }
   for (int s = 0; s < c.steps; ++s) {
-    c.measured_steps_s.push_back(
-        seconds(std::max<int64_t>(step_end[static_cast<size_t>(s)] - step_start[static_cast<size_t>(s)], 0)));
+    c.measured_steps_s.push_back(seconds(std::max<int64_t>(
+        step_end[static_cast<size_t>(s)] - step_start[static_cast<size_t>(s)], 0)));
   }
   c.step = figure(c.measured_steps_s, predicted_step_s);
 
@@ -145,7 +146,8 @@ StepComparison compare_step(const TaskGraph& graph, const MeasuredRun& run,
       for (int s = 0; s < c.steps; ++s) {
         const TaskSpan& span = r.steps[static_cast<size_t>(s)].tasks[i];
         finish[static_cast<size_t>(s)] =
-            std::max(finish[static_cast<size_t>(s)], seconds(span.end_ns - step_start[static_cast<size_t>(s)]));
+            std::max(finish[static_cast<size_t>(s)],
+                     seconds(span.end_ns - step_start[static_cast<size_t>(s)]));
         if (is_compute) compute[static_cast<size_t>(s)] += seconds(span.end_ns - span.start_ns);
       }
     }

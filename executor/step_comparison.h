@@ -33,8 +33,8 @@ struct ErrorFigure {
 
 struct KindComparison {
   TaskKind kind = TaskKind::kCompute;
-  int tasks = 0;      // tasks of the kind over all ranks, per step
-  ErrorFigure busy;   // their summed durations over all ranks, per step
+  int tasks = 0;     // tasks of the kind over all ranks, per step
+  ErrorFigure busy;  // their summed durations over all ranks, per step
 };
 
 struct RankComparison {
@@ -64,10 +64,10 @@ struct StepComparison {
 // One op signature's time inside the real steps against the prediction's price of it.
 struct OpComparison {
   OpSignature op;
-  int instances = 0;        // op-list positions running it, over every rank, per step
-  double measured_s = 0;    // median over instances and steps
-  double predicted_s = 0;   // the cost model's price
-  double total_gap_s = 0;   // instances x (predicted - measured): its share of the gap
+  int instances = 0;       // op-list positions running it, over every rank, per step
+  double measured_s = 0;   // median over instances and steps
+  double predicted_s = 0;  // the cost model's price
+  double total_gap_s = 0;  // instances x (predicted - measured): its share of the gap
 };
 
 // The prediction again with each op's time measured inside the steps (the feedback that
@@ -76,15 +76,15 @@ struct OpComparison {
 // half of the steps predicting the measured median of the second half.
 struct FeedbackFigures {
   bool available = false;
-  std::string why_not;           // when not available
-  double predicted_s = 0;        // with the in-step costs of every step
-  double error = 0;              // against every step's median
-  int fed_steps = 0;             // the first half, whose ops' times are fed
-  int held_steps = 0;            // the second half, predicted
-  double held_measured_s = 0;    // the held-out steps' median
+  std::string why_not;             // when not available
+  double predicted_s = 0;          // with the in-step costs of every step
+  double error = 0;                // against every step's median
+  int fed_steps = 0;               // the first half, whose ops' times are fed
+  int held_steps = 0;              // the second half, predicted
+  double held_measured_s = 0;      // the held-out steps' median
   double held_isolated_error = 0;  // the isolated costs' prediction against them
-  double held_predicted_s = 0;   // the fed costs' prediction
-  double held_error = 0;         // against them
+  double held_predicted_s = 0;     // the fed costs' prediction
+  double held_error = 0;           // against them
 };
 
 // `predicted` is indexed by task id (every task seen); `predicted_step_s` is the simulated

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/bf16.h"
 #include "kernels/cpu_kernels.h"
 
 namespace dtsim::kernels::cpu {
@@ -34,13 +35,6 @@ void pool_backward(int64_t rows, int64_t in_width, int64_t out_width, const floa
 }
 
 namespace {
-
-float bf16_to_float(uint16_t b) {
-  const uint32_t bits = static_cast<uint32_t>(b) << 16;
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
 
 // FP8 E4M3 (OCP 8-bit floating point, the format FP8 GEMMs take): saturating at +-448,
 // rounding to nearest.

@@ -153,10 +153,12 @@ std::string real_validation_markdown(const RealValidationView& v) {
     md += fmt::format("| {} | {} | {} | {} | {} |\n", task_kind_name(k.kind), k.tasks,
                       spread(k.busy), ms(k.busy.predicted_s), percent(k.busy.error));
   }
-  md += "\nPer rank (its last task's end; its compute tasks' summed durations; its clock "
-        "against rank 0's):\n\n";
-  md += "| rank | finish, measured | predicted | error | compute, measured | predicted | error "
-        "| clock offset ± uncertainty |\n|---|---|---|---|---|---|---|---|\n";
+  md +=
+      "\nPer rank (its last task's end; its compute tasks' summed durations; its clock "
+      "against rank 0's):\n\n";
+  md +=
+      "| rank | finish, measured | predicted | error | compute, measured | predicted | error "
+      "| clock offset ± uncertainty |\n|---|---|---|---|---|---|---|---|\n";
   for (const executor::RankComparison& r : c.ranks) {
     md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {:.1f} ± {:.1f} µs |\n", r.rank,
                       spread(r.finish), ms(r.finish.predicted_s), percent(r.finish.error),
@@ -172,8 +174,9 @@ std::string real_validation_markdown(const RealValidationView& v) {
   });
   worst.resize(std::min<size_t>(worst.size(), 10));
   md += "\nThe tasks whose predicted duration is furthest from the measured median:\n\n";
-  md += "| task | rank | kind | stream | measured | predicted | error |\n"
-        "|---|---|---|---|---|---|---|\n";
+  md +=
+      "| task | rank | kind | stream | measured | predicted | error |\n"
+      "|---|---|---|---|---|---|---|\n";
   for (const executor::TaskComparison* t : worst) {
     const TaskView view = g.task(t->task);
     const double e = t->measured_s > 0 ? (t->predicted_s - t->measured_s) / t->measured_s : NAN;
@@ -182,10 +185,12 @@ std::string real_validation_markdown(const RealValidationView& v) {
                       ms(t->measured_s), ms(t->predicted_s), percent(e));
   }
   if (!v.ops.empty()) {
-    md += "\nThe ops whose time inside the steps differs most from their price (share of the "
-          "gap: instances × (predicted − measured), summed over every rank):\n\n";
-    md += "| op | kind | pass | instances | in the step | predicted | share of the gap |\n"
-          "|---|---|---|---|---|---|---|\n";
+    md +=
+        "\nThe ops whose time inside the steps differs most from their price (share of the "
+        "gap: instances × (predicted − measured), summed over every rank):\n\n";
+    md +=
+        "| op | kind | pass | instances | in the step | predicted | share of the gap |\n"
+        "|---|---|---|---|---|---|---|\n";
     for (size_t i = 0; i < std::min<size_t>(v.ops.size(), 10); ++i) {
       const executor::OpComparison& o = v.ops[i];
       md += fmt::format("| {} | {} | {} | {} | {:.3f} ms | {:.3f} ms | {:+.2f} ms |\n", o.op.name,
@@ -206,8 +211,9 @@ std::string real_validation_markdown(const RealValidationView& v) {
   } else if (v.feedback) {
     md += "\nFeedback: not computed (" + v.feedback->why_not + ").\n";
   }
-  md += "\n`trace.json` (ui.perfetto.dev) shows the measured median step and the predicted "
-        "step side by side; `validation.json` holds every figure and every task.\n";
+  md +=
+      "\n`trace.json` (ui.perfetto.dev) shows the measured median step and the predicted "
+      "step side by side; `validation.json` holds every figure and every task.\n";
   return md;
 }
 
@@ -218,10 +224,15 @@ nlohmann::ordered_json real_validation_trace(const RealValidationView& v) {
   auto events = nlohmann::ordered_json::array();
   constexpr int kMeasured = 1;
   constexpr int kPredicted = 2;
-  events.push_back({{"ph", "M"}, {"pid", kMeasured}, {"name", "process_name"},
-                    {"args", {{"name", fmt::format("measured: step {} of {} (the median)",
-                                                   step + 1, c.steps)}}}});
-  events.push_back({{"ph", "M"}, {"pid", kPredicted}, {"name", "process_name"},
+  events.push_back(
+      {{"ph", "M"},
+       {"pid", kMeasured},
+       {"name", "process_name"},
+       {"args",
+        {{"name", fmt::format("measured: step {} of {} (the median)", step + 1, c.steps)}}}});
+  events.push_back({{"ph", "M"},
+                    {"pid", kPredicted},
+                    {"name", "process_name"},
                     {"args", {{"name", "predicted (" + v.cost_model + " cost model)"}}}});
   const auto streams = static_cast<int>(g.streams().size());
   std::map<int, bool> named;
@@ -229,9 +240,12 @@ nlohmann::ordered_json real_validation_trace(const RealValidationView& v) {
     const int tid = t.rank * streams + t.stream;
     if (!named[pid * 1000003 + tid]) {
       named[pid * 1000003 + tid] = true;
-      events.push_back({{"ph", "M"}, {"pid", pid}, {"tid", tid}, {"name", "thread_name"},
-                        {"args", {{"name", fmt::format("rank {} · {}", t.rank,
-                                                       g.streams()[t.stream])}}}});
+      events.push_back(
+          {{"ph", "M"},
+           {"pid", pid},
+           {"tid", tid},
+           {"name", "thread_name"},
+           {"args", {{"name", fmt::format("rank {} · {}", t.rank, g.streams()[t.stream])}}}});
     }
     return tid;
   };

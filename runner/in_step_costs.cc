@@ -41,8 +41,8 @@ std::vector<Samples> gather(const TaskGraph& graph, const executor::MeasuredRun&
           if (durations.size() != ops.size()) {
             throw std::invalid_argument("rank " + std::to_string(r.rank) + ", task " +
                                         std::to_string(r.tasks[i]) + ": " +
-                                        std::to_string(durations.size()) +
-                                        " op durations for " + std::to_string(ops.size()) + " ops");
+                                        std::to_string(durations.size()) + " op durations for " +
+                                        std::to_string(ops.size()) + " ops");
           }
           s.seconds.push_back(static_cast<double>(durations[k]) * 1e-9);
         }
@@ -68,6 +68,22 @@ std::vector<calibration::CostEntry> in_step_entries(const TaskGraph& graph,
     entries.push_back(std::move(e));
   }
   return entries;
+}
+
+std::vector<calibration::CostEntry> merge_in_step(std::vector<calibration::CostEntry> entries) {
+  std::vector<calibration::CostEntry> out;
+  std::unordered_map<std::string, size_t> index;
+  for (calibration::CostEntry& e : entries) {
+    auto [it, added] = index.try_emplace(calibration::cost_key(e.op), out.size());
+    if (added) {
+      out.push_back(std::move(e));
+      continue;
+    }
+    calibration::CostEntry& into = out[it->second];
+    into.samples_s.insert(into.samples_s.end(), e.samples_s.begin(), e.samples_s.end());
+    into.stats = calibration::stats_of(into.samples_s);
+  }
+  return out;
 }
 
 calibration::CostDatabase with_in_step(calibration::CostDatabase base,
@@ -97,9 +113,10 @@ std::vector<executor::OpComparison> compare_ops(
     c.total_gap_s = c.instances * (c.predicted_s - c.measured_s);
     out.push_back(std::move(c));
   }
-  std::sort(out.begin(), out.end(), [](const executor::OpComparison& a, const executor::OpComparison& b) {
-    return std::abs(a.total_gap_s) > std::abs(b.total_gap_s);
-  });
+  std::sort(out.begin(), out.end(),
+            [](const executor::OpComparison& a, const executor::OpComparison& b) {
+              return std::abs(a.total_gap_s) > std::abs(b.total_gap_s);
+            });
   return out;
 }
 

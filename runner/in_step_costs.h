@@ -21,6 +21,9 @@ std::vector<calibration::CostEntry> in_step_entries(const TaskGraph& graph,
                                                     const executor::MeasuredRun& run,
                                                     int first_step, int end_step);
 
+// One entry per signature: the samples of entries of an equal key (several runs) pooled.
+std::vector<calibration::CostEntry> merge_in_step(std::vector<calibration::CostEntry> entries);
+
 // `base` with `entries` in it: an entry replaces an in-step entry of an equal signature,
 // and sits beside the isolated one (which the model then no longer uses).
 calibration::CostDatabase with_in_step(calibration::CostDatabase base,

@@ -32,23 +32,22 @@ void write_rank_timeline(const std::filesystem::path& path, const executor::Meas
     for (const executor::TaskSpan& t : s.tasks) spans.push_back({t.start_ns, t.end_ns});
     steps.push_back({{"start_ns", s.start_ns}, {"spans", std::move(spans)}, {"op_ns", s.op_ns}});
   }
-  const nlohmann::ordered_json doc = {
-      {"format", kFormat},
-      {"version", kVersion},
-      {"rank", rank.rank},
-      {"pid", rank.pid},
-      {"backend", header.backend},
-      {"library", header.library},
-      {"blas", header.blas},
-      {"warmup", header.warmup},
-      {"clock",
-       {{"offset_ns", rank.clock.offset_ns},
-        {"uncertainty_ns", rank.clock.uncertainty_ns},
-        {"samples", rank.clock.samples}}},
-      {"operand_bytes", rank.operand_bytes},
-      {"peak_allocated_bytes", rank.peak_allocated_bytes},
-      {"tasks", rank.tasks},
-      {"steps", steps}};
+  const nlohmann::ordered_json doc = {{"format", kFormat},
+                                      {"version", kVersion},
+                                      {"rank", rank.rank},
+                                      {"pid", rank.pid},
+                                      {"backend", header.backend},
+                                      {"library", header.library},
+                                      {"blas", header.blas},
+                                      {"warmup", header.warmup},
+                                      {"clock",
+                                       {{"offset_ns", rank.clock.offset_ns},
+                                        {"uncertainty_ns", rank.clock.uncertainty_ns},
+                                        {"samples", rank.clock.samples}}},
+                                      {"operand_bytes", rank.operand_bytes},
+                                      {"peak_allocated_bytes", rank.peak_allocated_bytes},
+                                      {"tasks", rank.tasks},
+                                      {"steps", steps}};
   write_file_atomically(path, doc.dump() + "\n");
 }
 
@@ -66,7 +65,8 @@ executor::MeasuredRank read_rank(const std::filesystem::path& path, int rank,
   const nlohmann::json doc =
       calibration::read_json_file(path.string(), "a rank's timeline", "; dtsim-rank writes it");
   const calibration::Reader r(path.string());
-  if (r.text(doc, "", "format") != kFormat) r.fail("/format", "expected \"" + std::string(kFormat) + "\"");
+  if (r.text(doc, "", "format") != kFormat)
+    r.fail("/format", "expected \"" + std::string(kFormat) + "\"");
   if (integer(r, doc, "", "version") != kVersion) {
     r.fail("/version", "expected " + std::to_string(kVersion));
   }
@@ -96,8 +96,8 @@ executor::MeasuredRank read_rank(const std::filesystem::path& path, int rank,
     step.start_ns = integer(r, steps[s], at, "start_ns");
     const nlohmann::json& spans = r.at(steps[s], at, "spans");
     if (!spans.is_array() || spans.size() != m.tasks.size()) {
-      r.fail(at + "/spans", "expected one [start_ns, end_ns] per task (" +
-                                std::to_string(m.tasks.size()) + ")");
+      r.fail(at + "/spans",
+             "expected one [start_ns, end_ns] per task (" + std::to_string(m.tasks.size()) + ")");
     }
     for (size_t i = 0; i < spans.size(); ++i) {
       const nlohmann::json& p = spans[i];

@@ -32,11 +32,11 @@ void check_runnable(const std::string& source, const LoweredScenario& lowered, i
                                "(set sync_every to 1 to validate the synchronizing step)"}});
   }
   if (const int cores = std::max(calibration::usable_cores(), 1); ranks > cores) {
-    throw InputError(source, {{"/cluster",
-                               fmt::format("the step runs on {} ranks and this process may use "
-                                           "{} cores: ranks sharing a core would time each "
-                                           "other's work (one rank per core)",
-                                           ranks, cores)}});
+    throw InputError(source,
+                     {{"/cluster", fmt::format("the step runs on {} ranks and this process may use "
+                                               "{} cores: ranks sharing a core would time each "
+                                               "other's work (one rank per core)",
+                                               ranks, cores)}});
   }
   const TaskGraph& g = lowered.graph;
   if (const auto errors = g.validate(ranks); !errors.empty()) {
@@ -114,7 +114,8 @@ executor::FeedbackFigures feed_back(const RealRunOptions& o, const TaskGraph& gr
     f.fed_steps = c.steps / 2;
     f.held_steps = c.steps - f.fed_steps;
     f.held_measured_s = executor::quantile(
-        std::vector<double>(c.measured_steps_s.begin() + f.fed_steps, c.measured_steps_s.end()), 0.5);
+        std::vector<double>(c.measured_steps_s.begin() + f.fed_steps, c.measured_steps_s.end()),
+        0.5);
     f.held_isolated_error = relative(c.step.predicted_s, f.held_measured_s);
     f.held_predicted_s =
         predict_step(o, with_in_step(base, in_step_entries(graph, run, 0, f.fed_steps)));
@@ -140,10 +141,11 @@ std::vector<std::string> describe_rank_progress(const TaskGraph& graph,
     }
     if (p->done) continue;
     if (p->step == 0) {
-      lines.push_back(fmt::format("rank {} (pid {}) stopped before its first step (while "
-                                  "lowering, setting up its buffers and communicators, or "
-                                  "estimating its clock offset)",
-                                  r, p->pid));
+      lines.push_back(
+          fmt::format("rank {} (pid {}) stopped before its first step (while "
+                      "lowering, setting up its buffers and communicators, or "
+                      "estimating its clock offset)",
+                      r, p->pid));
       continue;
     }
     // Tasks on other streams may still run after the last start (a collective waiting for
@@ -161,12 +163,14 @@ std::vector<std::string> describe_rank_progress(const TaskGraph& graph,
 
 RealValidation validate_for_real(const RealRunOptions& o) {
   if (o.update_costs && !o.costs.database) {
-    throw InputError("--update-costs", {{"", "the in-step times are added to a cost database: "
-                                             "name it with --costs"}});
+    throw InputError("--update-costs", {{"",
+                                         "the in-step times are added to a cost database: "
+                                         "name it with --costs"}});
   }
   if (o.warmup < 0 || o.iterations < 1) {
-    throw InputError("--iterations", {{"", "expected at least 1 measured step and 0 or more "
-                                           "warm-up steps"}});
+    throw InputError("--iterations", {{"",
+                                       "expected at least 1 measured step and 0 or more "
+                                       "warm-up steps"}});
   }
   RunControl control;
   control.stop = o.stop;
@@ -231,10 +235,25 @@ RealValidation validate_for_real(const RealRunOptions& o) {
   return v;
 }
 
+RealValidationView view_of(const RealValidation& v, const std::string& costs) {
+  RealValidationView view;
+  view.scenario = v.scenario->name;
+  view.source = v.scenario->source;
+  view.cost_model = v.lowered.cost_model;
+  view.costs = costs;
+  view.graph = &v.lowered.graph;
+  view.measured = &v.measured;
+  view.comparison = &v.comparison;
+  view.predicted = v.predicted;
+  view.ops = v.ops;
+  view.feedback = &v.feedback;
+  return view;
+}
+
 double predict_step(const RealRunOptions& o, const calibration::CostDatabase& db) {
   Scenario scenario = load_scenario_file(o.scenario, o.overrides);
-  const LoweredScenario lowered = lower_with_database(
-      scenario, db, o.costs.device.value_or(db.device.catalog_name));
+  const LoweredScenario lowered =
+      lower_with_database(scenario, db, o.costs.device.value_or(db.device.catalog_name));
   return run_scenario(scenario, lowered).result.end.seconds();
 }
 

@@ -14,6 +14,7 @@
 #include "executor/progress_board.h"
 #include "executor/step_comparison.h"
 #include "models/scenario_result.h"
+#include "reports/real_validation_report.h"
 #include "runner/scenario_runner.h"
 #include "scenarios/scenario.h"
 
@@ -50,6 +51,10 @@ struct RealValidation {
 // kernel, more ranks than cores, local SGD), and std::runtime_error for a run that failed:
 // the message names each rank that did not finish, the step and the last task it started.
 RealValidation validate_for_real(const RealRunOptions& options);
+
+// What the report writers read of `v` (reports/real_validation_report.h); `costs` names the
+// database the prediction used ("" for the roofline).
+RealValidationView view_of(const RealValidation& v, const std::string& costs);
 
 // The step the simulator predicts for the scenario of `o` priced by `db` (a fresh load and
 // lowering, as the ranks do).

@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "calibration/mpi/mpi_version.h"
 #include "calibration/sample_stats.h"
 #include "sim/collectives/collective_plan.h"
 
@@ -79,15 +80,6 @@ std::optional<ProbeArgs> parse(int argc, char** argv, std::string& error) {
   }
   if (!error.empty()) return std::nullopt;
   return a;
-}
-
-// The first line of MPI's own version string ("Open MPI v4.1.4, package: ...").
-std::string library_version() {
-  char text[MPI_MAX_LIBRARY_VERSION_STRING];
-  int length = 0;
-  MPI_Get_library_version(text, &length);
-  std::string v(text, static_cast<size_t>(length));
-  return v.substr(0, std::min(v.find(','), v.find('\n')));
 }
 
 class Probe {
@@ -217,7 +209,7 @@ int main(int argc, char** argv) {
   int status = 0;
   if (rank == 0) {
     const nlohmann::ordered_json doc = {{"format", "dtsim-comm-probe"},
-                                        {"library", library_version()},
+                                        {"library", dtsim::calibration::mpi_library_version()},
                                         {"ranks", ranks},
                                         {"collectives", collectives}};
     std::ofstream out(args->out, std::ios::binary);

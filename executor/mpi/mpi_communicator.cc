@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "executor/rank_executor.h"
+#include "kernels/bf16.h"
 #include "sim/dtype.h"
 
 namespace dtsim::executor {
@@ -16,18 +17,8 @@ namespace {
 
 // bf16 and fp16 have no MPI type: their reductions run through user ops that widen each
 // element to fp32, combine, and round back to nearest even, as a GPU's reduction kernel does.
-float bf16_to_float(uint16_t b) {
-  const uint32_t u = static_cast<uint32_t>(b) << 16;
-  float f;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
-}
-uint16_t float_to_bf16(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  u += 0x7FFFU + ((u >> 16) & 1U);
-  return static_cast<uint16_t>(u >> 16);
-}
+using kernels::bf16_to_float;
+using kernels::float_to_bf16;
 float fp16_to_float(uint16_t h) {
   _Float16 v;
   std::memcpy(&v, &h, sizeof v);
@@ -49,12 +40,24 @@ void combine16(void* in, void* inout, int* len, Combine combine) {
 float add(float a, float b) { return a + b; }
 float larger(float a, float b) { return std::max(a, b); }
 float smaller(float a, float b) { return std::min(a, b); }
-void bf16_sum(void* in, void* io, int* n, MPI_Datatype*) { combine16<bf16_to_float, float_to_bf16>(in, io, n, add); }
-void bf16_max(void* in, void* io, int* n, MPI_Datatype*) { combine16<bf16_to_float, float_to_bf16>(in, io, n, larger); }
-void bf16_min(void* in, void* io, int* n, MPI_Datatype*) { combine16<bf16_to_float, float_to_bf16>(in, io, n, smaller); }
-void fp16_sum(void* in, void* io, int* n, MPI_Datatype*) { combine16<fp16_to_float, float_to_fp16>(in, io, n, add); }
-void fp16_max(void* in, void* io, int* n, MPI_Datatype*) { combine16<fp16_to_float, float_to_fp16>(in, io, n, larger); }
-void fp16_min(void* in, void* io, int* n, MPI_Datatype*) { combine16<fp16_to_float, float_to_fp16>(in, io, n, smaller); }
+void bf16_sum(void* in, void* io, int* n, MPI_Datatype*) {
+  combine16<bf16_to_float, float_to_bf16>(in, io, n, add);
+}
+void bf16_max(void* in, void* io, int* n, MPI_Datatype*) {
+  combine16<bf16_to_float, float_to_bf16>(in, io, n, larger);
+}
+void bf16_min(void* in, void* io, int* n, MPI_Datatype*) {
+  combine16<bf16_to_float, float_to_bf16>(in, io, n, smaller);
+}
+void fp16_sum(void* in, void* io, int* n, MPI_Datatype*) {
+  combine16<fp16_to_float, float_to_fp16>(in, io, n, add);
+}
+void fp16_max(void* in, void* io, int* n, MPI_Datatype*) {
+  combine16<fp16_to_float, float_to_fp16>(in, io, n, larger);
+}
+void fp16_min(void* in, void* io, int* n, MPI_Datatype*) {
+  combine16<fp16_to_float, float_to_fp16>(in, io, n, smaller);
+}
 
 struct Ops16 {
   MPI_Op bf16[3] = {MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL};  // sum, max, min
@@ -217,12 +220,14 @@ MpiCommunicator::MpiCommunicator(const TaskGraph& graph, const RankPlan& plan, M
   for (TaskId id : plan.tasks) {
     const TaskView t = graph.task(id);
     if (t.kind == TaskKind::kCollective) {
-      const std::pair key{calls[t.collective].members, static_cast<uint16_t>(stream_of_call[t.collective])};
+      const std::pair key{calls[t.collective].members,
+                          static_cast<uint16_t>(stream_of_call[t.collective])};
       // Two streams of one rank calling on one communicator could interleave their calls
       // differently on different ranks, which MPI forbids.
-      if (auto [it, added] = local_stream.try_emplace(key, t.stream); !added && it->second != t.stream) {
-        throw std::invalid_argument(describe_call(t.collective, calls[t.collective]) +
-                                    ": rank " + std::to_string(rank_) +
+      if (auto [it, added] = local_stream.try_emplace(key, t.stream);
+          !added && it->second != t.stream) {
+        throw std::invalid_argument(describe_call(t.collective, calls[t.collective]) + ": rank " +
+                                    std::to_string(rank_) +
                                     " calls its group's collectives from two streams");
       }
       group_of_call_[t.collective] = &groups_.at(key);
@@ -364,14 +369,6 @@ ClockOffset measure_clock_offset(MPI_Comm world, int rounds) {
   MPI_Barrier(world);
   if (rank == 0) return {0, 0, 0};
   return estimate_clock_offset(samples);
-}
-
-std::string mpi_library_version() {
-  char text[MPI_MAX_LIBRARY_VERSION_STRING];
-  int length = 0;
-  MPI_Get_library_version(text, &length);
-  std::string v(text, static_cast<size_t>(length));
-  return v.substr(0, std::min(v.find(','), v.find('\n')));
 }
 
 }  // namespace dtsim::executor

@@ -40,7 +40,7 @@ class MpiCommunicator final : public Communicator {
  private:
   struct Group {
     MPI_Comm comm = MPI_COMM_NULL;
-    std::vector<std::byte> in;   // sized for the group's largest call
+    std::vector<std::byte> in;  // sized for the group's largest call
     std::vector<std::byte> out;
   };
   const TaskGraph& graph_;
@@ -56,8 +56,5 @@ class MpiCommunicator final : public Communicator {
 // This rank's clock against rank 0's over `world`, from `rounds` ping-pongs per rank (rank 0
 // answers each rank in turn). Collective over `world`; rank 0 gets offset 0.
 ClockOffset measure_clock_offset(MPI_Comm world, int rounds);
-
-// The first line of MPI's version string ("Open MPI v4.1.4").
-std::string mpi_library_version();
 
 }  // namespace dtsim::executor

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "calibration/mpi/mpi_version.h"
 #include "executor/cpu_task_work.h"
 #include "executor/doorbells.h"
 #include "executor/mpi/mpi_communicator.h"
@@ -105,12 +106,13 @@ int run_rank(const RankArgs& args, int rank, int ranks) {
   executor::Doorbells bells(args.out / "doorbells", ranks, rank);
   executor::MpiCommunicator comm(graph, plan, MPI_COMM_WORLD, bells);
   executor::CpuTaskWork work(graph, plan, comm);
-  const executor::ClockOffset clock = executor::measure_clock_offset(MPI_COMM_WORLD, args.clock_rounds);
+  const executor::ClockOffset clock =
+      executor::measure_clock_offset(MPI_COMM_WORLD, args.clock_rounds);
   executor::RankExecutor ex(graph, plan, work, &board);
 
   executor::MeasuredRun header;
   header.backend = "cpu";
-  header.library = executor::mpi_library_version();
+  header.library = calibration::mpi_library_version();
   header.blas = kernels::cpu_blas_identity();
   header.warmup = args.warmup;
   executor::MeasuredRank me;

@@ -102,7 +102,7 @@ TEST(CpuTaskWork, RefusesAnOpTheCpuCannotRunBeforeAnyStep) {
 
 TEST(CpuTaskWork, PersistentStateIsHeldAcrossStepsAndFreedBlocksAreReused) {
   TaskGraph g;
-  add_memory(g, TaskKind::kAlloc, 1, 1 << 20);              // weights: never freed
+  add_memory(g, TaskKind::kAlloc, 1, 1 << 20);                     // weights: never freed
   const TaskId act = add_memory(g, TaskKind::kAlloc, 2, 4 << 20);  // activations
   add_memory(g, TaskKind::kFree, 2, 4 << 20, {act});
   const RankPlan plan = plan_rank(g, 0);

@@ -12,10 +12,10 @@ using testing::add_compute;
 
 TEST(RankPlan, QueuesEachStreamInGraphOrderAndCountsDependencies) {
   TaskGraph g;
-  const TaskId a = add_compute(g, 0, "compute", "a");      // local 0
-  add_compute(g, 1, "compute", "other rank");              // not rank 0's
-  const TaskId b = add_compute(g, 0, "comm", "b", {a});    // local 1
-  add_compute(g, 0, "compute", "c", {a, b});               // local 2
+  const TaskId a = add_compute(g, 0, "compute", "a");    // local 0
+  add_compute(g, 1, "compute", "other rank");            // not rank 0's
+  const TaskId b = add_compute(g, 0, "comm", "b", {a});  // local 1
+  add_compute(g, 0, "compute", "c", {a, b});             // local 2
   const RankPlan p = plan_rank(g, 0);
   EXPECT_EQ(p.tasks, (std::vector<TaskId>{0, 2, 3}));
   ASSERT_EQ(p.queues.size(), 2u);
@@ -47,8 +47,8 @@ TEST(RankPlan, GraphRanksCountsTasksAndCollectiveMembers) {
   TaskGraph g;
   add_compute(g, 0, "compute", "a");
   EXPECT_EQ(graph_ranks(g), 1);
-  g.add_collective(CollectiveCall{CollectiveOp::kAllReduce, CollectiveAlgorithm::kRing, {0, 3},
-                                  MiB(1), {}, "c"});
+  g.add_collective(CollectiveCall{
+      CollectiveOp::kAllReduce, CollectiveAlgorithm::kRing, {0, 3}, MiB(1), {}, "c"});
   EXPECT_EQ(graph_ranks(g), 4);
 }
 

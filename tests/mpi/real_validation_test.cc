@@ -23,7 +23,8 @@
 namespace dtsim {
 namespace {
 
-const std::string kCase = std::string(DTSIM_SOURCE_DIR) + "/scenarios/validation/real/dp-transformer.json";
+const std::string kCase =
+    std::string(DTSIM_SOURCE_DIR) + "/scenarios/validation/real/dp-transformer.json";
 
 std::filesystem::path scratch(const std::string& name) {
   const auto p = std::filesystem::temp_directory_path() /

@@ -73,9 +73,8 @@ TEST(InStepCosts, ANewInStepEntryReplacesTheOldOneAndKeepsTheIsolatedOne) {
 TEST(InStepCosts, OpsAreRankedByTheirShareOfTheGap) {
   Fixture f;
   // a priced at its measured median, b at 1 us (measured 6 us): b holds the gap.
-  const auto ops = compare_ops(f.g, f.run, [](const OpSignature& op, int) {
-    return op.name == "a" ? 2.5e-6 : 1e-6;
-  });
+  const auto ops = compare_ops(
+      f.g, f.run, [](const OpSignature& op, int) { return op.name == "a" ? 2.5e-6 : 1e-6; });
   ASSERT_EQ(ops.size(), 2u);
   EXPECT_EQ(ops[0].op.name, "b");
   EXPECT_EQ(ops[0].instances, 2);
@@ -88,6 +87,24 @@ TEST(InStepCosts, RefusesOpTimesThatDoNotMatchTheOpList) {
   Fixture f;
   f.run.ranks[0].steps[0].op_ns[0] = {1000};
   EXPECT_THROW(in_step_entries(f.g, f.run, 0, 2), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace dtsim
+
+namespace dtsim {
+namespace {
+
+TEST(InStepCosts, EntriesOfOneSignatureFromSeveralRunsPoolTheirSamples) {
+  Fixture f;
+  auto one = in_step_entries(f.g, f.run, 0, 1);  // a: 1, 3 us; b: 5, 7 us
+  auto two = in_step_entries(f.g, f.run, 1, 2);  // a: 2, 4 us; b: 6, 8 us
+  one.insert(one.end(), two.begin(), two.end());
+  const auto merged = merge_in_step(one);
+  ASSERT_EQ(merged.size(), 2u);
+  EXPECT_EQ(merged[0].samples_s.size(), 4u);
+  EXPECT_NEAR(merged[0].stats.median_s, 2.5e-6, 1e-15);
+  EXPECT_NEAR(merged[1].stats.median_s, 6.5e-6, 1e-15);
 }
 
 }  // namespace

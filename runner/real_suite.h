@@ -1,0 +1,34 @@
+// The validation suite against real runs: every scenario of a folder calibrated on this
+// machine in isolation (a `dtsim calibrate` process, no rank running), then run for real
+// and compared, then the feedback cross-checked across cases.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <stop_token>
+#include <string>
+
+#include "reports/real_suite_report.h"
+#include "runner/real_validation.h"
+
+namespace dtsim {
+
+struct RealSuiteOptions {
+  std::filesystem::path folder;        // the cases (*.json, in name order)
+  std::filesystem::path dtsim;         // the dtsim executable that calibrates
+  std::filesystem::path rank_program;  // dtsim-rank
+  int warmup = 2;
+  int iterations = 5;
+  std::chrono::milliseconds timeout = std::chrono::minutes(5);  // per calibration and run
+  std::stop_token stop;
+  std::filesystem::path out;  // a folder per case: costs.json, validation.*, ranks/
+};
+
+// Runs every case; `done` sees each case's figures as it finishes (the CLI prints them).
+// A case that fails to run is a row with its reason; the suite goes on. Returns the rows
+// (empty, with nothing written, when stopped).
+RealSuiteSummary run_real_suite(const RealSuiteOptions& o,
+                                const std::function<void(const RealSuiteRow&)>& done = {});
+
+}  // namespace dtsim

@@ -1,0 +1,46 @@
+// The real-run suite's report: median and worst over the cases that ran, the target's
+// verdict, and a case that did not run listed with its reason.
+#include <gtest/gtest.h>
+
+#include "reports/real_suite_report.h"
+
+namespace dtsim {
+namespace {
+
+RealSuiteRow row(const std::string& name, double error) {
+  RealSuiteRow r;
+  r.name = name;
+  r.ran = true;
+  r.ranks = 2;
+  r.measured_s = 1;
+  r.predicted_s = 1 + error;
+  r.error = error;
+  return r;
+}
+
+TEST(RealSuiteReport, MedianAndWorstOverTheCasesThatRan) {
+  RealSuiteSummary s;
+  s.machine = "a test CPU";
+  s.command = "dtsim validate scenarios/validation/real --doc docs/validation-real.md";
+  s.rows = {row("a", -0.02), row("b", 0.04), row("c", -0.12)};
+  RealSuiteRow skipped;
+  skipped.name = "geo";
+  skipped.why_not = "needs --emulate-links";
+  s.rows.push_back(skipped);
+  EXPECT_DOUBLE_EQ(real_median_abs_error(s.rows), 0.04);
+  EXPECT_DOUBLE_EQ(real_worst_abs_error(s.rows), 0.12);
+  const std::string md = real_suite_markdown(s);
+  EXPECT_NE(md.find(s.command), std::string::npos);
+  EXPECT_NE(md.find("Median |error| 4.0% (target at most 5%: met)"), std::string::npos) << md;
+  EXPECT_NE(md.find("worst 12.0% (target at most 15%: met)"), std::string::npos) << md;
+  EXPECT_NE(md.find("| geo | 0 | not run: needs --emulate-links"), std::string::npos) << md;
+  const auto j = real_suite_json(s);
+  EXPECT_EQ(j["cases"].size(), 4u);
+  EXPECT_EQ(j["cases"][3]["ran"], false);
+  s.rows[2].error = -0.2;
+  EXPECT_NE(real_suite_markdown(s).find("worst 20.0% (target at most 15%: not met)"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace dtsim
