@@ -45,6 +45,7 @@ int validate_suite(const ValidateArgs& args, std::chrono::milliseconds timeout) 
   o.folder = args.scenario;
   o.dtsim = beside_dtsim("dtsim");
   o.rank_program = beside_dtsim("dtsim-rank");
+  o.link_emulator = beside_dtsim("dtsim-link-emulator");
   o.warmup = args.warmup;
   o.iterations = args.iterations;
   o.timeout = timeout;
@@ -93,12 +94,6 @@ int validate(const ValidateArgs& args) {
                        "the GPU executor (CUDA streams and NCCL ranks) is not built yet; "
                        "validate on the CPU backend (--backend cpu)"}});
   }
-  if (args.emulate_links) {
-    throw InputError("--emulate-links",
-                     {{"",
-                       "emulated links (network namespaces, shaped veth pairs, a delay "
-                       "forwarder) are not built yet; the ranks run over shared memory"}});
-  }
   const auto timeout = parse_duration(args.timeout);
   if (!timeout.value || *timeout.value <= Duration::zero()) {
     throw InputError("--timeout", {{"", "expected a positive duration such as \"10min\", got \"" +
@@ -128,6 +123,8 @@ int validate(const ValidateArgs& args) {
           : std::filesystem::path(args.out);
   o.folder = out / "ranks";
   if (args.update_costs) o.update_costs = *args.update_costs;
+  o.emulate_links = args.emulate_links;
+  o.link_emulator = beside_dtsim("dtsim-link-emulator");
   if (!args.quiet) {
     std::cout << fmt::format("running {} for real: {} warm-up and {} measured steps...\n",
                              args.scenario, args.warmup, args.iterations)
@@ -198,7 +195,8 @@ Command add_validate_command(CLI::App& app) {
                   "End a run (every rank killed) or a calibration when it takes longer "
                   "(default 10min)");
   cmd->add_flag("--emulate-links", args->emulate_links,
-                "Run each rank in a network namespace over shaped links (not built yet)");
+                "Run each rank in a network namespace of its own, the paths between ranks "
+                "emulated at the scenario's bandwidth and latency (root; MPI over TCP)");
   cmd->add_option("--out", args->out,
                   "Output folder (default dtsim-out/<scenario file's stem>-validation)");
   cmd->add_option("--update-costs", args->update_costs,

@@ -12,7 +12,9 @@
 #include "calibration/child_process.h"
 #include "calibration/cost_database.h"
 #include "reports/real_validation_report.h"
+#include "runner/emulated_network.h"
 #include "runner/in_step_costs.h"
+#include "scenarios/loader.h"
 
 namespace dtsim {
 
@@ -56,6 +58,24 @@ RealSuiteSummary run_real_suite(const RealSuiteOptions& o,
     Case c;
     c.row.file = file.string();
     c.row.name = file.stem().string();
+    // Ranks on several nodes talk over the network: that case needs emulated links.
+    try {
+      const Scenario scenario = load_scenario_file(file.string());
+      c.options.emulate_links = scenario.cluster.nodes.size() > 1;
+    } catch (const std::exception& e) {
+      c.row.why_not = e.what();
+    }
+    if (c.options.emulate_links) {
+      if (const std::string why = emulation_unavailable_reason(); !why.empty()) {
+        c.row.why_not = "its ranks are on two nodes, and " + why;
+      }
+    }
+    if (!c.row.why_not.empty()) {
+      if (done) done(c.row);
+      cases.push_back(std::move(c));
+      continue;
+    }
+    c.options.link_emulator = o.link_emulator;
     const std::filesystem::path dir = o.out / c.row.name;
     std::filesystem::create_directories(dir);
     const std::filesystem::path costs = dir / "costs.json";

@@ -18,6 +18,9 @@ struct RealSuiteOptions {
   std::filesystem::path folder;        // the cases (*.json, in name order)
   std::filesystem::path dtsim;         // the dtsim executable that calibrates
   std::filesystem::path rank_program;  // dtsim-rank
+  // dtsim-link-emulator: a case whose ranks sit on several nodes runs over emulated links
+  // (emulated_network.h); without root it is listed as not run, with the reason.
+  std::filesystem::path link_emulator;
   int warmup = 2;
   int iterations = 5;
   std::chrono::milliseconds timeout = std::chrono::minutes(5);  // per calibration and run

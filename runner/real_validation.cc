@@ -15,6 +15,7 @@
 #include "executor/rank_plan.h"
 #include "kernels/kernel.h"
 #include "reports/atomic_file.h"
+#include "runner/emulated_network.h"
 #include "runner/in_step_costs.h"
 #include "runner/rank_timeline_file.h"
 #include "scenarios/loader.h"
@@ -69,7 +70,8 @@ void check_runnable(const std::string& source, const LoweredScenario& lowered, i
   }
 }
 
-std::vector<std::string> rank_command(const RealRunOptions& o, int ranks) {
+std::vector<std::string> rank_command(const RealRunOptions& o, int ranks,
+                                      const EmulatedNetwork* network) {
   std::vector<std::string> program = {o.rank_program.string(), "--scenario",
                                       std::filesystem::absolute(o.scenario).string()};
   for (const std::string& s : o.overrides) program.insert(program.end(), {"--set", s});
@@ -81,6 +83,10 @@ std::vector<std::string> rank_command(const RealRunOptions& o, int ranks) {
   program.insert(program.end(), {"--warmup", std::to_string(o.warmup), "--iterations",
                                  std::to_string(o.iterations), "--out",
                                  std::filesystem::absolute(o.folder).string()});
+  if (network) {
+    program.insert(program.end(), {"--pin-core", "1"});
+    return calibration::mpirun_command(ranks, network->mpirun_options(), program, false);
+  }
   // Shared memory between the ranks of this machine, as the collective probe measured it.
   return calibration::mpirun_command(ranks, {"--mca", "btl", "self,vader"}, program);
 }
@@ -184,6 +190,14 @@ RealValidation validate_for_real(const RealRunOptions& o) {
   const TaskGraph& graph = v.lowered.graph;
   const int ranks = executor::graph_ranks(graph);
   check_runnable(v.scenario->source, v.lowered, ranks);
+  if (o.emulate_links) {
+    if (const std::string why = emulation_unavailable_reason(); !why.empty()) {
+      throw std::runtime_error("--emulate-links: " + why);
+    }
+    if (!std::filesystem::exists(o.link_emulator)) {
+      throw std::runtime_error("the link emulator " + o.link_emulator.string() + " is not built");
+    }
+  }
   if (!std::filesystem::exists(o.rank_program)) {
     throw std::runtime_error("the rank program " + o.rank_program.string() +
                              " is not built (this dtsim was configured without MPI: install "
@@ -207,10 +221,16 @@ RealValidation validate_for_real(const RealRunOptions& o) {
     std::filesystem::remove(rank_timeline_path(o.folder, r), ignored);
     std::filesystem::remove(rank_progress_path(o.folder, r), ignored);
   }
+  std::unique_ptr<EmulatedNetwork> network;
+  if (o.emulate_links) {
+    network = std::make_unique<EmulatedNetwork>(ranks, emulated_paths(v.scenario->cluster, ranks),
+                                                o.link_emulator, o.folder / "network");
+  }
   // One BLAS thread per rank (the rank sets it too; this covers the library's start-up).
   const std::vector<std::string> env = {"OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1"};
   const calibration::ChildResult r = calibration::run_child(
-      rank_command(o, ranks), env, o.folder / "mpirun.log", o.timeout, o.stop);
+      rank_command(o, ranks, network.get()), env, o.folder / "mpirun.log", o.timeout, o.stop);
+  network.reset();  // the namespaces go before anything else can fail
   if (r.end == calibration::ChildResult::End::kStopped) {
     v.cancelled = true;
     return v;

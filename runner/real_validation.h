@@ -33,6 +33,10 @@ struct RealRunOptions {
   std::filesystem::path folder;  // the ranks' timelines, progress boards and mpirun's log
   // Where to write `costs.database` with the ops' in-step times added (needs a database).
   std::optional<std::filesystem::path> update_costs;
+  // Each rank in a network namespace, the paths between them emulated (emulated_network.h)
+  // by `link_emulator` (dtsim-link-emulator), MPI over TCP on them.
+  bool emulate_links = false;
+  std::filesystem::path link_emulator;
 };
 
 struct RealValidation {

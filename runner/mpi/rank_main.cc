@@ -4,9 +4,12 @@
 // writes its timeline on the clock of rank 0.
 #include <mpi.h>
 
+#include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <filesystem>
 #include <optional>
@@ -35,6 +38,7 @@ struct RankArgs {
   int warmup = 2;
   int iterations = 5;
   int clock_rounds = 50;
+  bool pin_core = false;  // pin to the rank-th core this process may use (mpirun did not)
   std::filesystem::path out;
 };
 
@@ -65,6 +69,8 @@ std::optional<RankArgs> parse(int argc, char** argv, std::string& error) {
         a.clock_rounds = std::stoi(value);
       } else if (key == "--out") {
         a.out = value;
+      } else if (key == "--pin-core") {
+        a.pin_core = value == "1";
       } else {
         throw std::invalid_argument("unknown option " + key);
       }
@@ -140,6 +146,26 @@ int run_rank(const RankArgs& args, int rank, int ranks) {
   return 0;
 }
 
+// Ranks on hosts that are namespaces of one machine: mpirun would bind each to its host's
+// core 0, so each pins itself to the rank-th core it may use, before MPI starts its threads.
+bool pin_to_rank_core() {
+  const char* env = std::getenv("OMPI_COMM_WORLD_RANK");
+  if (!env) return false;
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return false;
+  const int want = std::atoi(env) % std::max(CPU_COUNT(&allowed), 1);
+  for (int cpu = 0, seen = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (!CPU_ISSET(cpu, &allowed)) continue;
+    if (seen++ == want) {
+      cpu_set_t one;
+      CPU_ZERO(&one);
+      CPU_SET(cpu, &one);
+      return sched_setaffinity(0, sizeof one, &one) == 0;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -149,6 +175,13 @@ extern "C" const char* __asan_default_options() { return "leak_check_at_exit=0";
 #endif
 
 int main(int argc, char** argv) {
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (std::string(argv[i]) == "--pin-core" && std::string(argv[i + 1]) == "1" &&
+        !pin_to_rank_core()) {
+      std::fprintf(stderr, "dtsim-rank: cannot pin to a core of its own\n");
+      return 1;
+    }
+  }
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   int rank = 0;

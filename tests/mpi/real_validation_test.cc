@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "executor/progress_board.h"
+#include "runner/emulated_network.h"
 #include "runner/rank_timeline_file.h"
 #include "runner/real_validation.h"
 
@@ -176,6 +177,65 @@ TEST(RealValidation, RefusesMoreRanksThanCoresBeforeStartingAny) {
   o.overrides = {"cluster.nodes.0.devices_per_node=64", "training.global_batch=256"};
   EXPECT_THROW(validate_for_real(o), InputError);
   EXPECT_FALSE(std::filesystem::exists(rank_progress_path(folder, 0)));
+}
+
+// Namespaces this test process made (EmulatedNetwork names them dtsim-<pid>-<n>-r<rank>).
+std::vector<std::string> our_namespaces() {
+  std::vector<std::string> out;
+  const std::string prefix = "dtsim-" + std::to_string(::getpid()) + "-";
+  if (!std::filesystem::exists("/var/run/netns")) return out;
+  for (const auto& e : std::filesystem::directory_iterator("/var/run/netns")) {
+    if (e.path().filename().string().rfind(prefix, 0) == 0) out.push_back(e.path().filename());
+  }
+  return out;
+}
+
+const std::string kGeoCase =
+    std::string(DTSIM_SOURCE_DIR) + "/scenarios/validation/real/geo-2ranks-100mbit-20ms.json";
+
+TEST(RealValidation, TheGeoCaseRunsOverItsEmulatedWanAndLeavesNoNamespace) {
+  if (const std::string why = emulation_unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
+  const auto folder = scratch("geo");
+  RealRunOptions o;
+  o.scenario = kGeoCase;
+  o.rank_program = DTSIM_RANK;
+  o.emulate_links = true;
+  o.link_emulator = DTSIM_LINK_EMULATOR;
+  o.warmup = 1;
+  o.iterations = 2;
+  o.timeout = std::chrono::minutes(2);
+  o.folder = folder;
+  const RealValidation v = validate_for_real(o);
+  // The 22 MB gradient all-reduce crosses a 100 Mbit/s link: each rank sends and receives
+  // its 22 MB once (ring of two), at least 1.76 s, which the prediction holds too.
+  const auto collective =
+      std::find_if(v.comparison.kinds.begin(), v.comparison.kinds.end(),
+                   [](const auto& k) { return k.kind == TaskKind::kCollective; });
+  ASSERT_NE(collective, v.comparison.kinds.end());
+  EXPECT_GT(collective->busy.measured_s, 2 * 1.76);
+  EXPECT_GT(v.comparison.step.predicted_s, 1.76);
+  EXPECT_GT(v.comparison.step.measured_s, 1.76);
+  EXPECT_TRUE(our_namespaces().empty());
+  std::filesystem::remove_all(folder);
+}
+
+TEST(RealValidation, AKilledRankOverEmulatedLinksLeavesNoNamespaceOrProcess) {
+  if (const std::string why = emulation_unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
+  const auto folder = scratch("geo-killed");
+  RealRunOptions o = long_run(folder);
+  o.scenario = kGeoCase;
+  o.emulate_links = true;
+  o.link_emulator = DTSIM_LINK_EMULATOR;
+  auto run = std::async(std::launch::async, [&] { return validate_for_real(o); });
+  const int64_t victim = wait_for_step(folder, 1);
+  ASSERT_GT(victim, 0) << "rank 1 never reached its second step";
+  EXPECT_EQ(our_namespaces().size(), 2u);
+  ASSERT_EQ(::kill(static_cast<pid_t>(victim), SIGKILL), 0);
+  ASSERT_EQ(run.wait_for(std::chrono::seconds(60)), std::future_status::ready);
+  EXPECT_THROW(run.get(), std::runtime_error);
+  EXPECT_TRUE(gone(victim));
+  EXPECT_TRUE(our_namespaces().empty());
+  std::filesystem::remove_all(folder);
 }
 
 }  // namespace

@@ -1,0 +1,250 @@
+// EmulatedNetwork: ip netns, veth, TUN via dtsim-link-emulator, tc tbf; undone in reverse.
+#include "runner/emulated_network.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <stdexcept>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "calibration/child_process.h"
+#include "sim/router.h"
+
+namespace dtsim {
+
+namespace {
+
+// Runs an `ip` or `tc` command; throws with its output when it fails.
+void run(const std::vector<std::string>& argv, const std::filesystem::path& log) {
+  const calibration::ChildResult r =
+      calibration::run_child(argv, {}, log, std::chrono::seconds(20), {});
+  if (r.end != calibration::ChildResult::End::kExited || r.exit_code != 0) {
+    std::string command;
+    for (const std::string& a : argv) command += (command.empty() ? "" : " ") + a;
+    throw std::runtime_error(calibration::describe_failure(command, r));
+  }
+}
+
+// Best effort: undoing must go on past a step that fails.
+void run_quietly(const std::vector<std::string>& argv, const std::filesystem::path& log) {
+  try {
+    run(argv, log);
+  } catch (const std::exception&) {
+  }
+}
+
+std::string control_device(const std::string& prefix, int rank) {
+  // Interface names hold at most 15 characters: the prefix's number, then the rank.
+  return fmt::format("dt{}c{}", prefix.substr(prefix.find('-') + 1, 7), rank);
+}
+
+// tbf's bucket: 10 ms at the link's rate, at least 16 KiB (a few full packets), so that
+// the shaper reaches its rate (a bucket of one packet measured 80 of 100 Mbit/s).
+int64_t bucket_bytes(double bytes_per_s) {
+  return std::max<int64_t>(16 << 10, static_cast<int64_t>(bytes_per_s * 0.01));
+}
+
+std::atomic<int> networks_made{0};
+
+void wait_until_up(const std::string& device) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < until) {
+    std::string state;
+    std::ifstream("/sys/class/net/" + device + "/operstate") >> state;
+    if (state == "up") return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  throw std::runtime_error("the control link " + device + " did not come up within 10 s");
+}
+
+}  // namespace
+
+std::vector<EmulatedPath> emulated_paths(const Cluster& cluster, int ranks) {
+  Router router(cluster.topology);
+  std::vector<EmulatedPath> paths;
+  for (int a = 0; a < ranks; ++a) {
+    for (int b = a + 1; b < ranks; ++b) {
+      EmulatedPath p;
+      p.a = a;
+      p.b = b;
+      const auto route = router.route(cluster.devices.at(static_cast<size_t>(a)).vertex,
+                                      cluster.devices.at(static_cast<size_t>(b)).vertex);
+      p.bytes_per_s = route.empty() ? 0 : INFINITY;
+      for (LinkId l : route) {
+        const LinkInfo& link = cluster.topology.link(l);
+        p.bytes_per_s = std::min(p.bytes_per_s, link.bandwidth.bytes_per_second());
+        p.latency_s += link.latency.seconds();
+      }
+      paths.push_back(p);
+    }
+  }
+  return paths;
+}
+
+std::string emulation_unavailable_reason() {
+  if (::geteuid() != 0) return "emulated links need root (network namespaces, TUN devices, tc)";
+  if (::access("/dev/net/tun", R_OK | W_OK) != 0) return "/dev/net/tun is missing";
+  for (const char* tool : {"ip", "tc"}) {
+    bool found = false;
+    for (const char* dir : {"/usr/sbin", "/sbin", "/usr/bin", "/bin"}) {
+      found = found || ::access((std::string(dir) + "/" + tool).c_str(), X_OK) == 0;
+    }
+    if (!found) return std::string("`") + tool + "` (iproute2) is not installed";
+  }
+  return "";
+}
+
+EmulatedNetwork::EmulatedNetwork(int ranks, const std::vector<EmulatedPath>& paths,
+                                 const std::filesystem::path& emulator,
+                                 const std::filesystem::path& folder)
+    : ranks_(ranks),
+      prefix_(fmt::format("dtsim-{}-{}", ::getpid(), networks_made++)),
+      folder_(folder) {
+  if (const std::string why = emulation_unavailable_reason(); !why.empty()) {
+    throw std::runtime_error("--emulate-links: " + why);
+  }
+  std::filesystem::create_directories(folder_);
+  const auto log = folder_ / "network.log";
+  made_ = true;
+  try {
+    for (int r = 0; r < ranks_; ++r) {
+      const std::string ns = namespace_of(r);
+      const std::string host = control_device(prefix_, r);
+      run({"ip", "netns", "add", ns}, log);
+      run({"ip", "-n", ns, "link", "set", "lo", "up"}, log);
+      // The control veth: mpirun (here) and its daemon in the namespace talk over it.
+      run({"ip", "link", "add", host, "type", "veth", "peer", "name", "ctl", "netns", ns}, log);
+      run({"ip", "addr", "add", fmt::format("10.78.{}.1/30", r), "dev", host}, log);
+      run({"ip", "link", "set", host, "up"}, log);
+      run({"ip", "-n", ns, "addr", "add", fmt::format("10.78.{}.2/30", r), "dev", "ctl"}, log);
+      run({"ip", "-n", ns, "link", "set", "ctl", "up"}, log);
+    }
+    // A veth carries nothing until both ends are up, which the kernel settles after `ip link
+    // set up` returns: mpirun's daemons, started at once, would fail to reach it and mpirun
+    // would wait for them for ever (one launch of the first four hung so, under load).
+    for (int r = 0; r < ranks_; ++r) wait_until_up(control_device(prefix_, r));
+    // The paths' TUN devices, made by the emulator (which holds them), then addressed:
+    // rank r is 10.77.0.(r + 1) on each of its devices, a point-to-point route to its peer.
+    std::vector<std::string> argv = {emulator.string()};
+    for (size_t i = 0; i < paths.size(); ++i) {
+      const EmulatedPath& p = paths[i];
+      argv.insert(argv.end(), {"--link", namespace_of(p.a), fmt::format("em{}", i),
+                               namespace_of(p.b), fmt::format("em{}", i),
+                               std::to_string(static_cast<int64_t>(p.latency_s * 1e6))});
+    }
+    int out[2];
+    if (::pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("cannot make a pipe");
+    emulator_ = ::fork();
+    if (emulator_ == 0) {
+      ::dup2(out[1], 1);
+      std::vector<char*> args;
+      for (std::string& a : argv) args.push_back(a.data());
+      args.push_back(nullptr);
+      ::execv(args[0], args.data());
+      ::_exit(127);
+    }
+    ::close(out[1]);
+    pollfd wait_for{out[0], POLLIN, 0};
+    char ready[6] = {};
+    const bool up = ::poll(&wait_for, 1, 10000) == 1 && ::read(out[0], ready, 5) == 5 &&
+                    std::string(ready) == "ready";
+    ::close(out[0]);
+    if (!up)
+      throw std::runtime_error("dtsim-link-emulator did not start (" + emulator.string() + ")");
+    for (size_t i = 0; i < paths.size(); ++i) {
+      const EmulatedPath& p = paths[i];
+      const std::string dev = fmt::format("em{}", i);
+      for (const auto& [me, peer] : {std::pair{p.a, p.b}, std::pair{p.b, p.a}}) {
+        const std::string ns = namespace_of(me);
+        run({"ip", "-n", ns, "addr", "add", fmt::format("10.77.0.{}", me + 1), "peer",
+             fmt::format("10.77.0.{}", peer + 1), "dev", dev},
+            log);
+        run({"ip", "-n", ns, "link", "set", dev, "up"}, log);
+        if (std::isfinite(p.bytes_per_s) && p.bytes_per_s > 0) {
+          run({"tc", "-n", ns, "qdisc", "add", "dev", dev, "root", "tbf", "rate",
+               fmt::format("{}bit", static_cast<int64_t>(p.bytes_per_s * 8)), "burst",
+               std::to_string(bucket_bytes(p.bytes_per_s)), "latency", "200ms"},
+              log);
+        }
+      }
+    }
+    // The launch agent: ssh's calling convention (options, host, command), run in the
+    // host's namespace.
+    const auto agent = folder_ / "netns-agent";
+    std::ofstream(agent)
+        << "#!/bin/sh\n"
+           "# mpirun's launch agent for emulated links: runs the command in "
+           "the namespace named as the host\n"
+           "while [ $# -gt 0 ]; do case \"$1\" in -*) shift;; *) break;; esac; done\n"
+           "host=$1; shift\n"
+           "exec ip netns exec \"$host\" /bin/sh -c \"$*\"\n";
+    std::filesystem::permissions(agent, std::filesystem::perms::owner_all);
+    std::ofstream hosts(folder_ / "hostfile");
+    for (int r = 0; r < ranks_; ++r) hosts << namespace_of(r) << " slots=1\n";
+  } catch (...) {
+    undo();
+    throw;
+  }
+}
+
+EmulatedNetwork::~EmulatedNetwork() { undo(); }
+
+void EmulatedNetwork::undo() {
+  if (!made_) return;
+  made_ = false;
+  if (emulator_ > 0) {
+    ::kill(emulator_, SIGTERM);
+    int status = 0;
+    ::waitpid(emulator_, &status, 0);
+    emulator_ = -1;
+  }
+  const auto log = folder_ / "network-undo.log";
+  for (int r = 0; r < ranks_; ++r) {
+    // Deleting a namespace deletes its devices, and a veth's peer with it.
+    run_quietly({"ip", "netns", "del", namespace_of(r)}, log);
+    run_quietly({"ip", "link", "del", control_device(prefix_, r)}, log);
+  }
+}
+
+std::string EmulatedNetwork::namespace_of(int rank) const {
+  return fmt::format("{}-r{}", prefix_, rank);
+}
+
+std::vector<std::string> EmulatedNetwork::namespaces() const {
+  std::vector<std::string> out;
+  for (int r = 0; r < ranks_; ++r) out.push_back(namespace_of(r));
+  return out;
+}
+
+std::vector<std::string> EmulatedNetwork::mpirun_options() const {
+  return {"--hostfile",
+          (folder_ / "hostfile").string(),
+          "--mca",
+          "plm_rsh_agent",
+          (folder_ / "netns-agent").string(),
+          "--mca",
+          "plm_rsh_no_tree_spawn",
+          "1",
+          "--mca",
+          "oob_tcp_if_include",
+          "10.78.0.0/16",
+          "--mca",
+          "btl",
+          "self,tcp",
+          "--mca",
+          "btl_tcp_if_include",
+          "10.77.0.0/16"};
+}
+
+}  // namespace dtsim
