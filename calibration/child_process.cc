@@ -9,7 +9,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -19,6 +21,35 @@ namespace dtsim::calibration {
 namespace {
 
 // The signals of a group that has not ended yet, then the wait for its leader.
+// Whether a process of group `group` is still alive (a zombie is not: it runs nothing and
+// only waits to be reaped by its parent, or by init once its parent is gone).
+bool group_alive(pid_t group) {
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(e.path() / "stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    const auto close = text.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(text.substr(close + 2));
+    char state = 0;
+    long parent = 0, pgrp = 0;
+    rest >> state >> parent >> pgrp;
+    if (pgrp == group && state != 'Z' && state != 'X') return true;
+  }
+  return false;
+}
+
+// SIGKILL reaches a process at once but its exit takes a moment (a sanitizer build unmaps
+// terabytes of shadow): the run is over only once no process of the group is left.
+void kill_group_and_wait(pid_t group) {
+  kill(-group, SIGKILL);
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (group_alive(group) && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
 int end_group(pid_t pid) {
   kill(-pid, SIGTERM);
   int status = 0;
@@ -32,7 +63,7 @@ int end_group(pid_t pid) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   // Ranks that outlived their launcher are still in the group.
-  kill(-pid, SIGKILL);
+  kill_group_and_wait(pid);
   return status;
 }
 
@@ -101,7 +132,7 @@ ChildResult run_child(const std::vector<std::string>& argv, const std::vector<st
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   // The leader is gone; whatever it left in its group goes with it.
-  kill(-pid, SIGKILL);
+  kill_group_and_wait(pid);
   if (WIFEXITED(status)) {
     r.end = ChildResult::End::kExited;
     r.exit_code = WEXITSTATUS(status);

@@ -4,6 +4,8 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <stop_token>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -37,10 +39,33 @@ struct ValidateArgs {
   bool quiet = false;
 };
 
+// RunSession notices Ctrl-C, but only a progress callback turns it into a stop, and a real
+// run has none while mpirun runs: this watcher does, so that the ranks, the emulated
+// network and the outputs are ended cleanly.
+class InterruptWatcher {
+ public:
+  explicit InterruptWatcher(const RunSession& session)
+      : thread_([this, &session](std::stop_token done) {
+          while (!done.stop_requested()) {
+            if (session.interrupted()) {
+              stop_.request_stop();
+              return;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+          }
+        }) {}
+  std::stop_token token() const { return stop_.get_token(); }
+
+ private:
+  std::stop_source stop_;
+  std::jthread thread_;
+};
+
 // A folder of cases: each calibrated, run and compared; the table to OUT/validation-real.md
 // (or --doc) and OUT/suite.json.
 int validate_suite(const ValidateArgs& args, std::chrono::milliseconds timeout) {
   RunSession session(false);
+  const InterruptWatcher watcher(session);
   RealSuiteOptions o;
   o.folder = args.scenario;
   o.dtsim = beside_dtsim("dtsim");
@@ -49,7 +74,7 @@ int validate_suite(const ValidateArgs& args, std::chrono::milliseconds timeout) 
   o.warmup = args.warmup;
   o.iterations = args.iterations;
   o.timeout = timeout;
-  o.stop = session.control().stop;
+  o.stop = watcher.token();
   o.out = args.out.empty() ? std::filesystem::path("dtsim-out") / "validation-real"
                            : std::filesystem::path(args.out);
   const RealSuiteSummary summary = run_real_suite(o, [&](const RealSuiteRow& r) {
@@ -101,11 +126,27 @@ int validate(const ValidateArgs& args) {
   }
   const auto limit =
       std::chrono::milliseconds(static_cast<int64_t>(timeout.value->seconds() * 1e3));
-  if (std::filesystem::is_directory(args.scenario)) return validate_suite(args, limit);
+  if (std::filesystem::is_directory(args.scenario)) {
+    // The suite calibrates each case itself and emulates the links of multi-node cases.
+    for (const auto& [given, name] :
+         {std::pair{!args.sets.empty(), "--set"}, std::pair{args.costs.has_value(), "--costs"},
+          std::pair{args.costs_device.has_value(), "--costs-device"},
+          std::pair{args.update_costs.has_value(), "--update-costs"},
+          std::pair{args.emulate_links, "--emulate-links"},
+          std::pair{args.ranks.has_value(), "--ranks"}}) {
+      if (given) {
+        throw InputError(name, {{"",
+                                 "applies to one scenario; the suite calibrates each case "
+                                 "itself and emulates the links of multi-node cases"}});
+      }
+    }
+    return validate_suite(args, limit);
+  }
   if (args.doc) {
     throw InputError("--doc", {{"", "the suite's table: name a folder of cases, not a scenario"}});
   }
   RunSession session(false);
+  const InterruptWatcher watcher(session);
   RealRunOptions o;
   o.scenario = args.scenario;
   o.overrides = args.sets;
@@ -114,7 +155,7 @@ int validate(const ValidateArgs& args) {
   o.warmup = args.warmup;
   o.iterations = args.iterations;
   o.timeout = limit;
-  o.stop = session.control().stop;
+  o.stop = watcher.token();
   // The name is known once loaded; the folder is chosen before, from the file's stem.
   const std::filesystem::path out =
       args.out.empty()

@@ -35,7 +35,7 @@ CpuTaskWork::CpuTaskWork(const TaskGraph& graph, const RankPlan& plan, Communica
     local_.emplace(id, local);
     if (t.kind == TaskKind::kCompute && t.ops != kNoOps)
       op_ns_[local].resize(graph.op_list(t.ops).size());
-    if (t.kind == TaskKind::kCompute && t.ops != kNoOps && !operands_.contains(t.ops)) {
+    if (t.kind == TaskKind::kCompute && t.ops != kNoOps && !operands_.contains(operand_key(t))) {
       std::vector<std::unique_ptr<kernels::OperandBuffers>> sets;
       for (const OpSignature& op : graph.op_list(t.ops)) {
         if (const std::string why = kernels::cpu_unsupported_reason(op); !why.empty()) {
@@ -44,7 +44,7 @@ CpuTaskWork::CpuTaskWork(const TaskGraph& graph, const RankPlan& plan, Communica
         sets.push_back(std::make_unique<kernels::OperandBuffers>(op));
         operand_bytes_ += sets.back()->total_bytes();
       }
-      operands_.emplace(t.ops, std::move(sets));
+      operands_.emplace(operand_key(t), std::move(sets));
     }
     if (t.kind == TaskKind::kMemcpy) {
       if (t.memcpy_kind == MemcpyKind::kPeer) {
@@ -52,7 +52,7 @@ CpuTaskWork::CpuTaskWork(const TaskGraph& graph, const RankPlan& plan, Communica
                                     ": a peer copy reads another rank's device memory, which "
                                     "CPU ranks do not share; send it as a message");
       }
-      auto& [from, to] = copies_[t.bytes.count()];
+      auto& [from, to] = copies_[copy_key(t)];
       from.assign(static_cast<size_t>(t.bytes.count()), std::byte{1});
       to.assign(static_cast<size_t>(t.bytes.count()), std::byte{0});
     }
@@ -104,7 +104,7 @@ void CpuTaskWork::compute(TaskId id, const TaskView& task) {
     return;
   }
   const auto ops = graph_.op_list(task.ops);
-  auto& sets = operands_.at(task.ops);
+  auto& sets = operands_.at(operand_key(task));
   std::vector<int64_t>& times = op_ns_[local_.at(id)];
   int64_t before = steady_now_ns();
   for (size_t i = 0; i < ops.size(); ++i) {
@@ -116,7 +116,7 @@ void CpuTaskWork::compute(TaskId id, const TaskView& task) {
 }
 
 void CpuTaskWork::copy(const TaskView& task) {
-  auto& [from, to] = copies_.at(task.bytes.count());
+  auto& [from, to] = copies_.at(copy_key(task));
   std::memcpy(to.data(), from.data(), from.size());
 }
 

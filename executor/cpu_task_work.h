@@ -54,11 +54,16 @@ class CpuTaskWork final : public TaskWork {
   std::unordered_map<TaskId, uint32_t> local_;  // task id -> local index of the plan
   // Written by each compute task into its own slot only, so the streams need no lock.
   std::vector<std::vector<int64_t>> op_ns_;
-  // op list -> one buffer set per op, in list order.
-  std::unordered_map<OpListId, std::vector<std::unique_ptr<kernels::OperandBuffers>>> operands_;
+  // (op list, stream) -> one buffer set per op, in list order: tasks of one list on two
+  // streams may run at once and must not write the same buffers.
+  static uint64_t operand_key(const TaskView& t) { return (uint64_t{t.ops} << 16) | t.stream; }
+  std::unordered_map<uint64_t, std::vector<std::unique_ptr<kernels::OperandBuffers>>> operands_;
   int64_t operand_bytes_ = 0;
-  // memcpy tasks: a source and a destination per size, reused.
-  std::unordered_map<int64_t, std::pair<std::vector<std::byte>, std::vector<std::byte>>> copies_;
+  // memcpy tasks: a source and a destination per (size, stream), reused.
+  static uint64_t copy_key(const TaskView& t) {
+    return (static_cast<uint64_t>(t.bytes.count()) << 16) | t.stream;
+  }
+  std::unordered_map<uint64_t, std::pair<std::vector<std::byte>, std::vector<std::byte>>> copies_;
 
   // Allocations: freed blocks are kept by size and handed out again, as a framework's
   // caching allocator does, so that only the first (warm-up) step touches fresh pages.

@@ -32,17 +32,24 @@ class Doorbells {
   // Tests `done` until it holds: spinning for `spin` first (spin-then-block, as adaptive
   // mutexes do: a peer that is nearly there costs no wake-up, which on this VM takes
   // ~0.2 ms, longer than a 512 KiB all-reduce), then sleeping on my bell between tests.
+  // A ring means a peer acted and an exchange may need a few more tests to complete (MPI
+  // moves a request only while its owner tests it), so after a ring it spins again; after
+  // a timeout it tests once and sleeps, which costs the compute stream nothing.
   template <typename Done>
   void wait_until(Done done, std::chrono::microseconds spin = std::chrono::microseconds(100),
                   std::chrono::microseconds timeout = std::chrono::milliseconds(2)) const {
-    const auto spin_until = std::chrono::steady_clock::now() + spin;
-    while (std::chrono::steady_clock::now() < spin_until) {
-      if (done()) return;
-    }
+    bool rang = true;
     while (true) {
+      if (rang) {
+        const auto spin_until = std::chrono::steady_clock::now() + spin;
+        while (std::chrono::steady_clock::now() < spin_until) {
+          if (done()) return;
+        }
+      }
       const uint32_t t = ticket();
       if (done()) return;
       wait(t, timeout);
+      rang = ticket() != t;
     }
   }
 

@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <exception>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 
 namespace dtsim::executor {
@@ -38,6 +39,15 @@ StepTimes RankExecutor::run_step(const std::function<void()>& gate) {
       try {
         work_.run(id, graph_.task(id));
       } catch (...) {
+        if (on_failure_) {
+          try {
+            throw;
+          } catch (const std::exception& e) {
+            on_failure_(id, e);
+          } catch (...) {
+            on_failure_(id, std::runtime_error("a non-standard exception"));
+          }
+        }
         std::lock_guard lock(mu);
         if (!failure) failure = std::current_exception();
         changed.notify_all();
@@ -53,7 +63,18 @@ StepTimes RankExecutor::run_step(const std::function<void()>& gate) {
 
   std::vector<std::jthread> threads;
   threads.reserve(plan_.queues.size());
-  for (const auto& queue : plan_.queues) threads.emplace_back(run_queue, std::cref(queue));
+  try {
+    for (const auto& queue : plan_.queues) threads.emplace_back(run_queue, std::cref(queue));
+  } catch (...) {
+    // The threads already started wait for the gate: release them before they are joined.
+    {
+      std::lock_guard lock(mu);
+      failure = std::current_exception();
+      changed.notify_all();
+    }
+    threads.clear();
+    throw;
+  }
   try {
     if (gate) gate();
   } catch (...) {

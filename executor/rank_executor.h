@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <vector>
 
@@ -28,9 +29,17 @@ int64_t steady_now_ns();
 
 class RankExecutor {
  public:
+  // `on_failure` runs on the failing task's thread as soon as it throws, before the other
+  // streams stop: a stream blocked in a call that waits for a peer never returns by itself,
+  // so a real rank aborts the whole job there (MPI_Abort) rather than wait for it.
   RankExecutor(const TaskGraph& graph, const RankPlan& plan, TaskWork& work,
-               TaskListener* listener = nullptr)
-      : graph_(graph), plan_(plan), work_(work), listener_(listener) {}
+               TaskListener* listener = nullptr,
+               std::function<void(TaskId, const std::exception&)> on_failure = {})
+      : graph_(graph),
+        plan_(plan),
+        work_(work),
+        listener_(listener),
+        on_failure_(std::move(on_failure)) {}
 
   // Runs every task of the plan once. The stream threads start first and wait; `gate` (an
   // MPI barrier, say) runs on the calling thread, and the step starts when it returns, so
@@ -43,6 +52,7 @@ class RankExecutor {
   const RankPlan& plan_;
   TaskWork& work_;
   TaskListener* listener_;
+  std::function<void(TaskId, const std::exception&)> on_failure_;
 };
 
 }  // namespace dtsim::executor

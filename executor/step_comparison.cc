@@ -66,6 +66,20 @@ StepComparison compare_step(const TaskGraph& graph, const MeasuredRun& run,
     }
   }
   if (c.steps == 0) throw std::invalid_argument("the run measured no step");
+  // Every task of the graph measured once, by its rank, and predicted.
+  std::vector<int> measured(graph.num_tasks(), 0);
+  for (const MeasuredRank& r : run.ranks) {
+    for (TaskId id : r.tasks) ++measured[id];
+  }
+  for (TaskId id = 0; id < graph.num_tasks(); ++id) {
+    if (measured[id] != 1) {
+      throw std::invalid_argument("task " + std::to_string(id) + " was measured " +
+                                  std::to_string(measured[id]) + " times, not once");
+    }
+    if (!predicted[id].seen) {
+      throw std::invalid_argument("task " + std::to_string(id) + " has no prediction");
+    }
+  }
 
   // Each step starts when its first rank starts (the ranks leave a barrier together).
   std::vector<int64_t> step_start(static_cast<size_t>(c.steps), INT64_MAX);

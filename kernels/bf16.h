@@ -1,5 +1,6 @@
 // bfloat16 to and from fp32: the upper 16 bits of a float, rounded to nearest even on the
-// way down (NaN payloads are not kept). The CPU cast and the executor's bf16 reductions.
+// way down (a NaN stays a quiet NaN; its payload is not kept). The CPU cast and the
+// executor's bf16 reductions.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +18,8 @@ inline float bf16_to_float(uint16_t b) {
 inline uint16_t float_to_bf16(float f) {
   uint32_t bits;
   std::memcpy(&bits, &f, sizeof bits);
+  // Rounding would carry a NaN whose payload lies in the low half into the exponent (Inf).
+  if ((bits & 0x7FFFFFFFU) > 0x7F800000U) return static_cast<uint16_t>((bits >> 16) | 0x40U);
   bits += 0x7FFFU + ((bits >> 16) & 1U);
   return static_cast<uint16_t>(bits >> 16);
 }

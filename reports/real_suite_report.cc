@@ -19,7 +19,9 @@ std::vector<double> abs_errors(const std::vector<RealSuiteRow>& rows) {
   return e;
 }
 
-std::string pct(double e) { return fmt::format("{:+.1f}%", 100 * e); }
+std::string pct(double e) {
+  return std::isfinite(e) ? fmt::format("{:+.1f}%", 100 * e) : std::string("n/a");
+}
 
 }  // namespace
 
@@ -92,20 +94,30 @@ std::string real_suite_markdown(const RealSuiteSummary& s) {
       md += fmt::format("| {} | {} | not run: {} | | | | |\n", r.name, r.ranks, r.why_not);
       continue;
     }
-    md += fmt::format("| {} | {} | {:.1f} ms ({:.1f}–{:.1f}) | {:.1f} ms | {} | {} ({}) | {} |\n",
-                      r.name, r.ranks, r.measured_s * 1e3, r.measured_p10_s * 1e3,
-                      r.measured_p90_s * 1e3, r.predicted_s * 1e3, pct(r.error),
-                      pct(r.held_steps_error), pct(r.held_steps_isolated_error),
-                      pct(r.other_cases_error));
+    md += fmt::format(
+        "| {} | {} | {:.1f} ms ({:.1f}–{:.1f}) | {:.1f} ms | {} | {} ({}) | {} |\n", r.name,
+        r.ranks, r.measured_s * 1e3, r.measured_p10_s * 1e3, r.measured_p90_s * 1e3,
+        r.predicted_s * 1e3, pct(r.error), r.held_steps > 0 ? pct(r.held_steps_error) : "n/a",
+        r.held_steps > 0 ? pct(r.held_steps_isolated_error) : "n/a", pct(r.other_cases_error));
   }
   const double median = real_median_abs_error(s.rows);
   const double worst = real_worst_abs_error(s.rows);
+  const bool all_ran =
+      std::all_of(s.rows.begin(), s.rows.end(), [](const RealSuiteRow& r) { return r.ran; });
+  if (s.rows.empty() ||
+      !std::any_of(s.rows.begin(), s.rows.end(), [](const RealSuiteRow& r) { return r.ran; })) {
+    md += "\nNo case ran: there is no error to report, and the target is not met.\n";
+    return md;
+  }
+  if (!all_ran) {
+    md += "\nNot every case ran: the target is not met, whatever the errors of those that did.\n";
+  }
   md += fmt::format(
       "\nMedian |error| {:.1f}% (target at most {:.0f}%: {}), worst {:.1f}% (target at most "
       "{:.0f}%: {}).\n",
       100 * median, 100 * kRealTargetMedianError,
-      median <= kRealTargetMedianError ? "met" : "not met", 100 * worst,
-      100 * kRealTargetWorstError, worst <= kRealTargetWorstError ? "met" : "not met");
+      all_ran && median <= kRealTargetMedianError ? "met" : "not met", 100 * worst,
+      100 * kRealTargetWorstError, all_ran && worst <= kRealTargetWorstError ? "met" : "not met");
   md +=
       "\nWhy the errors are what they are, and what each case exercises: "
       "`docs/real-execution.md`.\n";

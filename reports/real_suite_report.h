@@ -24,6 +24,7 @@ struct RealSuiteRow {
   double error = 0;
   // Feedback: the first half of the steps' op times predicting the second half's median,
   // and every other case's op times predicting this one.
+  int held_steps = 0;  // 0: too few measured steps to hold any out
   double held_steps_error = 0;
   double held_steps_isolated_error = 0;
   double other_cases_predicted_s = 0;

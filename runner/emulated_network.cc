@@ -52,8 +52,12 @@ std::string control_device(const std::string& prefix, int rank) {
 // tbf's bucket: 10 ms at the link's rate, at least 16 KiB (a few full packets), so that
 // the shaper reaches its rate (a bucket of one packet measured 80 of 100 Mbit/s).
 int64_t bucket_bytes(double bytes_per_s) {
-  return std::max<int64_t>(16 << 10, static_cast<int64_t>(bytes_per_s * 0.01));
+  return std::clamp<int64_t>(static_cast<int64_t>(bytes_per_s * 0.01), 16 << 10, 64 << 20);
 }
+
+// Above this a user-space delay line cannot keep up anyway; such a path (a node's NVLink
+// between two ranks of a multi-node case) is left unshaped, which the log says.
+constexpr double kMaxShapedBytesPerS = 10e9 / 8;
 
 std::atomic<int> networks_made{0};
 
@@ -129,10 +133,13 @@ EmulatedNetwork::EmulatedNetwork(int ranks, const std::vector<EmulatedPath>& pat
       run({"ip", "link", "set", host, "up"}, log);
       run({"ip", "-n", ns, "addr", "add", fmt::format("10.78.{}.2/30", r), "dev", "ctl"}, log);
       run({"ip", "-n", ns, "link", "set", "ctl", "up"}, log);
+      // mpirun offers its daemons every address it has on the control veths; without a route
+      // to the others, 2 of about 12 launches hung until their time-out (6 of 6 ran with it,
+      // and launched faster).
+      run({"ip", "-n", ns, "route", "add", "default", "via", fmt::format("10.78.{}.1", r)}, log);
     }
     // A veth carries nothing until both ends are up, which the kernel settles after `ip link
-    // set up` returns: mpirun's daemons, started at once, would fail to reach it and mpirun
-    // would wait for them for ever (one launch of the first four hung so, under load).
+    // set up` returns: mpirun's daemons, started at once, must find it up.
     for (int r = 0; r < ranks_; ++r) wait_until_up(control_device(prefix_, r));
     // The paths' TUN devices, made by the emulator (which holds them), then addressed:
     // rank r is 10.77.0.(r + 1) on each of its devices, a point-to-point route to its peer.
@@ -143,14 +150,18 @@ EmulatedNetwork::EmulatedNetwork(int ranks, const std::vector<EmulatedPath>& pat
                                namespace_of(p.b), fmt::format("em{}", i),
                                std::to_string(static_cast<int64_t>(p.latency_s * 1e6))});
     }
+    // Everything the child needs is made before fork(): it may only exec.
+    std::vector<char*> args;
+    for (std::string& a : argv) args.push_back(a.data());
+    args.push_back(nullptr);
     int out[2];
     if (::pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("cannot make a pipe");
     emulator_ = ::fork();
     if (emulator_ == 0) {
+      // Its own process group: a Ctrl-C at the terminal must not take the links away from
+      // running ranks; undo() ends it.
+      ::setpgid(0, 0);
       ::dup2(out[1], 1);
-      std::vector<char*> args;
-      for (std::string& a : argv) args.push_back(a.data());
-      args.push_back(nullptr);
       ::execv(args[0], args.data());
       ::_exit(127);
     }
@@ -171,7 +182,8 @@ EmulatedNetwork::EmulatedNetwork(int ranks, const std::vector<EmulatedPath>& pat
              fmt::format("10.77.0.{}", peer + 1), "dev", dev},
             log);
         run({"ip", "-n", ns, "link", "set", dev, "up"}, log);
-        if (std::isfinite(p.bytes_per_s) && p.bytes_per_s > 0) {
+        if (std::isfinite(p.bytes_per_s) && p.bytes_per_s > 0 &&
+            p.bytes_per_s <= kMaxShapedBytesPerS) {
           run({"tc", "-n", ns, "qdisc", "add", "dev", dev, "root", "tbf", "rate",
                fmt::format("{}bit", static_cast<int64_t>(p.bytes_per_s * 8)), "burst",
                std::to_string(bucket_bytes(p.bytes_per_s)), "latency", "200ms"},

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <limits>
 #include <memory>
 
 #include <fmt/format.h>
@@ -121,6 +122,7 @@ RealSuiteSummary run_real_suite(const RealSuiteOptions& o,
       c.row.measured_p90_s = s.measured_p90_s;
       c.row.predicted_s = s.predicted_s;
       c.row.error = s.error;
+      c.row.held_steps = v.feedback.held_steps;
       c.row.held_steps_error = v.feedback.held_error;
       c.row.held_steps_isolated_error = v.feedback.held_isolated_error;
       if (summary.machine.empty()) {

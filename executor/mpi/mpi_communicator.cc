@@ -238,6 +238,11 @@ MpiCommunicator::MpiCommunicator(const TaskGraph& graph, const RankPlan& plan, M
                                     "\"): tag " + std::to_string(t.tag) + " is above MPI's " +
                                     std::to_string(tag_bound_));
       }
+      if (t.bytes.count() > INT_MAX) {
+        throw std::invalid_argument("task " + std::to_string(id) + " (\"" + std::string(t.name) +
+                                    "\"): " + std::to_string(t.bytes.count()) +
+                                    " bytes, more than one MPI message takes (2^31 - 1)");
+      }
       auto& [out, in] = p2p_buffers_[t.stream];
       auto& buffer = t.kind == TaskKind::kSend ? out : in;
       if (static_cast<int64_t>(buffer.size()) < t.bytes.count()) {
@@ -334,6 +339,7 @@ void MpiCommunicator::recv(TaskId id, const TaskView& task) {
           what);
     return found != 0;
   });
+  bells_.ring(task.peer);  // a large message needs its sender to test while it moves
   check(MPI_Mrecv(buffer.data(), static_cast<int>(task.bytes.count()), MPI_BYTE, &message,
                   MPI_STATUS_IGNORE),
         what);

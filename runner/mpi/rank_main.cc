@@ -114,7 +114,13 @@ int run_rank(const RankArgs& args, int rank, int ranks) {
   executor::CpuTaskWork work(graph, plan, comm);
   const executor::ClockOffset clock =
       executor::measure_clock_offset(MPI_COMM_WORLD, args.clock_rounds);
-  executor::RankExecutor ex(graph, plan, work, &board);
+  // A failed task aborts the job at once: the other streams may be blocked in calls that
+  // wait for peers, which only the abort ends.
+  executor::RankExecutor ex(graph, plan, work, &board, [rank](TaskId id, const std::exception& e) {
+    std::fprintf(stderr, "dtsim-rank: rank %d: task %u: %s\n", rank, id, message_of(e).c_str());
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  });
 
   executor::MeasuredRun header;
   header.backend = "cpu";

@@ -80,6 +80,21 @@ TEST(CpuTaskWork, RunsEachComputeTasksOpsOnBuffersOfTheirOwn) {
   }
 }
 
+TEST(CpuTaskWork, OneOpListOnTwoStreamsGetsTwoSetsOfBuffers) {
+  TaskGraph g;
+  Task t;
+  t.kind = TaskKind::kCompute;
+  t.name = "layer";
+  t.ops = g.add_op_list(std::vector<OpSignature>{fp32_gemm(16, 16, 16)});
+  t.stream = g.stream("compute");
+  g.add(t);
+  t.stream = g.stream("side");  // may run at the same time as the first
+  g.add(t);
+  NoMessages comm;
+  const CpuTaskWork work(g, plan_rank(g, 0), comm);
+  EXPECT_EQ(work.operand_bytes(), 2 * 4 * (3 * 16 * 16));
+}
+
 TEST(CpuTaskWork, RefusesAnOpTheCpuCannotRunBeforeAnyStep) {
   TaskGraph g;
   OpSignature bf16 = fp32_gemm(8, 8, 8);

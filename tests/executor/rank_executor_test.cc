@@ -138,6 +138,24 @@ TEST(RankExecutor, AFailingTaskStopsTheStepAndWhatWaitsForItNeverStarts) {
   EXPECT_NO_THROW(ex.run_step());
 }
 
+TEST(RankExecutor, TheFailureHookSeesTheFailingTaskBeforeTheStepEnds) {
+  TaskGraph g;
+  add_compute(g, 0, "compute", "ok");
+  const TaskId bad = add_compute(g, 0, "compute", "fails");
+  const RankPlan plan = plan_rank(g, 0);
+  RecordingWork work;
+  work.throws_ = {bad};
+  std::vector<TaskId> seen;
+  std::string message;
+  RankExecutor ex(g, plan, work, nullptr, [&](TaskId id, const std::exception& e) {
+    seen.push_back(id);
+    message = e.what();
+  });
+  EXPECT_THROW(ex.run_step(), std::runtime_error);
+  EXPECT_EQ(seen, (std::vector<TaskId>{bad}));
+  EXPECT_EQ(message, "task failed on purpose");
+}
+
 TEST(RankExecutor, AFailingGateStartsNoTask) {
   TaskGraph g;
   add_compute(g, 0, "compute", "a");

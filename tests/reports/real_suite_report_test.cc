@@ -29,17 +29,36 @@ TEST(RealSuiteReport, MedianAndWorstOverTheCasesThatRan) {
   s.rows.push_back(skipped);
   EXPECT_DOUBLE_EQ(real_median_abs_error(s.rows), 0.04);
   EXPECT_DOUBLE_EQ(real_worst_abs_error(s.rows), 0.12);
-  const std::string md = real_suite_markdown(s);
+  std::string md = real_suite_markdown(s);
   EXPECT_NE(md.find(s.command), std::string::npos);
-  EXPECT_NE(md.find("Median |error| 4.0% (target at most 5%: met)"), std::string::npos) << md;
-  EXPECT_NE(md.find("worst 12.0% (target at most 15%: met)"), std::string::npos) << md;
   EXPECT_NE(md.find("| geo | 0 | not run: needs --emulate-links"), std::string::npos) << md;
+  // A case that did not run fails the target whatever the others' errors.
+  EXPECT_NE(md.find("Median |error| 4.0% (target at most 5%: not met)"), std::string::npos) << md;
   const auto j = real_suite_json(s);
   EXPECT_EQ(j["cases"].size(), 4u);
   EXPECT_EQ(j["cases"][3]["ran"], false);
+  s.rows.pop_back();
+  md = real_suite_markdown(s);
+  EXPECT_NE(md.find("Median |error| 4.0% (target at most 5%: met)"), std::string::npos) << md;
+  EXPECT_NE(md.find("worst 12.0% (target at most 15%: met)"), std::string::npos) << md;
   s.rows[2].error = -0.2;
   EXPECT_NE(real_suite_markdown(s).find("worst 20.0% (target at most 15%: not met)"),
             std::string::npos);
+}
+
+TEST(RealSuiteReport, NoCaseOrAMissingCaseIsNeverMet) {
+  RealSuiteSummary none;
+  none.rows = {RealSuiteRow{}};
+  EXPECT_NE(real_suite_markdown(none).find("No case ran"), std::string::npos);
+  RealSuiteSummary some;
+  some.rows = {row("a", 0.01), RealSuiteRow{}};
+  const std::string md = real_suite_markdown(some);
+  EXPECT_NE(md.find("Not every case ran"), std::string::npos) << md;
+  EXPECT_NE(md.find("target at most 5%: not met"), std::string::npos) << md;
+  // Too few steps to hold any out: the feedback columns say so.
+  EXPECT_NE(md.find("| a | 2 | 1000.0 ms (0.0–0.0) | 1010.0 ms | +1.0% | n/a (n/a) |"),
+            std::string::npos)
+      << md;
 }
 
 }  // namespace
