@@ -1,47 +1,26 @@
 // Doorbells: process-shared futex words in a MAP_SHARED file.
 #include "executor/doorbells.h"
 
-#include <fcntl.h>
 #include <linux/futex.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <cerrno>
 #include <climits>
-#include <cstring>
 #include <ctime>
-#include <stdexcept>
-#include <string>
+
+#include "executor/shared_file.h"
 
 namespace dtsim::executor {
 
 Doorbells::Doorbells(const std::filesystem::path& file, int ranks, int rank)
     : ranks_(ranks), rank_(rank) {
   const size_t size = sizeof(Bell) * static_cast<size_t>(ranks);
-  const int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    throw std::runtime_error("cannot open the doorbells " + file.string() + ": " +
-                             std::strerror(errno));
-  }
   // Every rank sizes the file alike; growing a new file fills it with zeros.
-  void* p = MAP_FAILED;
-  if (::ftruncate(fd, static_cast<off_t>(size)) == 0) {
-    p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  }
-  const int saved = errno;
-  ::close(fd);
-  if (p == MAP_FAILED) {
-    throw std::runtime_error("cannot map the doorbells " + file.string() + ": " +
-                             std::strerror(saved));
-  }
-  bells_ = static_cast<Bell*>(p);
+  bells_ = static_cast<Bell*>(map_shared_file(file, size, false, "the doorbells"));
 }
 
-Doorbells::~Doorbells() {
-  if (bells_) ::munmap(bells_, sizeof(Bell) * static_cast<size_t>(ranks_));
-}
+Doorbells::~Doorbells() { unmap_shared_file(bells_, sizeof(Bell) * static_cast<size_t>(ranks_)); }
 
 void Doorbells::ring(int rank) {
   uint32_t& word = bells_[rank].count;

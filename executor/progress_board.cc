@@ -1,15 +1,13 @@
 // ProgressBoard: a 64-byte record in a MAP_SHARED file, updated with relaxed atomics.
 #include "executor/progress_board.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <stdexcept>
+
+#include "executor/shared_file.h"
 
 namespace dtsim::executor {
 
@@ -41,22 +39,7 @@ uint32_t bump(uint32_t& cell) {
 }  // namespace
 
 ProgressBoard::ProgressBoard(const std::filesystem::path& path, int rank) {
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    throw std::runtime_error("cannot create the progress file " + path.string() + ": " +
-                             std::strerror(errno));
-  }
-  void* p = MAP_FAILED;
-  if (::ftruncate(fd, sizeof(Cells)) == 0) {
-    p = ::mmap(nullptr, sizeof(Cells), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  }
-  const int saved = errno;
-  ::close(fd);
-  if (p == MAP_FAILED) {
-    throw std::runtime_error("cannot map the progress file " + path.string() + ": " +
-                             std::strerror(saved));
-  }
-  cells_ = static_cast<Cells*>(p);
+  cells_ = static_cast<Cells*>(map_shared_file(path, sizeof(Cells), true, "the progress file"));
   std::memset(cells_, 0, sizeof(Cells));
   cells_->rank = rank;
   cells_->pid = ::getpid();
@@ -65,9 +48,7 @@ ProgressBoard::ProgressBoard(const std::filesystem::path& path, int rank) {
   std::atomic_ref<uint32_t>(cells_->magic).store(kMagic, std::memory_order_release);
 }
 
-ProgressBoard::~ProgressBoard() {
-  if (cells_) ::munmap(cells_, sizeof(Cells));
-}
+ProgressBoard::~ProgressBoard() { unmap_shared_file(cells_, sizeof(Cells)); }
 
 void ProgressBoard::begin_step(uint32_t step_index) {
   store(cells_->started, 0);

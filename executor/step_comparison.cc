@@ -9,6 +9,11 @@
 
 namespace dtsim::executor {
 
+double relative_error(double predicted, double measured) {
+  if (measured > 0) return (predicted - measured) / measured;
+  return predicted > 0 ? std::numeric_limits<double>::infinity() : 0.0;
+}
+
 double quantile(std::vector<double> values, double q) {
   if (values.empty()) return 0;
   std::sort(values.begin(), values.end());
@@ -26,11 +31,7 @@ ErrorFigure figure(const std::vector<double>& measured, double predicted) {
   f.measured_p10_s = quantile(measured, 0.1);
   f.measured_p90_s = quantile(measured, 0.9);
   f.predicted_s = predicted;
-  if (f.measured_s > 0) {
-    f.error = (predicted - f.measured_s) / f.measured_s;
-  } else if (predicted > 0) {
-    f.error = std::numeric_limits<double>::infinity();
-  }
+  f.error = relative_error(predicted, f.measured_s);
   return f;
 }
 

@@ -93,6 +93,9 @@ struct FeedbackFigures {
 StepComparison compare_step(const TaskGraph& graph, const MeasuredRun& run,
                             std::span<const PredictedTask> predicted, double predicted_step_s);
 
+// (predicted - measured) / measured; 0 when both are 0, infinite when only measured is.
+double relative_error(double predicted, double measured);
+
 // The q-quantile (0..1) of `values` by linear interpolation between order statistics.
 double quantile(std::vector<double> values, double q);
 

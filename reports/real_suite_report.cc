@@ -6,6 +6,9 @@
 
 #include <fmt/format.h>
 
+#include "executor/step_comparison.h"
+#include "reports/real_validation_report.h"
+
 namespace dtsim {
 
 namespace {
@@ -19,17 +22,10 @@ std::vector<double> abs_errors(const std::vector<RealSuiteRow>& rows) {
   return e;
 }
 
-std::string pct(double e) {
-  return std::isfinite(e) ? fmt::format("{:+.1f}%", 100 * e) : std::string("n/a");
-}
-
 }  // namespace
 
 double real_median_abs_error(const std::vector<RealSuiteRow>& rows) {
-  const auto e = abs_errors(rows);
-  if (e.empty()) return 0;
-  const size_t n = e.size();
-  return n % 2 == 1 ? e[n / 2] : (e[n / 2 - 1] + e[n / 2]) / 2;
+  return executor::quantile(abs_errors(rows), 0.5);
 }
 
 double real_worst_abs_error(const std::vector<RealSuiteRow>& rows) {
@@ -94,11 +90,12 @@ std::string real_suite_markdown(const RealSuiteSummary& s) {
       md += fmt::format("| {} | {} | not run: {} | | | | |\n", r.name, r.ranks, r.why_not);
       continue;
     }
-    md += fmt::format(
-        "| {} | {} | {:.1f} ms ({:.1f}–{:.1f}) | {:.1f} ms | {} | {} ({}) | {} |\n", r.name,
-        r.ranks, r.measured_s * 1e3, r.measured_p10_s * 1e3, r.measured_p90_s * 1e3,
-        r.predicted_s * 1e3, pct(r.error), r.held_steps > 0 ? pct(r.held_steps_error) : "n/a",
-        r.held_steps > 0 ? pct(r.held_steps_isolated_error) : "n/a", pct(r.other_cases_error));
+    md += fmt::format("| {} | {} | {:.1f} ms ({:.1f}–{:.1f}) | {:.1f} ms | {} | {} ({}) | {} |\n",
+                      r.name, r.ranks, r.measured_s * 1e3, r.measured_p10_s * 1e3,
+                      r.measured_p90_s * 1e3, r.predicted_s * 1e3, signed_percent(r.error),
+                      r.held_steps > 0 ? signed_percent(r.held_steps_error) : "n/a",
+                      r.held_steps > 0 ? signed_percent(r.held_steps_isolated_error) : "n/a",
+                      signed_percent(r.other_cases_error));
   }
   const double median = real_median_abs_error(s.rows);
   const double worst = real_worst_abs_error(s.rows);

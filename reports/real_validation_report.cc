@@ -22,15 +22,16 @@ nlohmann::ordered_json figure_json(const executor::ErrorFigure& f) {
 }
 
 std::string ms(double s) { return fmt::format("{:.2f} ms", s * 1e3); }
-std::string percent(double e) {
-  return std::isfinite(e) ? fmt::format("{:+.1f}%", 100 * e) : std::string("n/a");
-}
 std::string spread(const executor::ErrorFigure& f) {
   return fmt::format("{} ({:.2f}–{:.2f})", ms(f.measured_s), f.measured_p10_s * 1e3,
                      f.measured_p90_s * 1e3);
 }
 
 }  // namespace
+
+std::string signed_percent(double error) {
+  return std::isfinite(error) ? fmt::format("{:+.1f}%", 100 * error) : std::string("n/a");
+}
 
 size_t median_step_index(const executor::StepComparison& c) {
   size_t best = 0;
@@ -146,12 +147,12 @@ std::string real_validation_markdown(const RealValidationView& v) {
       v.costs.empty() ? "" : " over `" + v.costs + "`");
   md += "| | measured, median (p10–p90) | predicted | error |\n|---|---|---|---|\n";
   md += fmt::format("| step | {} | {} | {} |\n\n", spread(c.step), ms(c.step.predicted_s),
-                    percent(c.step.error));
+                    signed_percent(c.step.error));
   md += "Busy time per task kind (durations summed over every rank, per step):\n\n";
   md += "| kind | tasks | measured (p10–p90) | predicted | error |\n|---|---|---|---|---|\n";
   for (const executor::KindComparison& k : c.kinds) {
     md += fmt::format("| {} | {} | {} | {} | {} |\n", task_kind_name(k.kind), k.tasks,
-                      spread(k.busy), ms(k.busy.predicted_s), percent(k.busy.error));
+                      spread(k.busy), ms(k.busy.predicted_s), signed_percent(k.busy.error));
   }
   md +=
       "\nPer rank (its last task's end; its compute tasks' summed durations; its clock "
@@ -161,9 +162,9 @@ std::string real_validation_markdown(const RealValidationView& v) {
       "| clock offset ± uncertainty |\n|---|---|---|---|---|---|---|---|\n";
   for (const executor::RankComparison& r : c.ranks) {
     md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {:.1f} ± {:.1f} µs |\n", r.rank,
-                      spread(r.finish), ms(r.finish.predicted_s), percent(r.finish.error),
+                      spread(r.finish), ms(r.finish.predicted_s), signed_percent(r.finish.error),
                       ms(r.compute_busy.measured_s), ms(r.compute_busy.predicted_s),
-                      percent(r.compute_busy.error), r.clock.offset_ns * 1e-3,
+                      signed_percent(r.compute_busy.error), r.clock.offset_ns * 1e-3,
                       r.clock.uncertainty_ns * 1e-3);
   }
   // The tasks the prediction misses most, in absolute time.
@@ -182,7 +183,7 @@ std::string real_validation_markdown(const RealValidationView& v) {
     const double e = t->measured_s > 0 ? (t->predicted_s - t->measured_s) / t->measured_s : NAN;
     md += fmt::format("| {} \"{}\" | {} | {} | {} | {} | {} | {} |\n", t->task, view.name,
                       view.rank, task_kind_name(view.kind), g.streams()[view.stream],
-                      ms(t->measured_s), ms(t->predicted_s), percent(e));
+                      ms(t->measured_s), ms(t->predicted_s), signed_percent(e));
   }
   if (!v.ops.empty()) {
     md +=
@@ -205,9 +206,10 @@ std::string real_validation_markdown(const RealValidationView& v) {
         "`--update-costs` writes them): predicted {} against {} measured, {} (it was {}); "
         "this reproduces what it was fed. Held out: the first {} steps' op times predict "
         "the last {} steps' median {}: {} ({}), against {} with the isolated costs.\n",
-        ms(f.predicted_s), ms(c.step.measured_s), percent(f.error), percent(c.step.error),
-        f.fed_steps, f.held_steps, ms(f.held_measured_s), ms(f.held_predicted_s),
-        percent(f.held_error), percent(f.held_isolated_error));
+        ms(f.predicted_s), ms(c.step.measured_s), signed_percent(f.error),
+        signed_percent(c.step.error), f.fed_steps, f.held_steps, ms(f.held_measured_s),
+        ms(f.held_predicted_s), signed_percent(f.held_error),
+        signed_percent(f.held_isolated_error));
   } else if (v.feedback) {
     md += "\nFeedback: not computed (" + v.feedback->why_not + ").\n";
   }

@@ -36,6 +36,9 @@ nlohmann::ordered_json real_validation_trace(const RealValidationView& v);
 // The three files in `folder`, each written whole or not at all.
 void write_real_validation(const std::filesystem::path& folder, const RealValidationView& v);
 
+// A signed relative error as "+1.2%", "n/a" when it is not finite.
+std::string signed_percent(double error);
+
 // The measured step nearest the median (the one the trace shows).
 size_t median_step_index(const executor::StepComparison& c);
 

@@ -3,7 +3,6 @@
 #include "runner/real_suite.h"
 
 #include <algorithm>
-#include <fstream>
 #include <limits>
 #include <memory>
 
@@ -12,6 +11,7 @@
 #include "calibration/calibrate.h"
 #include "calibration/child_process.h"
 #include "calibration/cost_database.h"
+#include "executor/step_comparison.h"
 #include "reports/real_validation_report.h"
 #include "runner/emulated_network.h"
 #include "runner/in_step_costs.h"
@@ -23,18 +23,6 @@ namespace {
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) == 0) {
-      const auto colon = line.find(':');
-      if (colon != std::string::npos) return line.substr(colon + 2);
-    }
-  }
-  return "an unknown CPU";
 }
 
 struct Case {
@@ -126,9 +114,9 @@ RealSuiteSummary run_real_suite(const RealSuiteOptions& o,
       c.row.held_steps_error = v.feedback.held_error;
       c.row.held_steps_isolated_error = v.feedback.held_isolated_error;
       if (summary.machine.empty()) {
-        summary.machine =
-            fmt::format("{} ({} cores, {}, {})", cpu_model(), calibration::usable_cores(),
-                        v.measured.library, v.measured.blas);
+        const calibration::DeviceIdentity cpu = calibration::cpu_identity("CPU");
+        summary.machine = fmt::format("{} ({} cores, {}, {})", cpu.name, cpu.cores,
+                                      v.measured.library, v.measured.blas);
       }
     }
     cases.push_back(std::move(c));
@@ -150,10 +138,11 @@ RealSuiteSummary run_real_suite(const RealSuiteOptions& o,
         calibration::read_cost_database(*c.options.costs.database);
     c.row.other_cases_predicted_s =
         predict_step(c.options, with_in_step(base, merge_in_step(std::move(others))));
-    c.row.other_cases_error = (c.row.other_cases_predicted_s - c.row.measured_s) / c.row.measured_s;
+    c.row.other_cases_error =
+        executor::relative_error(c.row.other_cases_predicted_s, c.row.measured_s);
   }
   for (Case& c : cases) summary.rows.push_back(c.row);
-  if (summary.machine.empty()) summary.machine = cpu_model();
+  if (summary.machine.empty()) summary.machine = calibration::cpu_identity("CPU").name;
   summary.total_s = seconds_since(t0);
   return summary;
 }

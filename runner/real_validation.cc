@@ -98,10 +98,6 @@ std::string task_words(const TaskGraph& g, uint32_t id) {
                      g.streams()[t.stream]);
 }
 
-double relative(double predicted, double measured) {
-  return measured > 0 ? (predicted - measured) / measured : 0.0;
-}
-
 // The prediction again with the in-step times of the ops, over every step and held out.
 executor::FeedbackFigures feed_back(const RealRunOptions& o, const TaskGraph& graph,
                                     const executor::MeasuredRun& run,
@@ -115,17 +111,17 @@ executor::FeedbackFigures feed_back(const RealRunOptions& o, const TaskGraph& gr
   const calibration::CostDatabase fed = with_in_step(base, in_step_entries(graph, run, 0, c.steps));
   f.available = true;
   f.predicted_s = predict_step(o, fed);
-  f.error = relative(f.predicted_s, c.step.measured_s);
+  f.error = executor::relative_error(f.predicted_s, c.step.measured_s);
   if (c.steps >= 2) {
     f.fed_steps = c.steps / 2;
     f.held_steps = c.steps - f.fed_steps;
     f.held_measured_s = executor::quantile(
         std::vector<double>(c.measured_steps_s.begin() + f.fed_steps, c.measured_steps_s.end()),
         0.5);
-    f.held_isolated_error = relative(c.step.predicted_s, f.held_measured_s);
+    f.held_isolated_error = executor::relative_error(c.step.predicted_s, f.held_measured_s);
     f.held_predicted_s =
         predict_step(o, with_in_step(base, in_step_entries(graph, run, 0, f.fed_steps)));
-    f.held_error = relative(f.held_predicted_s, f.held_measured_s);
+    f.held_error = executor::relative_error(f.held_predicted_s, f.held_measured_s);
   }
   if (o.update_costs) {
     write_file_atomically(*o.update_costs, calibration::cost_database_to_json(fed).dump(1) + "\n");
