@@ -8,9 +8,9 @@
 
 #include "cli/commands.h"
 #include "cli/run_session.h"
-#include "reports/atomic_file.h"
 #include "reports/critical_path_report.h"
 #include "reports/csv_tables.h"
+#include "reports/output_set.h"
 #include "reports/summary.h"
 #include "reports/trace_writer.h"
 #include "runner/scenario_runner.h"
@@ -33,12 +33,15 @@ struct RunArgs {
 int run(const RunArgs& args) {
   RunSession session(!args.quiet);
   Scenario scenario = load_scenario_file(args.scenario, args.sets);
-  const LoweredScenario lowered = lower_with_chosen_costs(
-      scenario, CostsChoice{args.costs, args.costs_device}, session.control());
-  if (lowered.cancelled || session.interrupted()) return session.report_interrupted("run");
   const std::filesystem::path out =
       args.out.empty() ? std::filesystem::path("dtsim-out") / folder_name(scenario.name)
                        : std::filesystem::path(args.out);
+  // Taken before the simulation, so that a second run into the folder is refused at once
+  // rather than after its work.
+  OutputSet outputs(out, "summary.json");
+  const LoweredScenario lowered = lower_with_chosen_costs(
+      scenario, CostsChoice{args.costs, args.costs_device}, session.control());
+  if (lowered.cancelled || session.interrupted()) return session.report_interrupted("run");
   // A training step's trace keeps the first 64 ranks unless the scenario says otherwise.
   const int trace_ranks = scenario.simulation.trace_ranks.value_or(
       scenario.training ? std::min(64, scenario.cluster.num_ranks())
@@ -54,29 +57,27 @@ int run(const RunArgs& args) {
   SummaryOptions opts;
   opts.include_wall_time = !args.no_timing;
   const auto summary = make_summary(lowered, result, opts);
-  // The last point at which a Ctrl-C still leaves nothing written; one during the writes
-  // below leaves each file whole (old or new).
-  if (session.interrupted()) return session.report_interrupted("run");
+  // Files are staged first and put in place together with the summary (reports/output_set.h):
+  // a Ctrl-C or kill before the commit leaves the earlier run's set whole.
   session.finish();
-  std::filesystem::create_directories(out);
-  write_file_atomically(out / "summary.json", summary.dump(2) + "\n");
-  write_file_atomically(out / "ranks.csv",
-                        [&](std::ostream& f) { write_ranks_csv(f, lowered, result); });
-  write_file_atomically(out / "links.csv",
-                        [&](std::ostream& f) { write_links_csv(f, lowered, result); });
+  outputs.write("ranks.csv", [&](std::ostream& f) { write_ranks_csv(f, lowered, result); });
+  outputs.write("links.csv", [&](std::ostream& f) { write_links_csv(f, lowered, result); });
   if (scenario.simulation.trace) {
-    write_file_atomically(out / "trace.json", [&](std::ostream& f) { trace->write(f, lowered); });
+    outputs.write("trace.json", [&](std::ostream& f) { trace->write(f, lowered); });
   }
   std::string critical_text;
   if (times) {
     const auto path = critical_path(lowered.graph, times->times());
-    write_file_atomically(out / "critical_path.csv", [&](std::ostream& f) {
+    outputs.write("critical_path.csv", [&](std::ostream& f) {
       write_critical_path_csv(f, times->times(), lowered.graph, path);
     });
     critical_text =
         format_critical_path_text(critical_path_totals(times->times(), lowered.graph, path),
                                   times->times(), lowered.graph, path);
   }
+  // The last point at which a Ctrl-C still leaves the earlier outputs as they were.
+  if (session.interrupted()) return session.report_interrupted("run");
+  outputs.commit(summary);
   if (!args.quiet) std::cout << format_summary_text(summary) << critical_text;
   if (!args.quiet) {
     std::cout << "\nwrote " << (out / "summary.json").string() << ", ranks.csv, links.csv"
@@ -86,6 +87,8 @@ int run(const RunArgs& args) {
                                               : std::string())
                       : "")
               << (times ? ", critical_path.csv" : "") << "\n";
+    for (const std::string& name : outputs.removed_stale())
+      std::cout << "removed " << (out / name).string() << ", left by an earlier run\n";
   }
   if (!result.result.stalled.empty()) {
     std::cerr << "error: the run did not complete: " << result.result.stalled.size()

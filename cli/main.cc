@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "scenarios/json_document.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -9,6 +10,14 @@ int main(int argc, char** argv) {
       "deep-learning training"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "dtsim 0.1.0");
+  uint64_t max_input = dtsim::kDefaultMaxInputBytes;
+  app.add_option("--max-input-size", max_input,
+                 "The largest input file read (scenario, lowered graph, model config), e.g. "
+                 "8GiB; a larger one is refused before it is read")
+      ->transform(CLI::AsSizeValue(false))
+      ->default_str("1GiB");
+  // Global options may follow the subcommand too.
+  app.fallthrough();
   using namespace dtsim::cli;
   std::vector<Command> commands;
   for (auto add : {add_run_command, add_check_command, add_lower_command, add_list_command,
@@ -23,6 +32,7 @@ int main(int argc, char** argv) {
     // --help and --version are successes; every other parse error is bad input.
     return code == 0 ? kExitOk : kExitBadInput;
   }
+  dtsim::set_max_input_bytes(max_input);
   for (auto& [sub, action] : commands) {
     if (sub->parsed()) {
       try {

@@ -1,5 +1,6 @@
 // Error reporting shared by the subcommands.
 #include <iostream>
+#include <new>
 
 #include "cli/commands.h"
 #include "scenarios/loader.h"
@@ -17,6 +18,12 @@ int report_error(const std::exception& e) {
     std::cerr << "dtsim: " << e.what()
               << "\nthis is a bug in dtsim; please report it with the "
                  "scenario\n";
+    return kExitFailure;
+  }
+  if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr) {
+    std::cerr << "error: dtsim ran out of memory: the scenario's task graph (or its outputs) "
+                 "needs more than this machine has; a coarser simulation.granularity, fewer "
+                 "ranks or fewer micro-batches make it smaller\n";
     return kExitFailure;
   }
   std::cerr << "error: " << e.what() << "\n";

@@ -403,6 +403,13 @@ void resolve_micro_batches(const LoweringInput& in, ResolvedPlan& out) {
                                 str(global) + " is not a multiple of the " + str(per_round) +
                                     " samples one micro-batch round takes (" + round + ")")});
   }
+  // Micro-batch counts are ints through the schedules and the lowering.
+  if (global / per_round > std::numeric_limits<int>::max()) {
+    throw PlanError({problem_at("training.global_batch",
+                                str(global) + " samples make " + str(global / per_round) +
+                                    " micro-batches per replica, more than the " +
+                                    str(std::numeric_limits<int>::max()) + " dtsim can count")});
+  }
   out.micro_batches = static_cast<int>(global / per_round);
   if (p.schedule == PipelineSchedule::kInterleaved1F1B && p.pp > 1 &&
       out.micro_batches % p.pp != 0) {

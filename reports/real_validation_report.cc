@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "reports/atomic_file.h"
+#include "reports/output_set.h"
 
 namespace dtsim {
 
@@ -281,10 +281,12 @@ nlohmann::ordered_json real_validation_trace(const RealValidationView& v) {
 }
 
 void write_real_validation(const std::filesystem::path& folder, const RealValidationView& v) {
-  std::filesystem::create_directories(folder);
-  write_file_atomically(folder / "validation.json", real_validation_json(v).dump(1) + "\n");
-  write_file_atomically(folder / "validation.md", real_validation_markdown(v));
-  write_file_atomically(folder / "trace.json", real_validation_trace(v).dump() + "\n");
+  // validation.json is the set's summary: it lands last and lists the other two.
+  OutputSet outputs(folder, "validation.json");
+  outputs.write("validation.md", [&](std::ostream& f) { f << real_validation_markdown(v); });
+  outputs.write("trace.json",
+                [&](std::ostream& f) { f << real_validation_trace(v).dump() << "\n"; });
+  outputs.commit(real_validation_json(v), 1);
 }
 
 }  // namespace dtsim

@@ -1,6 +1,8 @@
 // Sweep point expansion.
 #include "runner/sweep_points.h"
 
+#include <algorithm>
+
 namespace dtsim {
 
 std::string SweepPoint::describe() const {
@@ -56,7 +58,13 @@ std::vector<SweepPoint> expand_sweep_points(const std::vector<std::string>& vary
       errors.push_back("\"" + arg + "\": empty value in the list");
       continue;
     }
-    axes.emplace_back(arg.substr(0, eq), std::move(values));
+    const std::string key = arg.substr(0, eq);
+    if (std::any_of(axes.begin(), axes.end(),
+                    [&](const auto& axis) { return axis.first == key; })) {
+      errors.push_back("\"" + key + "\" is varied twice; give all its values in one --vary");
+      continue;
+    }
+    axes.emplace_back(key, std::move(values));
   }
   if (!errors.empty() || axes.empty()) return {};
   std::vector<SweepPoint> points(1);

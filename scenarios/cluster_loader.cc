@@ -44,7 +44,7 @@ const DeviceSpec* lookup_device(const std::string& name, const std::string& poin
   for (const DeviceSpec& spec : builtin_devices()) names.push_back(spec.name);
   for (const auto& [custom_name, spec] : custom) names.push_back(custom_name);
   const std::string guess = closest_match(name, names);
-  d.error(pointer, "unknown device \"" + name + "\" (" +
+  d.error(pointer, "unknown device " + in_quotes(name) + " (" +
                        (guess.empty() ? "" : "did you mean \"" + guess + "\"? ") +
                        "expected a catalog device or a cluster.devices name: " +
                        device_list_hint(custom) + ")");
@@ -223,8 +223,8 @@ void read_wan(const json& value, const std::string& pointer, const std::vector<s
           if (end) ends.push_back(*end);
         }
         if (ends.size() == 2 && ends[0] == ends[1]) {
-          d.error(between_pointer, "a WAN link joins two different regions, got \"" +
-                                       names[ends[0]] + "\" twice");
+          d.error(between_pointer, "a WAN link joins two different regions, got " +
+                                       in_quotes(names[ends[0]]) + " twice");
         }
       }
     }
@@ -289,7 +289,7 @@ std::optional<LoadedCluster> read_cluster(const json& cluster, const std::string
         d.error(r->pointer("name"), "a region name may not be empty");
         name.reset();
       } else if (name && name_pointers.contains(*name)) {
-        d.error(r->pointer("name"), "duplicate region name \"" + *name + "\" (also at " +
+        d.error(r->pointer("name"), "duplicate region name " + in_quotes(*name) + " (also at " +
                                         name_pointers[*name] + ")");
         name.reset();
       }

@@ -117,11 +117,12 @@ std::unique_ptr<DeviceSpec> read_device(const json& value, const std::string& po
   if (name && name->empty()) {
     d.error(o->pointer("name"), "a device name may not be empty");
   } else if (name && find_builtin_device(*name) != nullptr) {
-    d.error(o->pointer("name"), "\"" + *name +
-                                    "\" is a catalog device; a custom device may not shadow it "
-                                    "(give it another name and \"base\": \"" + *name + "\")");
+    d.error(o->pointer("name"), in_quotes(*name) +
+                                    " is a catalog device; a custom device may not shadow it "
+                                    "(give it another name and \"base\": \"" +
+                                    *name + "\")");
   } else if (name && table.contains(*name)) {
-    d.error(o->pointer("name"), "duplicate device name \"" + *name + "\"");
+    d.error(o->pointer("name"), "duplicate device name " + in_quotes(*name));
   } else if (name) {
     named = true;
   }
@@ -136,7 +137,7 @@ std::unique_ptr<DeviceSpec> read_device(const json& value, const std::string& po
     } else {
       const auto names = catalog_names();
       const std::string guess = closest_match(*base, names);
-      d.error(o->pointer("base"), "unknown catalog device \"" + *base + "\" (" +
+      d.error(o->pointer("base"), "unknown catalog device " + in_quotes(*base) + " (" +
                                       (guess.empty() ? "" : "did you mean \"" + guess + "\"? ") +
                                       "expected one of " + join_names(names) + ")");
     }

@@ -71,10 +71,25 @@ constexpr std::string_view kFlopsExpected = "a FLOP count such as \"1.2TFLOP\"";
 }  // namespace
 
 void Diagnostics::error(std::string_view pointer, std::string message) {
+  // The last guard against a message that echoes a huge input whole: keep its head and
+  // tail (the expectation is at the end).
+  constexpr size_t kLongest = 1000;
+  if (message.size() > kLongest) {
+    message = message.substr(0, kLongest / 2) + " [... " +
+              std::to_string(message.size() - kLongest) + " characters cut ...] " +
+              message.substr(message.size() - kLongest / 2 + 1);
+  }
   items_.push_back(Diagnostic{std::string(pointer), std::move(message)});
 }
 
-std::string in_quotes(std::string_view s) { return "\"" + std::string(s) + "\""; }
+std::string in_quotes(std::string_view s) {
+  // A name echoed back is cut: a message stays readable whatever the input held.
+  constexpr size_t kLongest = 64;
+  if (s.size() > kLongest)
+    return "\"" + std::string(s.substr(0, kLongest - 3)) + "...\" (" + std::to_string(s.size()) +
+           " characters)";
+  return "\"" + std::string(s) + "\"";
+}
 
 std::string child_pointer(std::string_view parent, std::string_view key) {
   std::string out(parent);
@@ -261,7 +276,10 @@ const json::array_t* read_array(const json& v, std::string_view pointer, Diagnos
 std::optional<JsonObject> JsonObject::open(const json& value, std::string pointer,
                                            Diagnostics& d) {
   if (!value.is_object()) {
-    d.error(pointer, "expected an object, got " + describe(value));
+    // The whole document has no key to name: say "/" so the reader knows where.
+    d.error(pointer, std::string(pointer.empty() ? "/: the document must be an object, "
+                                                 : "expected an object, ") +
+                         "got " + describe(value));
     return std::nullopt;
   }
   return JsonObject(value, std::move(pointer), d);

@@ -40,7 +40,7 @@ std::string child_pointer(std::string_view parent, size_t index);
 // The pointer to element `index` of the array that holds `pointer`'s element.
 std::string sibling_pointer(std::string_view pointer, size_t index);
 
-// "\"text\"", for names quoted in messages.
+// "\"text\"", for names quoted in messages; a long one is cut to 64 characters.
 std::string in_quotes(std::string_view s);
 // The names of `values` in order, for choice() and messages: names_of(kAllDTypes, dtype_name).
 template <typename Values, typename Name>

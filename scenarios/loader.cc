@@ -2,13 +2,10 @@
 // the simulation section; cluster and workload have their own files.
 #include "scenarios/loader.h"
 
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "scenarios/cluster_loader.h"
+#include "scenarios/json_document.h"
 #include "scenarios/json_reader.h"
 #include "scenarios/training_loader.h"
 #include "scenarios/workload_loader.h"
@@ -62,21 +59,6 @@ SimulationSettings read_simulation(const json* value, const std::string& pointer
   return out;
 }
 
-// "line 3, column 5" of byte offset `byte` (1-based, as nlohmann reports it) in `text`.
-std::string line_and_column(const std::string& text, size_t byte) {
-  size_t line = 1;
-  size_t column = 1;
-  for (size_t i = 0; i + 1 < byte && i < text.size(); ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      column = 1;
-    } else {
-      ++column;
-    }
-  }
-  return "line " + std::to_string(line) + ", column " + std::to_string(column);
-}
-
 }  // namespace
 
 std::optional<WorkloadSpec> read_workload(const json& value, const std::string& pointer,
@@ -124,33 +106,13 @@ Scenario load_scenario_file(const std::string& path, const std::vector<std::stri
   if (std::filesystem::is_directory(path, ec)) {
     throw ScenarioError(path, {{"", "cannot read the file: it is a directory"}});
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw ScenarioError(path, {{"", std::string("cannot read the file: ") + std::strerror(errno)}});
-  }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) {
-    throw ScenarioError(path, {{"", std::string("cannot read the file: ") + std::strerror(errno)}});
-  }
-  const std::string text = buffer.str();
-  nlohmann::json document;
-  try {
-    document = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    // nlohmann's text repeats the position after a "[json.exception...]" prefix; keep the
-    // explanation only.
-    std::string detail = e.what();
-    if (const size_t column = detail.find("column "); column != std::string::npos) {
-      if (const size_t colon = detail.find(": ", column); colon != std::string::npos) {
-        detail = detail.substr(colon + 2);
-      }
-    }
-    throw ScenarioError(
-        path, {{"", "invalid JSON at " + scenario_detail::line_and_column(text, e.byte) + ": " +
-                        detail}});
-  }
-  return load_scenario(std::move(document), path, overrides);
+  std::string error;
+  const std::optional<std::string> text = read_input_file(path, error);
+  if (!text) throw ScenarioError(path, {{"", error}});
+  std::vector<InputProblem> problems;
+  std::optional<nlohmann::json> document = parse_json_strictly(*text, problems);
+  if (!document) throw ScenarioError(path, std::move(problems));
+  return load_scenario(std::move(*document), path, overrides);
 }
 
 Scenario load_scenario(nlohmann::json document, const std::string& source,

@@ -9,6 +9,7 @@
 
 #include "models/op_signature_json.h"
 #include "models/lowered_graph_format.h"
+#include "scenarios/json_document.h"
 
 namespace dtsim {
 
@@ -98,7 +99,16 @@ std::optional<TaskGraph> read_lowered_graph(std::istream& in, int ranks, std::st
     const auto next = [&](const char* what) {
       ++line;
       if (!std::getline(in, text)) throw LineError(std::string("the file ends before ") + what);
-      return json::parse(text);
+      std::vector<InputProblem> problems;
+      std::optional<json> parsed = parse_json_strictly(text, problems);
+      if (!parsed) {
+        std::string why = describe_problems(problems, "; ");
+        // Each line is a document of its own: its column is what places the problem.
+        if (const size_t at = why.find("at line 1, column"); at != std::string::npos)
+          why.replace(at, std::string_view("at line 1, column").size(), "at column");
+        throw LineError(why);
+      }
+      return std::move(*parsed);
     };
     const json header = next("its header");
     if (!header.is_object() || header.value("format", "") != kLoweredGraphFormat) {

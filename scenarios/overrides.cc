@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "scenarios/json_reader.h"
 #include "scenarios/loader.h"
 
 namespace dtsim {
@@ -36,7 +37,7 @@ std::string type_phrase(const nlohmann::json& v) {
 
 std::string apply_override(nlohmann::json& document, std::string_view assignment) {
   const size_t eq = assignment.find('=');
-  const std::string shown = "\"" + std::string(assignment) + "\"";
+  const std::string shown = scenario_detail::in_quotes(assignment);
   if (eq == std::string_view::npos || eq == 0) {
     return "expected a.b.c=VALUE (a dotted path, \"=\", then the value), got " + shown;
   }

@@ -11,6 +11,7 @@
 
 #include "models/cost_model.h"
 #include "scenarios/collective_spec.h"
+#include "scenarios/json_document.h"
 #include "scenarios/lowered_graph_reader.h"
 #include "scenarios/workload_loader.h"
 
@@ -132,6 +133,10 @@ void check_send_recv(const TaskGraphSpec& spec, const std::vector<std::optional<
 std::optional<TaskGraph> read_graph_file(const std::string& path, const std::string& pointer,
                                          const Cluster& cluster, Diagnostics& d) {
   const int n = cluster.num_ranks();
+  if (std::string too_big = input_size_error(path); !too_big.empty()) {
+    d.error(pointer, path + ": " + too_big);
+    return std::nullopt;
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     d.error(pointer, path + ": cannot read the file: " + std::strerror(errno));

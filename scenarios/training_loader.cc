@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "models/cost_model.h"
+#include "scenarios/json_document.h"
 
 namespace dtsim::scenario_detail {
 
@@ -23,15 +24,20 @@ constexpr std::string_view kTpCommModels[] = {"analytical", "flow"};
 
 std::optional<models::ModelSpec> read_hf_config(const std::string& path, const std::string& pointer,
                                                 Diagnostics& d) {
-  std::ifstream in(path);
-  if (!in) {
-    d.error(pointer, "cannot read the Hugging Face config " + in_quotes(path));
+  std::string error;
+  const std::optional<std::string> text = read_input_file(path, error);
+  if (!text) {
+    d.error(pointer, "cannot read the Hugging Face config " + in_quotes(path) + ": " + error);
+    return std::nullopt;
+  }
+  std::vector<InputProblem> problems;
+  const std::optional<nlohmann::json> config = parse_json_strictly(*text, problems);
+  if (!config) {
+    d.error(pointer, path + ": " + describe_problems(problems, "; "));
     return std::nullopt;
   }
   try {
-    return models::model_spec_from_hf_config(nlohmann::json::parse(in), path);
-  } catch (const nlohmann::json::parse_error& e) {
-    d.error(pointer, path + ": invalid JSON: " + e.what());
+    return models::model_spec_from_hf_config(*config, path);
   } catch (const models::HfConfigError& e) {
     d.error(pointer, e.what());
   }
@@ -307,7 +313,8 @@ std::optional<TrainingSection> read_training(const json* model, const json* trai
   const size_t errors_before = d.count();
   std::optional<models::ModelSpec> m;
   if (model == nullptr) {
-    d.error("", "a training scenario needs \"model\" (a preset, an hf_config or a family)");
+    d.error("/model",
+            "missing: a training scenario needs \"model\" (a preset, an hf_config or a family)");
   } else {
     m = read_model(*model, "/model", source, d);
   }

@@ -7,7 +7,7 @@ packages=(
   libboost-graph-dev nlohmann-json3-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-jsonschema
-  pkg-config libopenblas-dev libopenmpi-dev openmpi-bin
+  pkg-config libopenblas-dev libopenmpi-dev openmpi-bin libssl-dev
   qt6-base-dev libqt6opengl6-dev qt6-charts-dev fonts-dejavu-core
 )
 

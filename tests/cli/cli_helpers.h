@@ -19,8 +19,9 @@ struct Result {
   std::string output;  // stdout and stderr together
 };
 
-inline Result dtsim(const std::string& args) {
-  const std::string cmd = std::string(DTSIM_BINARY) + " " + args + " 2>&1";
+// Runs a shell command line, capturing its stdout and stderr.
+inline Result run_shell(const std::string& command) {
+  const std::string cmd = command + " 2>&1";
   Result r;
   FILE* p = popen(cmd.c_str(), "r");
   char buf[4096];
@@ -28,6 +29,10 @@ inline Result dtsim(const std::string& args) {
   const int status = pclose(p);
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
+}
+
+inline Result dtsim(const std::string& args) {
+  return run_shell(std::string(DTSIM_BINARY) + " " + args);
 }
 
 inline std::string example(const std::string& name) {

@@ -143,7 +143,7 @@ TEST(ScenarioErrors, UnknownTopLevelKey) {
 
 TEST(ScenarioErrors, DocumentNotAnObject) {
   auto e = errors_of("[1, 2]");
-  EXPECT_TRUE(has_error(e, "", "expected an object, got an array"));
+  EXPECT_TRUE(has_error(e, "", "/: the document must be an object, got an array"));
 }
 
 // ---- nodes and devices ----------------------------------------------------------------
