@@ -4,17 +4,18 @@
 #include <stdexcept>
 
 #include "reports/training_summary.h"
+#include "runner/memory_admission.h"
 #include "runner/scenario_runner.h"
 #include "scenarios/loader.h"
 
 namespace dtsim {
 
-ValidationRow run_validation_case(const std::string& path) {
+ValidationRow run_validation_case(const std::string& path, uint64_t* resident_at_end) {
   Scenario scenario = load_scenario_file(path);
   if (!scenario.reference) {
-    throw std::runtime_error(path +
-                             ": a validation scenario needs a \"reference\" block "
-                             "(source, metric, value)");
+    throw NoReference(path +
+                      ": a validation scenario needs a \"reference\" block "
+                      "(source, metric, value)");
   }
   if (!scenario.training) {
     throw std::runtime_error(path +
@@ -23,6 +24,7 @@ ValidationRow run_validation_case(const std::string& path) {
   }
   const LoweredScenario lowered = lower_with_chosen_costs(scenario);
   const ScenarioRun run = run_scenario(scenario, lowered);
+  if (resident_at_end != nullptr) *resident_at_end = resident_memory_bytes();
   if (!run.result.stalled.empty()) {
     throw std::runtime_error(path + ": the run did not complete: " + run.result.stalled.front());
   }

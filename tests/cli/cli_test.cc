@@ -180,12 +180,46 @@ TEST(Cli, ReproduceWritesTheValidationReport) {
   EXPECT_EQ(j["cases"][0]["case"], "case");
   EXPECT_LT(j["cases"][0]["error"].get<double>(), 0);  // a tiny model is far under 1 s
   EXPECT_NE(slurp(out / "v.md").find("| case | iteration_time_s | 1 |"), std::string::npos);
-  // A folder with a scenario that has no reference is bad input, named.
+  // A case without a reference is skipped and listed; the others still make the report.
   std::ofstream(cases / "zz.json") << R"({"cluster": {"nodes": [{"count": 1, "device": "H100",
     "devices_per_node": 4, "nics": 0}]}, "model": {"preset": "gpt2"}})";
-  const Result bad = dtsim("reproduce " + cases.string());
-  EXPECT_NE(bad.exit_code, 0);
-  EXPECT_NE(bad.output.find("needs a \"reference\" block"), std::string::npos) << bad.output;
+  const std::string first = slurp(out / "v.json");
+  const Result skipped =
+      dtsim("reproduce " + cases.string() + " --json " + (out / "v.json").string());
+  EXPECT_EQ(skipped.exit_code, 0) << skipped.output;
+  EXPECT_NE(
+      skipped.output.find("skipped " + (cases / "zz.json").string() + ": no \"reference\" block"),
+      std::string::npos)
+      << skipped.output;
+  EXPECT_EQ(slurp(out / "v.json"), first);
+  // A case that fails is named, and no report is written without it.
+  std::ofstream(cases / "aa.json") << R"({"cluster": {"nodes": [{"count": 1, "device": "H100",
+    "devices_per_node": 4, "nics": 0}]}, "model": {"preset": "gpt2"}, "training": {"global_batch": 3,
+    "micro_batch": 2}, "reference": {"source": "test", "metric": "iteration_time_s", "value": 1}})";
+  fs::remove(out / "v.json");
+  const Result bad = dtsim("reproduce " + cases.string() + " --json " + (out / "v.json").string());
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("aa.json: /training/global_batch"), std::string::npos) << bad.output;
+  EXPECT_NE(bad.output.find("no report was written"), std::string::npos) << bad.output;
+  EXPECT_FALSE(fs::exists(out / "v.json"));
+}
+
+TEST(Cli, ReproduceWritesTheSameReportForAnyJobCount) {
+  const fs::path out = scratch("reproduce_jobs");
+  const std::string cases = std::string(DTSIM_SOURCE_DIR) + "/scenarios/validation/";
+  const std::string some = cases + "goyal2017-resnet50-256xP100.json " + cases +
+                           "akiba2017-resnet50-1024xP100.json " + cases +
+                           "dgxc-llama3.1-70b-64xH100-bf16.json";
+  fs::create_directories(out);
+  ASSERT_EQ(dtsim("reproduce " + some + " --jobs 1 --md " + (out / "1.md").string()).exit_code, 0);
+  const Result r = dtsim("reproduce " + some + " --jobs 3 --md " + (out / "3.md").string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("[3/3] "), std::string::npos) << r.output;
+  // The command line in the report names the output file; the rows must match exactly.
+  std::string one = slurp(out / "1.md"), three = slurp(out / "3.md");
+  const size_t a = one.find("| case"), b = three.find("| case");
+  ASSERT_NE(a, std::string::npos);
+  EXPECT_EQ(one.substr(a), three.substr(b));
 }
 
 TEST(Cli, SweepRunsTheCartesianProduct) {
