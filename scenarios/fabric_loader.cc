@@ -75,7 +75,10 @@ void read_fabric(const json* value, const std::string& pointer, std::optional<in
     if (auto v = o->integer("spines", Need::kOptional, 1, kMaxSpines)) out.spines = static_cast<int>(*v);
   }
   if (applies("oversubscription", {F::kFatTree, F::kRailOptimized})) {
-    if (auto v = o->number("oversubscription", Need::kOptional, 1.0)) out.oversubscription = *v;
+    // At most 1,000: built fabrics are at most about 1:10, and beyond 1,000 an uplink would
+    // carry under a thousandth of its leaf's traffic, slowing transfers toward the clock's end.
+    static constexpr Range kOversubscription{1, 1000, true, true, "a number in [1, 1000]"};
+    read_in_range(*o, "oversubscription", kOversubscription, out.oversubscription);
   }
   if (applies("group_uplink", {F::kThinTree})) {
     const bool group_size_ok = d.count() == errors_before;

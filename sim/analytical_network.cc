@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <map>
 
+#include "sim/clock_range.h"
+
 namespace dtsim {
 
 void AnalyticalNetworkModel::start_group(std::vector<FlowSpec> flows, int64_t repeat,
@@ -19,21 +21,36 @@ void AnalyticalNetworkModel::start_group(std::vector<FlowSpec> flows, int64_t re
     Duration latency;
     double bottleneck = 1e300;
     for (LinkId l : route) {
-      latency += topology_.link(l).latency;
+      const auto sum = sum_within_clock(latency, topology_.link(l).latency);
+      if (!sum)
+        throw_past_clock("the latency of a route of " + std::to_string(route.size()) + " links",
+                         latency.seconds() + topology_.link(l).latency.seconds());
+      latency = *sum;
       bottleneck = std::min(bottleneck, topology_.link(l).bandwidth.bytes_per_second());
     }
     const Duration transfer = f.bytes / Bandwidth::bytes_per_s(bottleneck);
-    round = transfer.is_infinite() ? transfer : std::max(round, latency + transfer);
-    if (round.is_infinite()) break;
+    const auto whole = sum_within_clock(latency, transfer);
+    if (!whole) {
+      throw_past_clock("a transfer of " + std::to_string(f.bytes.count()) + " bytes at " +
+                           format_seconds(bottleneck) + " B/s (its route's slowest link)",
+                       latency.seconds() + f.bytes.as_double() / bottleneck);
+    }
+    round = std::max(round, *whole);
     for (LinkId l : route) {
       auto& [bytes, longest] = per_link[l];
       bytes += f.bytes.as_double();
       longest = std::max(longest, transfer);
     }
   }
-  // A group that would outlast the time type never completes: the run reports it stalled.
-  if (round.is_infinite() || round.count_ns() > (INT64_MAX - start.count_ns()) / repeat) return;
-  const Time end = start + round * repeat;
+  // Rounds of the analytical model are exact: a group that would outlast the clock will.
+  const auto last = later_within_clock(start, round, repeat);
+  if (!last) {
+    throw_past_clock("a group of " + std::to_string(flows.size()) + " transfer(s), " +
+                         std::to_string(repeat) + " round(s) of " +
+                         format_seconds(round.seconds()) + " s each,",
+                     start.seconds() + round.seconds() * static_cast<double>(repeat));
+  }
+  const Time end = *last;
   for (const auto& [l, load] : per_link) {
     const auto& [bytes, longest] = load;
     // Without contention a link's load is the sum of its transfers' rates; peaks above 1

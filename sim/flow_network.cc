@@ -7,6 +7,7 @@
 #include <map>
 
 #include "sim/check.h"
+#include "sim/clock_range.h"
 
 namespace dtsim {
 
@@ -80,7 +81,12 @@ void FlowNetworkModel::start_round(uint32_t g) {
     flow.remaining = spec.bytes.as_double();
     Duration latency;
     for (LinkId l : router_.links(flow.route)) {
-      latency += topology_.link(l).latency;
+      const auto sum = sum_within_clock(latency, topology_.link(l).latency);
+      if (!sum)
+        throw_past_clock("the latency of a route of " +
+                             std::to_string(router_.links(flow.route).size()) + " links",
+                         latency.seconds() + topology_.link(l).latency.seconds());
+      latency = *sum;
       if (may_fast_forward && flow.remaining > 0) {
         if (link_stamp_[l] != stamp_) {
           link_stamp_[l] = stamp_;
@@ -111,6 +117,9 @@ void FlowNetworkModel::start_round(uint32_t g) {
     if (latency == 0) {
       for (uint32_t f : ids) activate(f);
     } else {
+      if (!later_within_clock(now, Duration::ns(latency)))
+        throw_past_clock("a transfer after its route's latency",
+                         now.seconds() + Duration::ns(latency).seconds());
       engine_.schedule_after(Duration::ns(latency), [this, ids = std::move(ids)] {
         for (uint32_t f : ids) activate(f);
       });
@@ -280,7 +289,18 @@ void FlowNetworkModel::decide_ready() {
   for (size_t i = 0; i < batch.size(); ++i) {
     const Group& group = groups_[batch[i]];
     if (!skip_group[i]) limit = now;
-    limit = std::min(limit, now + (now - group.round_start) * group.rounds_left);
+    // Rounds alone on their links take at least as long as this one did: all of them
+    // passing the clock is certain.
+    const Duration round = now - group.round_start;
+    const auto last = later_within_clock(now, round, group.rounds_left);
+    if (!last) {
+      throw_past_clock("a group of " + std::to_string(group.flows.size()) + " transfer(s) over " +
+                           std::to_string(group.links.size()) + " link(s), " +
+                           std::to_string(group.rounds_left) + " more round(s) of " +
+                           format_seconds(round.seconds()) + " s each,",
+                       now.seconds() + round.seconds() * static_cast<double>(group.rounds_left));
+    }
+    limit = std::min(limit, *last);
   }
   for (size_t i = 0; i < batch.size(); ++i) {
     const uint32_t g = batch[i];

@@ -117,12 +117,23 @@ std::string format_scaled(double v, const char* const* names, const double* fact
   return buf;
 }
 
+// The largest single duration, 10^6 s (11.6 days): the clock counts int64 nanoseconds
+// (about 292 years), and a step adds up many durations (a latency per hop, per round, per
+// repeated round), whose sums stay far inside it from here.
+constexpr double kMaxDurationNs = 1e15;
+// The largest bandwidth, 1 EB/s: about 5 x 10^5 times today's fastest link (NVLink 5,
+// 1.8 TB/s per GPU). Rates far beyond it reach the max-min solver as infinity.
+constexpr double kMaxBytesPerSecond = 1e18;
+// The largest FLOP rate, 10^21 FLOP/s: about 10^5 times a B200's dense FP8 peak.
+constexpr double kMaxFlopsPerSecond = 1e21;
+
 }  // namespace
 
 Parsed<Duration> parse_duration(std::string_view text) {
   auto p = parse_scaled(text, kDurationUnits, "a duration", false);
-  if (p.value && *p.value > 9.2e18) {
-    return {std::nullopt, "\"" + std::string(text) + "\" is not a duration: too large"};
+  if (p.value && *p.value > kMaxDurationNs) {
+    return {std::nullopt, "\"" + std::string(text) +
+                              "\" is not a duration dtsim simulates: at most 1e6 s (11.6 days)"};
   }
   return convert<Duration>(p, [](double ns) { return Duration::ns(std::llround(ns)); });
 }
@@ -140,6 +151,10 @@ Parsed<Bandwidth> parse_bandwidth(std::string_view text) {
   if (p.value && *p.value <= 0) {
     return {std::nullopt, "\"" + std::string(text) + "\" is not a bandwidth: must be positive"};
   }
+  if (p.value && *p.value > kMaxBytesPerSecond) {
+    return {std::nullopt, "\"" + std::string(text) +
+                              "\" is not a bandwidth dtsim simulates: at most 1e18 B/s (8e18 bps)"};
+  }
   return convert<Bandwidth>(p, [](double v) { return Bandwidth::bytes_per_s(v); });
 }
 
@@ -147,6 +162,10 @@ Parsed<FlopRate> parse_flop_rate(std::string_view text) {
   auto p = parse_scaled(text, kFlopRateUnits, "a FLOP rate", false);
   if (p.value && *p.value <= 0) {
     return {std::nullopt, "\"" + std::string(text) + "\" is not a FLOP rate: must be positive"};
+  }
+  if (p.value && *p.value > kMaxFlopsPerSecond) {
+    return {std::nullopt, "\"" + std::string(text) +
+                              "\" is not a FLOP rate dtsim simulates: at most 1e21 FLOP/s"};
   }
   return convert<FlopRate>(p, [](double v) { return FlopRate::per_s(v); });
 }

@@ -45,14 +45,26 @@ bool gone(int64_t pid) {
 }
 
 // Waits until rank `rank` of the run in `folder` is inside a step, and returns its pid.
-int64_t wait_for_step(const std::filesystem::path& folder, int rank) {
+// The pid of `rank` once it is in its second step; 0 when the run ended first (its error,
+// or that it returned, goes to `why`) or two minutes passed.
+int64_t wait_for_step(const std::filesystem::path& folder, int rank,
+                      std::future<RealValidation>& run, std::string& why) {
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(120);
   while (std::chrono::steady_clock::now() < until) {
     if (auto p = executor::read_progress(rank_progress_path(folder, rank)); p && p->step >= 2) {
       return p->pid;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (run.wait_for(std::chrono::milliseconds(20)) == std::future_status::ready) {
+      try {
+        run.get();
+        why = "the run returned before the rank's second step";
+      } catch (const std::exception& e) {
+        why = std::string("the run ended first: ") + e.what();
+      }
+      return 0;
+    }
   }
+  why = "no progress within two minutes";
   return 0;
 }
 
@@ -123,8 +135,9 @@ TEST(RealValidation, TheCliRunsTheStepForRealAndWritesTheReport) {
 TEST(RealValidation, AKilledRankEndsTheRunNamingItAndLeavesNoProcess) {
   const auto folder = scratch("killed");
   auto run = std::async(std::launch::async, [&] { return validate_for_real(long_run(folder)); });
-  const int64_t victim = wait_for_step(folder, 1);
-  ASSERT_GT(victim, 0) << "rank 1 never reached its second step";
+  std::string why;
+  const int64_t victim = wait_for_step(folder, 1, run, why);
+  ASSERT_GT(victim, 0) << "rank 1 never reached its second step: " << why;
   const auto other = executor::read_progress(rank_progress_path(folder, 0));
   ASSERT_TRUE(other);
   ASSERT_EQ(::kill(static_cast<pid_t>(victim), SIGKILL), 0);
@@ -150,8 +163,9 @@ TEST(RealValidation, AHungRankEndsTheRunAtItsTimeoutAndLeavesNoProcess) {
   RealRunOptions o = long_run(folder);
   o.timeout = std::chrono::seconds(15);
   auto run = std::async(std::launch::async, [&] { return validate_for_real(o); });
-  const int64_t victim = wait_for_step(folder, 1);
-  ASSERT_GT(victim, 0) << "rank 1 never reached its second step";
+  std::string why;
+  const int64_t victim = wait_for_step(folder, 1, run, why);
+  ASSERT_GT(victim, 0) << "rank 1 never reached its second step: " << why;
   const auto other = executor::read_progress(rank_progress_path(folder, 0));
   ASSERT_TRUE(other);
   // A stopped process neither exits nor answers: to its peers it hangs.
@@ -227,8 +241,9 @@ TEST(RealValidation, AKilledRankOverEmulatedLinksLeavesNoNamespaceOrProcess) {
   o.emulate_links = true;
   o.link_emulator = DTSIM_LINK_EMULATOR;
   auto run = std::async(std::launch::async, [&] { return validate_for_real(o); });
-  const int64_t victim = wait_for_step(folder, 1);
-  ASSERT_GT(victim, 0) << "rank 1 never reached its second step";
+  std::string why;
+  const int64_t victim = wait_for_step(folder, 1, run, why);
+  ASSERT_GT(victim, 0) << "rank 1 never reached its second step: " << why;
   EXPECT_EQ(our_namespaces().size(), 2u);
   ASSERT_EQ(::kill(static_cast<pid_t>(victim), SIGKILL), 0);
   ASSERT_EQ(run.wait_for(std::chrono::seconds(60)), std::future_status::ready);
