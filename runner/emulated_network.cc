@@ -192,15 +192,23 @@ EmulatedNetwork::EmulatedNetwork(int ranks, const std::vector<EmulatedPath>& pat
       }
     }
     // The launch agent: ssh's calling convention (options, host, command), run in the
-    // host's namespace.
+    // host's namespace. Every namespace keeps the machine's hostname, so the daemons would
+    // share one session folder (/tmp/ompi.HOST.UID) and write its hwloc topology file at
+    // once: orted then crashed in hwloc_shmem_topology_write in about one launch in ten and
+    // mpirun waited forever for it. A session folder per namespace keeps them apart.
     const auto agent = folder_ / "netns-agent";
     std::ofstream(agent)
         << "#!/bin/sh\n"
            "# mpirun's launch agent for emulated links: runs the command in "
-           "the namespace named as the host\n"
+           "the namespace named as the host, with a session folder of its own\n"
            "while [ $# -gt 0 ]; do case \"$1\" in -*) shift;; *) break;; esac; done\n"
            "host=$1; shift\n"
-           "exec ip netns exec \"$host\" /bin/sh -c \"$*\"\n";
+           "session=\""
+        << (folder_ / "session-").string()
+        << "$host\"\n"
+           "mkdir -p \"$session\"\n"
+           "exec ip netns exec \"$host\" env OMPI_MCA_orte_tmpdir_base=\"$session\" "
+           "/bin/sh -c \"$*\"\n";
     std::filesystem::permissions(agent, std::filesystem::perms::owner_all);
     std::ofstream hosts(folder_ / "hostfile");
     for (int r = 0; r < ranks_; ++r) hosts << namespace_of(r) << " slots=1\n";
