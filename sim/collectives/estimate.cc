@@ -10,12 +10,25 @@
 
 #include "sim/collectives/plan_util.h"
 #include "sim/collectives/planner.h"
+#include "sim/clock_range.h"
 
 namespace dtsim {
 
 namespace {
 
 using namespace collective_detail;
+
+// Estimates of far-too-slow inputs (a 1 bps WAN) pass the int64-ns clock: they saturate at
+// Duration::infinite(), which ranks last among choices; the network model then says the
+// run passes the clock (sim/clock_range.h), instead of a signed overflow here.
+Duration times(Duration d, int64_t k) {
+  const auto t = later_within_clock(Time::zero(), d, k);
+  return t ? *t : Duration::infinite();
+}
+Duration plus(Duration a, Duration b) {
+  const auto t = sum_within_clock(a, b);
+  return t ? *t : Duration::infinite();
+}
 
 enum Level { kIntraNode = 0, kInterNode = 1, kInterRegion = 2 };
 constexpr int kNumLevels = 3;
@@ -109,10 +122,10 @@ Duration ring_time(CollectiveOp op, const GroupLayout& layout, Bytes n,
       first_chunk += hop;
       slowest = std::max(slowest, hop);
     }
-    return first_chunk + slowest * (chunks - 1);
+    return plus(first_chunk, times(slowest, chunks - 1));
   }
   const int64_t steps = op == CollectiveOp::kAllReduce ? 2 * (p - 1) : p - 1;
-  return step_cost(ab, uniform_load(layout, ring_edges({identity(p)}), piece_of(n, p))) * steps;
+  return times(step_cost(ab, uniform_load(layout, ring_edges({identity(p)}), piece_of(n, p))), steps);
 }
 
 // Tree: 2h + c - 1 steps (all-reduce, two trees of ceil(n/2)) or h + c - 1 (one tree of n),
@@ -145,7 +158,7 @@ Duration tree_time(CollectiveOp op, const GroupLayout& layout, Bytes n,
   }
   const Bytes busiest(piece_of(per_tree, chunks).count() * fanout);
   const int64_t steps = (all_reduce ? 2 * h : h) + chunks - 1;
-  return step_cost(ab, uniform_load(layout, edges, busiest)) * steps;
+  return times(step_cost(ab, uniform_load(layout, edges, busiest)), steps);
 }
 
 // Halving/doubling: the step with partner distance d moves d pieces of ceil(n/p).
@@ -169,7 +182,7 @@ Duration two_level_time(CollectiveOp op, const GroupLayout& layout, const TwoLev
   const int64_t groups = static_cast<int64_t>(rings.intra.size());
   const int64_t g = static_cast<int64_t>(rings.intra.front().size());
   const Duration intra =
-      g > 1 ? step_cost(ab, uniform_load(layout, ring_edges(rings.intra), piece_of(n, g))) * (g - 1)
+      g > 1 ? times(step_cost(ab, uniform_load(layout, ring_edges(rings.intra), piece_of(n, g))), g - 1)
             : Duration::zero();
   const Duration inter_step =
       groups > 1
@@ -177,10 +190,10 @@ Duration two_level_time(CollectiveOp op, const GroupLayout& layout, const TwoLev
           : Duration::zero();
   switch (op) {
     case CollectiveOp::kAllReduce:
-      return intra + inter_step * (2 * (groups - 1)) + intra;
+      return plus(plus(intra, times(inter_step, 2 * (groups - 1))), intra);
     case CollectiveOp::kReduceScatter:
     case CollectiveOp::kAllGather:
-      return intra + inter_step * (groups - 1);
+      return plus(intra, times(inter_step, groups - 1));
     default:
       return Duration::zero();
   }
