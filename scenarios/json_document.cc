@@ -88,9 +88,9 @@ class StrictBuilder {
                       " is beyond the range of a double (about ±1.8e308)"};
     }
     if (depth_exceeded_) {
-      return {"", "invalid JSON at " + line_and_column(text, error_position_) +
-                      ": objects and arrays nested deeper than " + std::to_string(kMaxJsonDepth) +
-                      " levels"};
+      // The SAX parser stops without a position when the builder refuses.
+      return {"", "invalid JSON: objects and arrays nested deeper than " +
+                      std::to_string(kMaxJsonDepth) + " levels"};
     }
     std::string detail = error_text_;
     if (const size_t column = detail.find("column "); column != std::string::npos) {
@@ -103,36 +103,44 @@ class StrictBuilder {
                     detail};
   }
 
-  bool depth_exceeded() const { return depth_exceeded_; }
-
  private:
   struct Level {
     json* node;
-    std::string pointer;
     std::string key;         // the key being read, for an object
     bool duplicate = false;  // that key was already in the object
   };
 
-  // Where the next value goes, and its pointer.
-  json* place(json&& v, std::string& pointer) {
+  // The pointer of the innermost open container, built only when a message needs it: each
+  // open container is the last element of its parent array, or its parent's current key.
+  std::string open_pointer() const {
+    std::string pointer;
+    for (size_t i = 1; i < stack_.size(); ++i) {
+      const Level& parent = stack_[i - 1];
+      pointer = parent.node->is_array()
+                    ? scenario_detail::child_pointer(pointer, parent.node->size() - 1)
+                    : scenario_detail::child_pointer(pointer, parent.key);
+    }
+    return pointer;
+  }
+
+  // Where the next value goes.
+  json* place(json&& v) {
     if (stack_.empty()) {
       root_ = std::move(v);
-      pointer.clear();
       return &root_;
     }
     Level& top = stack_.back();
     if (top.node->is_array()) {
-      pointer = scenario_detail::child_pointer(top.pointer, top.node->size());
       top.node->push_back(std::move(v));
       return &top.node->back();
     }
-    pointer = scenario_detail::child_pointer(top.pointer, top.key);
     json& slot = (*top.node)[top.key];
     if (top.duplicate) {
-      problems_.push_back({pointer, "the key " + scenario_detail::in_quotes(top.key) +
-                                        " is written twice in one object (first " +
-                                        scenario_detail::describe(slot) + ", then " +
-                                        scenario_detail::describe(v) + "); keep one of them"});
+      problems_.push_back({scenario_detail::child_pointer(open_pointer(), top.key),
+                           "the key " + scenario_detail::in_quotes(top.key) +
+                               " is written twice in one object (first " +
+                               scenario_detail::describe(slot) + ", then " +
+                               scenario_detail::describe(v) + "); keep one of them"});
       top.duplicate = false;
     }
     slot = std::move(v);
@@ -140,8 +148,7 @@ class StrictBuilder {
   }
 
   bool value(json&& v) {
-    std::string pointer;
-    place(std::move(v), pointer);
+    place(std::move(v));
     return true;
   }
 
@@ -150,9 +157,7 @@ class StrictBuilder {
       depth_exceeded_ = true;
       return false;
     }
-    std::string pointer;
-    json* node = place(std::move(container), pointer);
-    stack_.push_back({node, std::move(pointer), {}, false});
+    stack_.push_back({place(std::move(container)), {}, false});
     return true;
   }
 
@@ -180,13 +185,7 @@ std::optional<json> parse_json_strictly(std::string_view text,
   StrictBuilder builder(document, duplicates);
   const bool ok = json::sax_parse(text, &builder);
   if (!ok) {
-    InputProblem failure = builder.failure(text);
-    if (builder.depth_exceeded()) {
-      // The SAX parser stops without a position when the builder refuses: name the place.
-      failure.message = "invalid JSON: objects and arrays nested deeper than " +
-                        std::to_string(kMaxJsonDepth) + " levels";
-    }
-    problems.push_back(std::move(failure));
+    problems.push_back(builder.failure(text));
     return std::nullopt;
   }
   if (!duplicates.empty()) {
