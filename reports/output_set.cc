@@ -122,24 +122,15 @@ OutputSet::~OutputSet() {
 void OutputSet::write(const std::string& name, const std::function<void(std::ostream&)>& writer) {
   if (!is_plain_output_name(name) || name == summary_name_)
     throw std::invalid_argument("OutputSet::write: '" + name + "' is not an output name");
-  for (auto& [staged_name, staged] : staged_) {
-    if (staged_name == name) {
-      staged = stage_file(folder_ / name, writer);
-      return;
-    }
-  }
-  staged_.emplace_back(name, stage_file(folder_ / name, writer));
+  staged_[name] = stage_file(folder_ / name, writer);
 }
 
 std::string OutputSet::commit(nlohmann::ordered_json summary, int indent) {
   std::set<std::string> names;
-  for (const auto& [name, staged] : staged_) names.insert(name);
   nlohmann::ordered_json files = nlohmann::ordered_json::object();
-  for (const std::string& name : names) {
-    for (const auto& [staged_name, staged] : staged_) {
-      if (staged_name != name) continue;
-      files[name] = {{"bytes", staged.file().bytes}, {"sha256", staged.file().sha256}};
-    }
+  for (const auto& [name, staged] : staged_) {  // by name
+    names.insert(name);
+    files[name] = {{"bytes", staged.file().bytes}, {"sha256", staged.file().sha256}};
   }
   summary.erase("outputs");
   const std::string run_id = sha256_hex(summary.dump() + "\n" + files.dump()).substr(0, 16);

@@ -64,7 +64,7 @@ class OutputSet {
   bool created_folder_ = false;  // this run made the folder
   bool committed_ = false;
   std::set<std::string> earlier_;  // names the earlier manifest or journal listed
-  std::vector<std::pair<std::string, StagedFile>> staged_;
+  std::map<std::string, StagedFile> staged_;  // by name, as the manifest lists them
   std::vector<std::string> removed_stale_;
 };
 
