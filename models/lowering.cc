@@ -6,11 +6,16 @@
 
 #include <algorithm>
 #include <deque>
+#include <map>
+#include <set>
+#include <tuple>
 #include <unordered_map>
 
 #include "models/lowering_detail.h"
 #include "models/memory_model.h"
 #include "sim/check.h"
+#include "sim/collectives/planner.h"
+#include "sim/group_links.h"
 
 namespace dtsim::models {
 
@@ -219,6 +224,10 @@ class StepEmitter {
   // `group` without the members outside `rank`'s region when `local`.
   std::vector<int> group_in_region(std::vector<int> group, int rank, bool local) const;
   CollectiveAlgorithm dp_algorithm(const std::vector<int>& group) const;
+  // A PlanError at parallelism.dp_algorithm when the algorithm the scenario names does not
+  // apply to `op` over `group` (once per group and operation).
+  void check_dp_algorithm(GroupKind kind, CollectiveOp op, const std::vector<int>& group,
+                          const CollectiveOptions& options);
   bool inside_one_node(const std::vector<int>& group) const;
 
   const LoweringInput& in_;
@@ -235,6 +244,7 @@ class StepEmitter {
   std::map<std::pair<const DeviceSpec*, int>, std::deque<std::pair<OpSignature, TaskOps>>>
       kernel_ops_;
   std::map<int64_t, Workload> classifier_workloads_;
+  std::set<std::tuple<GroupKind, int, CollectiveOp>> checked_dp_groups_;
 };
 
 const ChunkCost& StepEmitter::cost(const RankContext& rc, int chunk_index, int begin, int end) {
@@ -457,9 +467,11 @@ std::optional<TaskId> StepEmitter::collective(RankContext& rc, GroupKind kind,
   // (and local SGD's regions their parameters); model-parallel groups sum partial results.
   const bool softmax = kind == GroupKind::kWorld && op == CollectiveOp::kAllReduce;
   proto.dtype = softmax ? DType::kFp32 : stored_dtype(in_.training.precision);
-  const bool averages =
+  const bool data_parallel =
       kind == GroupKind::kDp || kind == GroupKind::kExpertDp || kind == GroupKind::kGeo;
-  proto.reduce = softmax ? ReduceOp::kMax : averages ? ReduceOp::kAvg : ReduceOp::kSum;
+  proto.reduce = softmax ? ReduceOp::kMax : data_parallel ? ReduceOp::kAvg : ReduceOp::kSum;
+  if (data_parallel && in_.plan.dp_algorithm != CollectiveAlgorithm::kAuto)
+    check_dp_algorithm(kind, op, group, proto.options);
   Task t;
   t.kind = TaskKind::kCollective;
   t.rank = rc.rank;
@@ -625,6 +637,19 @@ std::vector<int> StepEmitter::group_in_region(std::vector<int> group, int rank, 
   return group;
 }
 
+void StepEmitter::check_dp_algorithm(GroupKind kind, CollectiveOp op, const std::vector<int>& group,
+                                     const CollectiveOptions& options) {
+  if (!checked_dp_groups_.emplace(kind, group.front(), op).second) return;
+  const std::string error =
+      applicability_error(op, in_.plan.dp_algorithm, group_layout(*in_.cluster, group), options);
+  if (error.empty()) return;
+  throw PlanError(
+      {problem_at("parallelism.dp_algorithm",
+                  error + " (for the data-parallel " + std::string(collective_op_name(op)) +
+                      " over " + std::to_string(group.size()) + " ranks from rank " +
+                      std::to_string(group.front()) + ")")});
+}
+
 bool StepEmitter::inside_one_node(const std::vector<int>& group) const {
   for (int r : group) {
     if (in_.cluster->devices[r].node != in_.cluster->devices[group.front()].node) return false;
@@ -634,12 +659,19 @@ bool StepEmitter::inside_one_node(const std::vector<int>& group) const {
 
 CollectiveAlgorithm StepEmitter::dp_algorithm(const std::vector<int>& group) const {
   if (in_.plan.dp_algorithm != CollectiveAlgorithm::kAuto) return in_.plan.dp_algorithm;
-  for (int r : group) {
-    if (in_.cluster->devices[r].region != in_.cluster->devices[group.front()].region) {
-      return CollectiveAlgorithm::kCrossRegion;
-    }
+  // Across regions, the hierarchical cross-region algorithm where it applies: it needs as
+  // many members in every region; an uneven group (2 ranks east, 1 west) is left to the
+  // simulation's choice among the flat algorithms, as NCCL would run a ring over the WAN.
+  const auto region_of = [&](int r) { return in_.cluster->devices[r].region; };
+  const int first = region_of(group.front());
+  if (std::all_of(group.begin(), group.end(), [&](int r) { return region_of(r) == first; }))
+    return CollectiveAlgorithm::kAuto;
+  std::map<int, size_t> per_region;
+  for (int r : group) ++per_region[region_of(r)];
+  for (const auto& [region, members] : per_region) {
+    if (members != per_region.begin()->second) return CollectiveAlgorithm::kAuto;
   }
-  return CollectiveAlgorithm::kAuto;
+  return CollectiveAlgorithm::kCrossRegion;
 }
 
 StepEmitter::RankContext StepEmitter::context_of(int rank) {

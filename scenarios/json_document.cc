@@ -8,7 +8,8 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <sstream>
+#include <string>
+#include <vector>
 
 #include "scenarios/json_reader.h"
 
@@ -198,6 +199,9 @@ std::optional<json> parse_json_strictly(std::string_view text,
 uint64_t max_input_bytes() { return g_max_input_bytes.load(); }
 void set_max_input_bytes(uint64_t bytes) { g_max_input_bytes.store(bytes); }
 
+namespace {
+
+// A regular file over the limit fails before a byte is read: "" when within it.
 std::string input_size_error(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return "";
@@ -206,6 +210,8 @@ std::string input_size_error(const std::string& path) {
   return "the file has " + std::to_string(size) + " bytes, more than the limit of " +
          std::to_string(max_input_bytes()) + " (raise it with dtsim --max-input-size)";
 }
+
+}  // namespace
 
 std::optional<std::string> read_input_file(const std::string& path, std::string& error) {
   if (std::string too_big = input_size_error(path); !too_big.empty()) {
@@ -217,13 +223,25 @@ std::optional<std::string> read_input_file(const std::string& path, std::string&
     error = std::string("cannot read the file: ") + std::strerror(errno);
     return std::nullopt;
   }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
+  // Read in chunks up to the limit: a pipe or a device (/dev/zero) has no size to check
+  // first, and must not grow the buffer without end.
+  const uint64_t limit = max_input_bytes();
+  std::string text;
+  std::vector<char> chunk(1 << 16);
+  while (in) {
+    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    text.append(chunk.data(), static_cast<size_t>(in.gcount()));
+    if (text.size() > limit) {
+      error = "the input has more than the limit of " + std::to_string(limit) +
+              " bytes (raise it with dtsim --max-input-size)";
+      return std::nullopt;
+    }
+  }
   if (in.bad()) {
     error = std::string("cannot read the file: ") + std::strerror(errno);
     return std::nullopt;
   }
-  return std::move(buffer).str();
+  return text;
 }
 
 }  // namespace dtsim

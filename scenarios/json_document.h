@@ -33,11 +33,10 @@ inline constexpr uint64_t kDefaultMaxInputBytes = uint64_t{1} << 30;
 uint64_t max_input_bytes();
 void set_max_input_bytes(uint64_t bytes);
 
-// Reads a whole input file, refusing one larger than max_input_bytes() before reading it.
+// Reads a whole input file, refusing one larger than max_input_bytes() before reading it
+// (or, for a pipe or a device, once it has read that much).
 // Returns nullopt with `error` saying why ("cannot read the file: ...", "the file has N
 // bytes, more than the limit of M (dtsim --max-input-size)").
 std::optional<std::string> read_input_file(const std::string& path, std::string& error);
-// The size check alone, for readers that stream a file: "" when within the limit.
-std::string input_size_error(const std::string& path);
 
 }  // namespace dtsim

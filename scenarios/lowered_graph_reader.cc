@@ -264,6 +264,14 @@ std::optional<TaskGraph> read_lowered_graph(std::istream& in, int ranks, std::st
   } catch (const LineError& e) {
     error = "line " + std::to_string(line) + ": " + e.what();
     return std::nullopt;
+  } catch (const std::invalid_argument& e) {
+    // The graph's own checks (TaskGraph::add): an op list on a task that runs no kernels, a
+    // pipeline transfer on a task that is not a send or recv.
+    error = "line " + std::to_string(line) + ": " + e.what();
+    return std::nullopt;
+  } catch (const std::length_error& e) {
+    error = "line " + std::to_string(line) + ": " + e.what();
+    return std::nullopt;
   }
   return g;
 }

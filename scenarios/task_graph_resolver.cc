@@ -5,9 +5,7 @@
 #include <map>
 #include <tuple>
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
+#include <sstream>
 
 #include "models/cost_model.h"
 #include "scenarios/collective_spec.h"
@@ -133,16 +131,14 @@ void check_send_recv(const TaskGraphSpec& spec, const std::vector<std::optional<
 std::optional<TaskGraph> read_graph_file(const std::string& path, const std::string& pointer,
                                          const Cluster& cluster, Diagnostics& d) {
   const int n = cluster.num_ranks();
-  if (std::string too_big = input_size_error(path); !too_big.empty()) {
-    d.error(pointer, path + ": " + too_big);
-    return std::nullopt;
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    d.error(pointer, path + ": cannot read the file: " + std::strerror(errno));
-    return std::nullopt;
-  }
+  // Read whole and bounded: a pipe or a device names no size to check before reading.
   std::string error;
+  std::optional<std::string> text = read_input_file(path, error);
+  if (!text) {
+    d.error(pointer, path + ": " + error);
+    return std::nullopt;
+  }
+  std::istringstream in(std::move(*text));
   auto graph = read_lowered_graph(in, n, error);
   if (!graph) {
     d.error(pointer, path + ": " + error);

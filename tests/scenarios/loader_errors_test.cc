@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "scenarios/json_document.h"
 #include "scenarios/loader.h"
 #include "tests/prepared_scenario.h"
 
@@ -492,6 +493,16 @@ TEST(ScenarioErrors, LocalSgdGraphFilesComeWithTheirPeriod) {
                                                   "sync_every": 4})"));
   EXPECT_TRUE(has_error(inline_tasks, "/workload/sync_every", "graph_file"))
       << joined(inline_tasks);
+}
+
+// A graph file without a size (a device, a pipe) was read as one endless line.
+TEST(ScenarioErrors, AGraphFileWithoutASizeStopsAtTheInputLimit) {
+  const uint64_t before = max_input_bytes();
+  set_max_input_bytes(1 << 20);
+  auto e = errors_of(doc(kCluster, R"({"kind": "task_graph", "graph_file": "/dev/zero"})"));
+  set_max_input_bytes(before);
+  EXPECT_TRUE(has_error(e, "/workload/graph_file", "/dev/zero: the input has more than the limit"))
+      << joined(e);
 }
 
 TEST(ScenarioErrors, ExecutorFieldsOfCollectivesAndBuffers) {

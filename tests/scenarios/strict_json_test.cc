@@ -1,8 +1,9 @@
 // Input edge cases the loader once got wrong: a number beyond a double's range (was exit 1
 // with the library's raw text), a key written twice (the last one silently won), a huge
-// file (read whole into memory), deep nesting, a top-level non-object, a missing model, a
-// global batch that overflowed the micro-batch count (printed a negative count, then
-// std::bad_alloc), long values echoed whole.
+// file (read whole into memory), a device without a size (read without end), deep
+// nesting, a top-level non-object, a missing model, a global batch that overflowed the
+// micro-batch count (printed a negative count, then std::bad_alloc), long values echoed
+// whole.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -125,6 +126,26 @@ TEST(StrictJson, AFileBeyondTheSizeLimitIsRefusedBeforeItIsRead) {
   EXPECT_NO_THROW(load_scenario_file(path));
 }
 
+// A device or a pipe has no size to check first: reading /dev/zero once grew the buffer
+// until std::bad_alloc, and a graph_file naming it read one endless line.
+TEST(StrictJson, AnInputWithoutASizeStopsAtTheLimit) {
+  const uint64_t before = max_input_bytes();
+  set_max_input_bytes(1 << 20);
+  std::string error;
+  const std::optional<std::string> text = read_input_file("/dev/zero", error);
+  std::vector<std::string> e;
+  try {
+    load_scenario_file("/dev/zero");
+  } catch (const ScenarioError& problem) {
+    e = problem.messages();
+  }
+  set_max_input_bytes(before);
+  EXPECT_FALSE(text);
+  EXPECT_NE(error.find("more than the limit of 1048576 bytes"), std::string::npos) << error;
+  ASSERT_EQ(e.size(), 1u) << joined(e);
+  EXPECT_NE(e[0].find("/dev/zero"), std::string::npos) << e[0];
+}
+
 TEST(StrictJson, ATopLevelNonObjectNamesTheRoot) {
   const auto e = file_errors("array.json", "[1, 2]");
   ASSERT_EQ(e.size(), 1u);
@@ -173,6 +194,17 @@ TEST(StrictJson, ALoweredGraphLineWithADuplicateKeyNamesTheLine) {
   EXPECT_FALSE(read_lowered_graph(in, 1, error));
   EXPECT_NE(error.find("line 1: /format: the key \"format\" is written twice"), std::string::npos)
       << error;
+}
+
+// The fuzzer's first lowered-graph crash: TaskGraph::add's std::invalid_argument for an
+// op list on a collective task escaped the reader.
+TEST(StrictJson, ALoweredGraphTaskTheGraphRefusesNamesItsLine) {
+  std::ifstream in(std::string(DTSIM_SOURCE_DIR) +
+                   "/tests/fuzz/regressions/lowered_graph/op-list-on-a-collective.tasks.jsonl");
+  ASSERT_TRUE(in);
+  std::string error;
+  EXPECT_FALSE(read_lowered_graph(in, 16, error));
+  EXPECT_EQ(error, "line 12: task \"ar3\": op list 0 on a task that runs no kernels");
 }
 
 }  // namespace
