@@ -2,6 +2,7 @@
 #include "calibration/cost_database.h"
 
 #include <cmath>
+#include <limits>
 
 #include "calibration/json_reader.h"
 #include "calibration/link_calibration_json.h"
@@ -89,14 +90,15 @@ CostDatabase cost_database_from_json(const json& doc, const std::string& source)
   id.catalog_name = r.text(d, "/device", "catalog_name");
   id.timer = r.text(d, "/device", "timer");
   id.measured_at = r.text_or(d, "measured_at");
-  id.cores = static_cast<int>(r.number_or(d, "cores"));
-  id.threads = static_cast<int>(r.number_or(d, "threads"));
+  constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
+  id.cores = static_cast<int>(r.whole_or(d, "/device", "cores", kMaxInt));
+  id.threads = static_cast<int>(r.whole_or(d, "/device", "threads", kMaxInt));
   id.clock_mhz = r.number_or(d, "clock_mhz");
   id.blas = r.text_or(d, "blas");
-  id.sm_count = static_cast<int>(r.number_or(d, "sm_count"));
+  id.sm_count = static_cast<int>(r.whole_or(d, "/device", "sm_count", kMaxInt));
   id.sm_clock_mhz = r.number_or(d, "sm_clock_mhz");
   id.memory_clock_mhz = r.number_or(d, "memory_clock_mhz");
-  id.memory_bytes = static_cast<int64_t>(r.number_or(d, "memory_bytes"));
+  id.memory_bytes = r.whole_or(d, "/device", "memory_bytes", INT64_MAX);
   id.driver = r.text_or(d, "driver");
   id.cuda = r.text_or(d, "cuda");
   id.cublas = r.text_or(d, "cublas");
@@ -127,7 +129,7 @@ CostDatabase cost_database_from_json(const json& doc, const std::string& source)
       r.fail(at + "/median_s",
              "disagrees with the samples' median " + std::to_string(entry.stats.median_s) + " s");
     }
-    entry.noisy = e.value("noisy", false);
+    entry.noisy = r.flag_or(e, at, "noisy");
     db.entries.push_back(std::move(entry));
   }
   if (version.get<int>() >= 2) {

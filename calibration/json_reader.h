@@ -3,6 +3,9 @@
 // database's and the probe's readers.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -53,6 +56,27 @@ class Reader {
     }
     return out;
   }
+  // A whole number in [min, max] (max at most 2^53, where doubles stop counting by one): a
+  // count or a size that is cast to an integer, which for 1e300 would be undefined.
+  int64_t whole(const nlohmann::json& o, const std::string& pointer, const char* key, int64_t min,
+                int64_t max) const {
+    const nlohmann::json& v = at(o, pointer, key);
+    return whole_value(v, pointer + "/" + key, min, max);
+  }
+  // An optional true or false: absent is false.
+  bool flag_or(const nlohmann::json& o, const std::string& pointer, const char* key) const {
+    const auto it = o.find(key);
+    if (it == o.end()) return false;
+    if (!it->is_boolean()) fail(pointer + "/" + key, "expected true or false, got " + it->dump());
+    return it->get<bool>();
+  }
+  // Optional whole numbers of the device: absent (or not a number) is 0.
+  int64_t whole_or(const nlohmann::json& o, const std::string& pointer, const char* key,
+                   int64_t max) const {
+    const auto it = o.find(key);
+    if (it == o.end() || !it->is_number()) return 0;
+    return whole_value(*it, pointer + "/" + key, 0, max);
+  }
   // Optional fields of the device: absent is the default.
   std::string text_or(const nlohmann::json& o, const char* key) const {
     const auto it = o.find(key);
@@ -64,6 +88,18 @@ class Reader {
   }
 
  private:
+  int64_t whole_value(const nlohmann::json& v, const std::string& pointer, int64_t min,
+                      int64_t max) const {
+    constexpr int64_t kMaxExact = int64_t{1} << 53;
+    max = std::min(max, kMaxExact);
+    const double d = v.is_number() ? v.get<double>() : std::nan("");
+    if (!(d >= static_cast<double>(min) && d <= static_cast<double>(max)) || d != std::floor(d)) {
+      fail(pointer, "expected a whole number from " + std::to_string(min) + " to " +
+                        std::to_string(max) + ", got " + v.dump());
+    }
+    return static_cast<int64_t>(d);
+  }
+
   std::string source_;
 };
 

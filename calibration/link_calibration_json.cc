@@ -3,6 +3,7 @@
 #include "calibration/link_calibration_json.h"
 
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 namespace dtsim::calibration {
@@ -56,11 +57,7 @@ LinkCalibration link_calibration_from_json(const nlohmann::json& o, const Reader
              "expected \"intra_node\" or \"inter_node\", got \"" + links.link_class + "\"");
     }
   }
-  const double ranks = r.number(o, pointer, "ranks");
-  if (ranks < 2 || ranks != std::floor(ranks)) {
-    r.fail(pointer + "/ranks", "expected a whole number of ranks, at least 2");
-  }
-  links.ranks = static_cast<int>(ranks);
+  links.ranks = static_cast<int>(r.whole(o, pointer, "ranks", 2, std::numeric_limits<int>::max()));
   links.library = r.text(o, pointer, "library");
   const nlohmann::json& collectives = r.at(o, pointer, "collectives");
   if (!collectives.is_array() || collectives.empty()) {
@@ -82,11 +79,7 @@ LinkCalibration link_calibration_from_json(const nlohmann::json& o, const Reader
       const std::string pt = at + "/points/" + std::to_string(k);
       const nlohmann::json& p = points[k];
       CollectivePoint point;
-      const double bytes = r.number(p, pt, "bytes");
-      if (bytes <= 0 || bytes != std::floor(bytes)) {
-        r.fail(pt + "/bytes", "expected a positive whole number of bytes");
-      }
-      point.bytes = Bytes(static_cast<int64_t>(bytes));
+      point.bytes = Bytes(r.whole(p, pt, "bytes", 1, INT64_MAX));
       if (!m.points.empty() && !(m.points.back().bytes < point.bytes)) {
         r.fail(pt + "/bytes", "sizes must ascend");
       }
@@ -96,7 +89,7 @@ LinkCalibration link_calibration_from_json(const nlohmann::json& o, const Reader
         r.fail(pt + "/median_s",
                "disagrees with the samples' median " + std::to_string(point.stats.median_s) + " s");
       }
-      point.noisy = p.value("noisy", false);
+      point.noisy = r.flag_or(p, pt, "noisy");
       m.points.push_back(std::move(point));
     }
     links.collectives.push_back(std::move(m));

@@ -3,7 +3,7 @@
 # from a seed corpus of the bundled scenarios and the graphs `dtsim lower` writes for the
 # small ones; fails on any crash, leak or timeout, leaving the input under build/asan/fuzz.
 #
-#   scripts/fuzz.sh [--target scenario|lowered_graph|all] [--seconds N] [--runs N]
+#   scripts/fuzz.sh [--target scenario|lowered_graph|cost_database|all] [--seconds N] [--runs N]
 #                   [--seed S] [--jobs J]
 #
 # --seconds bounds each target's time (default 60); --runs bounds its inputs instead, which
@@ -23,23 +23,26 @@ while (($#)); do
   esac
 done
 case $target in
-  scenario | lowered_graph) targets=("$target") ;;
-  all) targets=(scenario lowered_graph) ;;
-  *) echo "fuzz.sh: --target must be scenario, lowered_graph or all, not '$target'" >&2; exit 2 ;;
+  scenario | lowered_graph | cost_database) targets=("$target") ;;
+  all) targets=(scenario lowered_graph cost_database) ;;
+  *) echo "fuzz.sh: --target must be scenario, lowered_graph, cost_database or all, not '$target'" >&2
+     exit 2 ;;
 esac
 
 build=build/asan
 [[ -f $build/CMakeCache.txt ]] || cmake --preset asan >/dev/null
-cmake --build --preset asan --target dtsim scenario_fuzzer lowered_graph_fuzzer
+cmake --build --preset asan --target dtsim scenario_fuzzer lowered_graph_fuzzer cost_database_fuzzer
 
 work=$build/fuzz
 rm -rf "$work/seeds"
-mkdir -p "$work/seeds/scenario" "$work/seeds/lowered_graph" "$work/crashes"
+mkdir -p "$work/seeds/scenario" "$work/seeds/lowered_graph" "$work/seeds/cost_database" "$work/crashes"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-# Seeds: every bundled scenario; lowered graphs of the examples small enough to mutate.
+# Seeds: every bundled scenario; lowered graphs of the examples small enough to mutate; a
+# small cost database (tests/fuzz/seeds).
 cp scenarios/examples/*.json scenarios/validation/*.json scenarios/validation/real/*.json \
   scenarios/bench/*.json tests/golden/*.json "$work/seeds/scenario/"
+cp tests/fuzz/seeds/cost_database/*.json "$work/seeds/cost_database/"
 for example in small-transformer-2xcpu taskgraph-dp-overlap allreduce-8xH100-nvswitch; do
   "$build/cli/dtsim" lower "scenarios/examples/$example.json" --quiet \
     --out "$work/seeds/lowered_graph/$example.json"
@@ -75,7 +78,7 @@ for t in "${targets[@]}"; do
           -artifact_prefix="$work/crashes/$t-" -print_final_stats=1)
   if [[ -n $runs ]]; then limits+=(-runs="$runs"); else limits+=(-max_total_time="$seconds"); fi
   ((jobs > 1)) && limits+=(-jobs="$jobs" -workers="$jobs")
-  [[ $t == scenario ]] && limits+=(-dict="$work/scenario.dict")
+  [[ $t == scenario || $t == cost_database ]] && limits+=(-dict="$work/scenario.dict")
   echo "fuzz.sh: $t: ${limits[*]}"
   if ! "$build/tests/fuzz/${t}_fuzzer" "${limits[@]}" "$corpus" "$work/seeds/$t"; then
     echo "fuzz.sh: $t failed; its input is in $work/crashes (replay: $build/tests/fuzz/${t}_fuzzer FILE)" >&2

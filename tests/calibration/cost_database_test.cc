@@ -181,6 +181,42 @@ TEST(CostDatabase, RefusesAnotherVersionOrFormatNamingTheField) {
   EXPECT_NE(error_of(op).find("db.json: /entries/0/op: "), std::string::npos) << error_of(op);
 }
 
+// Found by reading the reader when the cost-database fuzz target was added: a "noisy"
+// that is not a boolean let nlohmann's type_error escape, and a count or size beyond an
+// integer (cores 1e300, ranks 1e300, bytes 1e300) was cast to one, which is undefined
+// (UBSan: "1e+300 is outside the range of representable values of type 'int'").
+TEST(CostDatabase, RefusesFlagsAndCountsOfTheWrongKindAtTheirField) {
+  const nlohmann::json doc = nlohmann::json::parse(cost_database_to_json(sample_database()).dump());
+  nlohmann::json noisy = doc;
+  noisy["entries"][0]["noisy"] = 3;
+  EXPECT_NE(error_of(noisy).find("db.json: /entries/0/noisy: expected true or false, got 3"),
+            std::string::npos)
+      << error_of(noisy);
+  nlohmann::json point_noisy = doc;
+  point_noisy["links"][0]["collectives"][0]["points"][0]["noisy"] = "yes";
+  EXPECT_NE(error_of(point_noisy)
+                .find("/links/0/collectives/0/points/0/noisy: expected true or "
+                      "false"),
+            std::string::npos)
+      << error_of(point_noisy);
+  nlohmann::json cores = doc;
+  cores["device"]["cores"] = 1e300;
+  EXPECT_NE(error_of(cores).find("/device/cores: expected a whole number from 0 to 2147483647"),
+            std::string::npos)
+      << error_of(cores);
+  nlohmann::json ranks = doc;
+  ranks["links"][0]["ranks"] = 1e300;
+  EXPECT_NE(error_of(ranks).find("/links/0/ranks: expected a whole number from 2 to"),
+            std::string::npos)
+      << error_of(ranks);
+  nlohmann::json bytes = doc;
+  bytes["links"][0]["collectives"][0]["points"][2]["bytes"] = 1e300;
+  EXPECT_NE(error_of(bytes).find("/links/0/collectives/0/points/2/bytes: expected a whole number "
+                                 "from 1 to 9007199254740992"),
+            std::string::npos)
+      << error_of(bytes);
+}
+
 TEST(CostDatabase, AFileCutShortIsNotADatabase) {
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / "dtsim_cost_db_test";
   std::filesystem::create_directories(dir);
