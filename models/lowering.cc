@@ -659,19 +659,18 @@ bool StepEmitter::inside_one_node(const std::vector<int>& group) const {
 
 CollectiveAlgorithm StepEmitter::dp_algorithm(const std::vector<int>& group) const {
   if (in_.plan.dp_algorithm != CollectiveAlgorithm::kAuto) return in_.plan.dp_algorithm;
-  // Across regions, the hierarchical cross-region algorithm where it applies: it needs as
-  // many members in every region; an uneven group (2 ranks east, 1 west) is left to the
-  // simulation's choice among the flat algorithms, as NCCL would run a ring over the WAN.
   const auto region_of = [&](int r) { return in_.cluster->devices[r].region; };
   const int first = region_of(group.front());
   if (std::all_of(group.begin(), group.end(), [&](int r) { return region_of(r) == first; }))
     return CollectiveAlgorithm::kAuto;
-  std::map<int, size_t> per_region;
-  for (int r : group) ++per_region[region_of(r)];
-  for (const auto& [region, members] : per_region) {
-    if (members != per_region.begin()->second) return CollectiveAlgorithm::kAuto;
-  }
-  return CollectiveAlgorithm::kCrossRegion;
+  // Across regions, the cross-region algorithm where the planner takes it (as many members
+  // in every region, for each op it implements); an uneven group (2 ranks east, 1 west) is
+  // left to the simulation's choice among the flat algorithms, as NCCL would ring the WAN.
+  const bool applies =
+      applicability_error(CollectiveOp::kAllReduce, CollectiveAlgorithm::kCrossRegion,
+                          group_layout(*in_.cluster, group), {})
+          .empty();
+  return applies ? CollectiveAlgorithm::kCrossRegion : CollectiveAlgorithm::kAuto;
 }
 
 StepEmitter::RankContext StepEmitter::context_of(int rank) {

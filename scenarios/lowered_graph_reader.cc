@@ -95,6 +95,11 @@ std::optional<TaskGraph> read_lowered_graph(std::istream& in, int ranks, std::st
   int64_t line = 0;
   std::vector<json> templates;
   std::vector<TaskId> first_of_rank;
+  // Every refusal, from our checks, the JSON library or the graph's own: at its line.
+  const auto at_line = [&](const std::exception& e) -> std::optional<TaskGraph> {
+    error = "line " + std::to_string(line) + ": " + e.what();
+    return std::nullopt;
+  };
   try {
     const auto next = [&](const char* what) {
       ++line;
@@ -259,19 +264,15 @@ std::optional<TaskGraph> read_lowered_graph(std::istream& in, int ranks, std::st
       throw LineError("more lines than the header announces");
     }
   } catch (const json::exception& e) {
-    error = "line " + std::to_string(line) + ": " + e.what();
-    return std::nullopt;
+    return at_line(e);
   } catch (const LineError& e) {
-    error = "line " + std::to_string(line) + ": " + e.what();
-    return std::nullopt;
+    return at_line(e);
   } catch (const std::invalid_argument& e) {
     // The graph's own checks (TaskGraph::add): an op list on a task that runs no kernels, a
     // pipeline transfer on a task that is not a send or recv.
-    error = "line " + std::to_string(line) + ": " + e.what();
-    return std::nullopt;
+    return at_line(e);
   } catch (const std::length_error& e) {
-    error = "line " + std::to_string(line) + ": " + e.what();
-    return std::nullopt;
+    return at_line(e);
   }
   return g;
 }
