@@ -139,7 +139,8 @@ int calibrate(const CalibrateArgs& args) {
   for (const std::string& path : args.scenarios) {
     Scenario scenario = load_scenario_file(path);
     // The kernels do not depend on their prices: the roofline lowers the step.
-    const LoweredScenario lowered = lower_with_chosen_costs(scenario, {}, session.control());
+    const LoweredScenario lowered = lower_with_chosen_costs(scenario, {}, session.control(),
+                                                            memory_budget({.simulate = false}));
     if (lowered.cancelled || session.interrupted())
       return session.report_interrupted("calibration");
     for (const OpSignature& op : calibration::distinct_kernels(lowered.graph)) ops.push_back(op);

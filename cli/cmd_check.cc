@@ -27,12 +27,18 @@ Command add_check_command(CLI::App& app) {
                   "measured for)");
   return {cmd, [args] {
     Scenario s = load_scenario_file(args->scenario, args->sets);
+    const CostsChoice choice{args->costs, args->costs_device};
+    // What `dtsim run` would need, said before the lowering that check itself does.
+    RunOutputs run;
+    if (s.simulation.trace) run.trace_ranks = trace_ranks(s);
+    const MemoryEstimate estimate = estimate_memory(s, *choose_cost_model(s, choice), run);
     const LoweredScenario l =
-        lower_with_chosen_costs(s, CostsChoice{args->costs, args->costs_device});
+        lower_with_chosen_costs(s, choice, {}, memory_budget({.simulate = false}));
     std::cout << "ok: " << s.name << ": " << s.cluster.num_ranks() << " ranks on "
               << s.cluster.nodes.size() << " nodes, " << s.cluster.topology.num_links()
               << " links; " << l.graph.tasks().size() << " tasks, " << l.graph.collectives().size()
-              << " collective calls, " << l.graph.num_op_lists() << " distinct op lists\n";
+              << " collective calls, " << l.graph.num_op_lists() << " distinct op lists\n"
+              << "memory: dtsim run needs an estimated " << describe_estimate(estimate) << "\n";
     return kExitOk;
   }};
 }

@@ -32,8 +32,9 @@ int lower(const LowerArgs& args) {
   RunSession session(!args.quiet);
   Scenario scenario = load_scenario_file(args.scenario, args.sets);
   const auto t0 = std::chrono::steady_clock::now();
-  const LoweredScenario lowered = lower_with_chosen_costs(
-      scenario, CostsChoice{args.costs, args.costs_device}, session.control());
+  const LoweredScenario lowered =
+      lower_with_chosen_costs(scenario, CostsChoice{args.costs, args.costs_device},
+                              session.control(), memory_budget({.simulate = false}));
   if (lowered.cancelled || session.interrupted()) return session.report_interrupted("lowering");
   const std::filesystem::path out(args.out);
   const std::filesystem::path graph_file =

@@ -41,7 +41,7 @@ PlanRow run_plan(const Scenario& base, const models::PlanPoint& point,
   try {
     Scenario scenario =
         load_scenario(plan_variant(base.document, point, micro_batch), base.source);
-    const LoweredScenario lowered = lower_with_chosen_costs(scenario);
+    const LoweredScenario lowered = lower_with_chosen_costs(scenario, {}, {}, memory_budget());
     const ScenarioRun run = run_scenario(scenario, lowered);
     SummaryOptions options;
     options.include_wall_time = false;

@@ -39,14 +39,14 @@ int run(const RunArgs& args) {
   // Taken before the simulation, so that a second run into the folder is refused at once
   // rather than after its work.
   OutputSet outputs(out, "summary.json");
+  const int traced = trace_ranks(scenario);
+  RunOutputs kept;
+  kept.trace_ranks = scenario.simulation.trace ? traced : 0;
+  kept.task_times = args.critical_path;
   const LoweredScenario lowered = lower_with_chosen_costs(
-      scenario, CostsChoice{args.costs, args.costs_device}, session.control());
+      scenario, CostsChoice{args.costs, args.costs_device}, session.control(), memory_budget(kept));
   if (lowered.cancelled || session.interrupted()) return session.report_interrupted("run");
-  // A training step's trace keeps the first 64 ranks unless the scenario says otherwise.
-  const int trace_ranks = scenario.simulation.trace_ranks.value_or(
-      scenario.training ? std::min(64, scenario.cluster.num_ranks())
-                        : scenario.cluster.num_ranks());
-  auto trace = std::make_unique<TraceWriter>(lowered, trace_ranks);
+  auto trace = std::make_unique<TraceWriter>(lowered, traced);
   std::vector<SimObserver*> observers;
   if (scenario.simulation.trace) observers.push_back(trace.get());
   std::optional<TaskTimesRecorder> times;
@@ -82,8 +82,8 @@ int run(const RunArgs& args) {
   if (!args.quiet) {
     std::cout << "\nwrote " << (out / "summary.json").string() << ", ranks.csv, links.csv"
               << (scenario.simulation.trace
-                      ? ", trace.json" + (trace_ranks < scenario.cluster.num_ranks()
-                                              ? " (ranks 0-" + std::to_string(trace_ranks - 1) + ")"
+                      ? ", trace.json" + (traced < scenario.cluster.num_ranks()
+                                              ? " (ranks 0-" + std::to_string(traced - 1) + ")"
                                               : std::string())
                       : "")
               << (times ? ", critical_path.csv" : "") << "\n";

@@ -82,7 +82,7 @@ PointResult run_point(const SweepArgs& args, const SweepPoint& point) {
   try {
     Scenario scenario = load_scenario_file(args.scenario, overrides);
     // The run's records view the lowered graph's labels: keep it alive with them.
-    const LoweredScenario lowered = lower_with_chosen_costs(scenario);
+    const LoweredScenario lowered = lower_with_chosen_costs(scenario, {}, {}, memory_budget());
     const ScenarioRun run = run_scenario(scenario, lowered);
     const RunResult& r = run.result;
     out.columns.emplace_back("simulated_time_s", figure(r.end.seconds()));

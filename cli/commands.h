@@ -4,10 +4,13 @@
 
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include <CLI/CLI.hpp>
+
+#include "runner/memory_estimate.h"
 
 namespace dtsim::cli {
 
@@ -38,6 +41,11 @@ Command add_validate_command(CLI::App& app);
 std::string folder_name(std::string name);
 // A program installed beside the dtsim executable (dtsim-comm-probe, dtsim-rank).
 std::filesystem::path beside_dtsim(std::string_view program);
+
+// The global --max-memory option: every lowering is held to it (none: to the machine's
+// available memory). memory_budget says what else the command keeps (runner/memory_estimate.h).
+void set_max_memory(std::optional<uint64_t> bytes);
+MemoryBudget memory_budget(const RunOutputs& outputs = {});
 
 // Prints a ScenarioError's lines (or any exception) to stderr; returns the exit code.
 int report_error(const std::exception& e);

@@ -5,6 +5,7 @@
 #include "scenarios/json_document.h"
 
 int main(int argc, char** argv) {
+  using namespace dtsim::cli;
   CLI::App app{
       "dtsim: a discrete-event simulator and performance model of distributed "
       "deep-learning training"};
@@ -16,9 +17,13 @@ int main(int argc, char** argv) {
                  "8GiB; a larger one is refused before it is read")
       ->transform(CLI::AsSizeValue(false))
       ->default_str("1GiB");
+  std::optional<uint64_t> max_memory;
+  app.add_option("--max-memory", max_memory,
+                 "The memory a run may take, e.g. 16GiB (default: what the machine has "
+                 "available); a run estimated to need more is refused before it is lowered")
+      ->transform(CLI::AsSizeValue(false));
   // Global options may follow the subcommand too.
   app.fallthrough();
-  using namespace dtsim::cli;
   std::vector<Command> commands;
   for (auto add : {add_run_command, add_check_command, add_lower_command, add_list_command,
                    add_sweep_command, add_reproduce_command, add_calibrate_command,
@@ -33,6 +38,7 @@ int main(int argc, char** argv) {
     return code == 0 ? kExitOk : kExitBadInput;
   }
   dtsim::set_max_input_bytes(max_input);
+  set_max_memory(max_memory);
   for (auto& [sub, action] : commands) {
     if (sub->parsed()) {
       try {

@@ -39,6 +39,13 @@ class CallBook {
     if (index == calls.size()) calls.push_back(g.add_collective(proto));
     return calls[index++];
   }
+  // Bytes the book holds: a node and a bucket per group and per (group, member), and a call
+  // id per call. `member_scale` scales the members' entries from a sample to every rank.
+  double bytes(double calls, double member_scale) const {
+    constexpr double kNode = 32 + sizeof(void*);  // a malloc'd node of a 16-byte pair, a bucket
+    return static_cast<double>(calls_.size()) * (kNode + sizeof(std::vector<uint32_t>)) +
+           calls * sizeof(uint32_t) + static_cast<double>(next_.size()) * member_scale * kNode;
+  }
 
  private:
   static uint64_t key(GroupKind kind, int leader, int rank) {
@@ -81,6 +88,10 @@ class StepEmitter {
   }
 
   void emit_rank(int rank);
+  // What the emitter holds until the lowering ends besides the graph: its caches of chunk
+  // costs, passes and kernels (the same for any ranks that cover every stage and tensor
+  // rank) and its book of calls (`calls` of them; members scaled by `member_scale`).
+  double working_bytes(double calls, double member_scale) const;
 
  private:
   // One rank's place in the plan and what its steps share while they are emitted.
@@ -1091,6 +1102,100 @@ LoweredStep lower_training_step(const LoweringInput& in) {
       out.graph.reserve_like_first(static_cast<size_t>(rp.ranks) * 3 / 2);
     }
   }
+  return out;
+}
+
+namespace {
+
+// Heap bytes of the ops' vector and their names beyond the short-string buffer.
+double priced_ops_bytes(const PricedOps& ops) {
+  double b = static_cast<double>(ops.capacity() * sizeof(PricedOp));
+  for (const PricedOp& p : ops) {
+    if (p.op.name.size() > 15) b += static_cast<double>(p.op.name.capacity() + 1);
+  }
+  return b;
+}
+
+template <typename T>
+double vector_bytes(const std::vector<T>& v) {
+  return static_cast<double>(v.capacity() * sizeof(T));
+}
+
+double chunk_cost_bytes(const ChunkCost& cc) {
+  double b = sizeof(ChunkCost) + vector_bytes(cc.layer_fwd_ops) + vector_bytes(cc.layer_bwd_ops) +
+             vector_bytes(cc.layer_fwd_comms) + vector_bytes(cc.layer_bwd_comms) +
+             vector_bytes(cc.layer_fwd) + vector_bytes(cc.layer_bwd) +
+             vector_bytes(cc.layer_dense_params) + vector_bytes(cc.layer_expert_params) +
+             vector_bytes(cc.layer_dense_tensors);
+  for (const PricedOps& ops : cc.layer_fwd_ops) b += priced_ops_bytes(ops);
+  for (const PricedOps& ops : cc.layer_bwd_ops) b += priced_ops_bytes(ops);
+  for (const auto& comms : cc.layer_fwd_comms) b += vector_bytes(comms);
+  for (const auto& comms : cc.layer_bwd_comms) b += vector_bytes(comms);
+  for (const auto& tensors : cc.layer_dense_tensors) b += vector_bytes(tensors);
+  return b;
+}
+
+}  // namespace
+
+double StepEmitter::working_bytes(double calls, double member_scale) const {
+  constexpr double kMapNode = 32;  // a std::map node's links and colour, before its value
+  double b = book_.bytes(calls, member_scale);
+  for (const auto& [key, cc] : costs_) b += kMapNode + sizeof(key) + chunk_cost_bytes(cc);
+  b += static_cast<double>(pass_ops_.size()) * (kMapNode + sizeof(decltype(pass_ops_)::value_type));
+  for (const auto& [key, segments] : segments_) {
+    b += kMapNode + sizeof(key) + vector_bytes(segments);
+    for (const PassSegment& seg : segments) b += vector_bytes(seg.comms);
+  }
+  for (const auto& [key, ops] : kernel_ops_) {
+    b += kMapNode + sizeof(key) + sizeof(ops) +
+         static_cast<double>(ops.size()) * sizeof(std::pair<OpSignature, TaskOps>);
+  }
+  return b;
+}
+
+StepEstimate estimate_step(const LoweringInput& in) {
+  DTSIM_CHECK(in.cluster != nullptr && in.costs != nullptr, "lowering needs a cluster and costs");
+  const ResolvedPlan rp = lowering_detail::resolve_plan(in);
+  LoweredStep sample;
+  sample.roles.resize(rp.ranks);
+  StepEmitter emitter(in, rp, sample);
+  // Every tensor rank of every stage: the emitter prices chunks per tensor rank (shards may
+  // be uneven), so these ranks fill its caches as the whole lowering does.
+  for (int stage = 0; stage < rp.pp; ++stage) {
+    for (int t = 0; t < rp.tp; ++t) {
+      RankCoords c;
+      c.pp = stage;
+      c.tp = t;
+      emitter.emit_rank(rp.placement->rank(c));
+    }
+  }
+  const TaskGraph& g = sample.graph;
+  const double per_stage = static_cast<double>(rp.ranks) / (static_cast<double>(rp.pp) * rp.tp);
+  TaskGraphCounts counts = g.counts();
+  // The ranks of a stage share its op lists; the rest grows with the ranks.
+  const double op_lists = counts.op_list_bytes;
+  counts.tasks *= per_stage;
+  counts.dependencies *= per_stage;
+  counts.name_chars *= per_stage;
+  counts.transfers *= per_stage;
+  counts.messages *= per_stage;
+  counts.op_list_bytes = op_lists;
+  // A call whose n members hold k of the sample's tasks stands for per_stage * k / n calls.
+  std::vector<double> sampled(g.collectives().size(), 0);
+  for (const TaskView t : g.tasks()) {
+    if (t.kind == TaskKind::kCollective) ++sampled[t.collective];
+  }
+  counts.collectives = counts.collective_members = counts.collective_label_chars = 0;
+  for (size_t i = 0; i < sampled.size(); ++i) {
+    const CollectiveCall& call = g.collectives()[i];
+    const double share = per_stage * sampled[i] / static_cast<double>(call.members.size());
+    counts.collectives += share;
+    counts.collective_members += per_stage * sampled[i];
+    if (call.label.size() > 15) counts.collective_label_chars += share * (call.label.size() + 1);
+  }
+  StepEstimate out;
+  out.graph = counts;
+  out.working_bytes = emitter.working_bytes(counts.collectives, per_stage);
   return out;
 }
 

@@ -83,4 +83,16 @@ struct LoweredStep {
 // Throws PlanError.
 LoweredStep lower_training_step(const LoweringInput& input);
 
+// What lower_training_step will hold, without building its graph: one rank of each tensor
+// rank of each pipeline stage is lowered (the other ranks of a stage emit the same tasks,
+// and share its op lists) and its counts are scaled to the stage's ranks. Each collective
+// call counts the share of its members that the sample holds. `working_bytes`: what the
+// lowering holds besides the graph until it ends (its caches of priced chunks and kernels,
+// its book of collective calls). Throws PlanError as the lowering does.
+struct StepEstimate {
+  TaskGraphCounts graph;
+  double working_bytes = 0;
+};
+StepEstimate estimate_step(const LoweringInput& input);
+
 }  // namespace dtsim::models

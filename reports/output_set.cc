@@ -105,6 +105,10 @@ OutputSet::OutputSet(fs::path folder, std::string summary_name)
   add_listed_names(read_json(folder_ / summary_name_), "outputs", earlier_);
   add_listed_names(read_json(folder_ / kOutputJournal), nullptr, earlier_);
   remove_orphaned_temporaries(folder_);
+  // libcrypto sets itself up on its first digest (its providers: about 3 MB resident). Done
+  // now, before the work whose files it will hash, so that a broken OpenSSL stops the run
+  // first and the memory estimate made before lowering sees that memory already held.
+  sha256_hex("");
 }
 
 OutputSet::~OutputSet() {

@@ -9,10 +9,13 @@
 
 namespace dtsim {
 
-// MemAvailable of /proc/meminfo in bytes (0 when unreadable).
+// MemAvailable of /proc/meminfo in bytes, or the room under the memory cgroup's limit when
+// that is less (0 when unreadable).
 uint64_t available_memory_bytes();
 // This process's resident set in bytes (0 when unreadable).
 uint64_t resident_memory_bytes();
+// The most this process has held resident so far (VmHWM; 0 when unreadable).
+uint64_t peak_resident_memory_bytes();
 
 class MemoryAdmission {
  public:

@@ -72,10 +72,13 @@ std::unique_ptr<CostModel> model_of(const std::optional<ChosenDatabase>& chosen)
 
 // Lowers with `chosen` (the roofline when none), its measured links in place first.
 LoweredScenario lower_with(Scenario& scenario, const std::optional<ChosenDatabase>& chosen,
-                           const RunControl& control) {
+                           const RunControl& control, const MemoryBudget& budget) {
   std::vector<MeasuredLinkClass> links;
   if (chosen) links = use_measured_links(scenario, chosen->db.links, chosen->device);
   const auto costs = model_of(chosen);
+  const MemoryEstimate estimate = estimate_memory(scenario, *costs, budget.outputs);
+  const MemoryLimit limit = memory_limit(budget.max_bytes);
+  if (estimate.total() > limit.bytes) throw MemoryLimitError(scenario.source, estimate, limit);
   LoweredScenario lowered = lower_scenario(scenario, *costs, control);
   lowered.measured_links = std::move(links);
   if (chosen && !chosen->db.links.empty()) {
@@ -93,13 +96,14 @@ std::unique_ptr<CostModel> choose_cost_model(const Scenario& scenario, const Cos
 }
 
 LoweredScenario lower_with_chosen_costs(Scenario& scenario, const CostsChoice& choice,
-                                        const RunControl& control) {
-  return lower_with(scenario, choose_database(scenario, choice), control);
+                                        const RunControl& control, const MemoryBudget& budget) {
+  return lower_with(scenario, choose_database(scenario, choice), control, budget);
 }
 
 LoweredScenario lower_with_database(Scenario& scenario, const calibration::CostDatabase& db,
-                                    const std::string& device, const RunControl& control) {
-  return lower_with(scenario, ChosenDatabase{"<in memory>", db, device}, control);
+                                    const std::string& device, const RunControl& control,
+                                    const MemoryBudget& budget) {
+  return lower_with(scenario, ChosenDatabase{"<in memory>", db, device}, control, budget);
 }
 
 ScenarioRun run_scenario(const Scenario& scenario, const LoweredScenario& lowered,

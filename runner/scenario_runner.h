@@ -9,6 +9,7 @@
 
 #include "calibration/cost_database.h"
 #include "models/scenario_result.h"
+#include "runner/memory_estimate.h"
 #include "scenarios/scenario.h"
 #include "sim/cost_model.h"
 #include "sim/observer.h"
@@ -34,14 +35,19 @@ std::unique_ptr<CostModel> choose_cost_model(const Scenario& scenario,
 
 // Lowers with the cost model the scenario or `choice` asks for. A database with measured
 // links first puts them in place of the catalog's figures in `scenario`'s cluster
-// (runner/measured_links.h), so run the lowered graph on this scenario. Throws as above.
+// (runner/measured_links.h), so run the lowered graph on this scenario. Before it lowers,
+// it estimates the memory of the graph and of what `budget` says the caller does with it,
+// and throws MemoryLimitError (exit 2) when that exceeds the budget's limit (by default
+// the machine's available memory). Throws as above.
 LoweredScenario lower_with_chosen_costs(Scenario& scenario, const CostsChoice& choice = {},
-                                        const RunControl& control = {});
+                                        const RunControl& control = {},
+                                        const MemoryBudget& budget = {});
 
 // Lowers with the measured model over `db`, which prices the scenario device `device` (a
-// database in memory: the feedback of a real run, dtsim validate).
+// database in memory: the feedback of a real run, dtsim validate); checks memory as above.
 LoweredScenario lower_with_database(Scenario& scenario, const calibration::CostDatabase& db,
-                                    const std::string& device, const RunControl& control = {});
+                                    const std::string& device, const RunControl& control = {},
+                                    const MemoryBudget& budget = {});
 
 // Runs a lowered scenario on a fresh Simulation (and the local SGD step on another). Throws
 // std::invalid_argument for an unknown network model (the loader rejects those).

@@ -3,6 +3,7 @@
 // caller lowers it with the cost model it chooses (scenarios/scenario_lowering.h).
 #pragma once
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -75,5 +76,13 @@ struct Scenario {
   int sync_every = 1;
   std::optional<Reference> reference;
 };
+
+// The ranks a trace of the scenario records (0 .. n - 1): simulation.trace_ranks, else a
+// training step's first 64 (a trace of thousands of ranks is more than a reader can look
+// at), else every rank.
+inline int trace_ranks(const Scenario& s) {
+  const int ranks = s.cluster.num_ranks();
+  return s.simulation.trace_ranks.value_or(s.training ? std::min(64, ranks) : ranks);
+}
 
 }  // namespace dtsim

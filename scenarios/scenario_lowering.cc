@@ -1,6 +1,7 @@
 // Lowering a loaded scenario: the cost model it asks for, then its workload as a TaskGraph.
 #include "scenarios/scenario_lowering.h"
 
+#include <algorithm>
 #include <map>
 #include <stdexcept>
 #include <utility>
@@ -54,8 +55,8 @@ bool price_task_graph(const Cluster& cluster, const CostModel& costs, bool repri
   return true;
 }
 
-void lower_training(const Scenario& s, const CostModel& costs, const RunControl& control,
-                    LoweredScenario& out) {
+models::LoweringInput lowering_input(const Scenario& s, const CostModel& costs,
+                                     const RunControl& control) {
   const TrainingSpec& spec = *s.training;
   models::LoweringInput in;
   in.cluster = &s.cluster;
@@ -65,8 +66,28 @@ void lower_training(const Scenario& s, const CostModel& costs, const RunControl&
   in.costs = &costs;
   in.granularity = s.simulation.granularity;
   in.control = &control;
+  return in;
+}
+
+// Runs `lower` and turns a plan that cannot run into a ScenarioError at the keys it names.
+template <typename Lower>
+void with_plan_errors(const Scenario& s, Lower lower) {
   scenario_detail::Diagnostics d;
   try {
+    lower();
+  } catch (const models::PlanError& e) {
+    for (const InputProblem& p : e.problems()) d.error(p.pointer, p.message);
+  } catch (const std::invalid_argument& e) {
+    d.error("", e.what());
+  }
+  if (!d.empty()) throw ScenarioError(s.source, d.items());
+}
+
+void lower_training(const Scenario& s, const CostModel& costs, const RunControl& control,
+                    LoweredScenario& out) {
+  const TrainingSpec& spec = *s.training;
+  models::LoweringInput in = lowering_input(s, costs, control);
+  with_plan_errors(s, [&] {
     TrainingWorkload w;
     w.model = spec.model;
     w.training = spec.training;
@@ -84,15 +105,40 @@ void lower_training(const Scenario& s, const CostModel& costs, const RunControl&
     out.graph = std::move(w.step.graph);
     w.step.graph = TaskGraph{};
     out.training = std::move(w);
-  } catch (const models::PlanError& e) {
-    for (const InputProblem& p : e.problems()) d.error(p.pointer, p.message);
-  } catch (const std::invalid_argument& e) {
-    d.error("", e.what());
-  }
-  if (!d.empty()) throw ScenarioError(s.source, d.items());
+  });
 }
 
 }  // namespace
+
+LoweredCounts estimate_lowered_counts(const Scenario& s, const CostModel& costs) {
+  LoweredCounts out;
+  switch (s.workload_kind) {
+    case WorkloadKind::kCollective:
+      out.graph = build_collective_sweep_graph(s.collective).counts();
+      break;
+    case WorkloadKind::kTaskGraph:
+      out.graph = s.task_graph.counts();
+      if (s.local_task_graph) out.local_graph = s.local_task_graph->counts();
+      break;
+    case WorkloadKind::kTraining: {
+      const RunControl none;
+      models::LoweringInput in = lowering_input(s, costs, none);
+      with_plan_errors(s, [&] {
+        const models::StepEstimate step = models::estimate_step(in);
+        out.graph = step.graph;
+        out.lowering_working_bytes = step.working_bytes;
+        if (s.training->plan.sync_every > 1) {
+          in.global_sync = false;
+          const models::StepEstimate local = models::estimate_step(in);
+          out.local_graph = local.graph;
+          out.lowering_working_bytes = std::max(out.lowering_working_bytes, local.working_bytes);
+        }
+      });
+      break;
+    }
+  }
+  return out;
+}
 
 LoweredScenario lower_scenario(const Scenario& s, const CostModel& costs,
                                const RunControl& control) {

@@ -3,6 +3,8 @@
 // prices, simulation runs.
 #pragma once
 
+#include <optional>
+
 #include "models/scenario_result.h"
 #include "scenarios/scenario.h"
 #include "sim/cost_model.h"
@@ -16,6 +18,16 @@ namespace dtsim {
 // through `control` returns a result marked cancelled.
 LoweredScenario lower_scenario(const Scenario& scenario, const CostModel& costs,
                                const RunControl& control = {});
+// What lower_scenario's graphs will hold, counted before they are built: a training step
+// from a sample of its ranks (models::estimate_step), a task graph or a collective sweep as
+// it is. Throws ScenarioError for a plan that cannot run.
+struct LoweredCounts {
+  TaskGraphCounts graph;
+  std::optional<TaskGraphCounts> local_graph;  // local SGD's in-region step
+  double lowering_working_bytes = 0;  // what lowering a training step holds besides its graph
+};
+LoweredCounts estimate_lowered_counts(const Scenario& scenario, const CostModel& costs);
+
 // The result points at the scenario's cluster: lowering a temporary would leave it dangling.
 LoweredScenario lower_scenario(Scenario&& scenario, const CostModel& costs,
                                const RunControl& control = {}) = delete;

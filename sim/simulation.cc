@@ -34,6 +34,11 @@ RunResult Simulation::run(const TaskGraph& graph, const RunControl& control) {
   return runtime.run(control);
 }
 
+double Simulation::peak_bytes_for(const TaskGraphCounts& counts, int ranks, size_t streams,
+                                  bool observed) {
+  return TaskRuntime::peak_bytes_for(counts, ranks, streams, observed);
+}
+
 GroupLayout Simulation::layout_of(const std::vector<int>& members) const {
   return group_layout(cluster_, members);
 }

@@ -83,6 +83,11 @@ class Simulation {
   // Runs the graph to completion, or until `control` asks it to stop; a Simulation runs
   // one graph. Progress counts finished tasks.
   RunResult run(const TaskGraph& graph, const RunControl& control = {});
+  // The most that run() holds at once for a graph of `counts` on `ranks` ranks with
+  // `streams` streams each (its per-task state, the dependents, every call's record),
+  // beyond the graph itself; `observed`: with observers, which keep each task's start.
+  static double peak_bytes_for(const TaskGraphCounts& counts, int ranks, size_t streams,
+                               bool observed);
 
   const Cluster& cluster() const { return cluster_; }
   Engine& engine() { return engine_; }

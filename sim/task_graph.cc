@@ -181,6 +181,32 @@ void TaskGraph::reserve_like_first(size_t times) {
   transfer_of_task_.reserve(transfer_of_task_.size() * times * 2);
 }
 
+TaskGraphCounts TaskGraph::counts() const {
+  TaskGraphCounts c;
+  c.tasks = static_cast<double>(records_.size());
+  c.dependencies = static_cast<double>(deps_.size());
+  c.name_chars = static_cast<double>(names_.size());
+  c.transfers = static_cast<double>(transfer_of_task_.size());
+  for (const Record& r : records_) {
+    if (r.fields.kind == TaskKind::kSend || r.fields.kind == TaskKind::kRecv) ++c.messages;
+  }
+  c.collectives = static_cast<double>(collectives_.size());
+  for (const CollectiveCall& call : collectives_) {
+    c.collective_members += static_cast<double>(call.members.size());
+    if (call.label.size() > 15)
+      c.collective_label_chars += static_cast<double>(call.label.size() + 1);
+  }
+  c.op_list_bytes = static_cast<double>(op_list_bytes());
+  return c;
+}
+
+double TaskGraph::bytes_for(const TaskGraphCounts& c) {
+  return c.tasks * sizeof(Record) + c.dependencies * sizeof(TaskId) + c.name_chars +
+         c.transfers * sizeof(std::pair<TaskId, uint32_t>) +
+         c.collectives * sizeof(CollectiveCall) + c.collective_members * sizeof(int) +
+         c.collective_label_chars + c.op_list_bytes;
+}
+
 uint32_t TaskGraph::add_collective(CollectiveCall call) {
   collectives_.push_back(std::move(call));
   return static_cast<uint32_t>(collectives_.size() - 1);

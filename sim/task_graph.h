@@ -18,6 +18,7 @@
 #include "sim/dtype.h"
 #include "sim/observer.h"
 #include "sim/op_signature.h"
+#include "sim/task_graph_counts.h"
 #include "sim/units.h"
 
 namespace dtsim {
@@ -208,6 +209,12 @@ class TaskGraph {
   TaskList tasks() const { return TaskList(this); }
 
   const std::vector<CollectiveCall>& collectives() const { return collectives_; }
+
+  // What the graph holds, counted; and the bytes a graph of `counts` takes once built
+  // (its records, names, dependencies, transfers and calls: what a memory estimate adds
+  // before building one).
+  TaskGraphCounts counts() const;
+  static double bytes_for(const TaskGraphCounts& counts);
 
   // Structural problems (dangling or forward dependencies, a collective whose member set
   // differs from the ranks holding its tasks, unmatched sends, ranks out of range), one

@@ -107,6 +107,30 @@ TaskRuntime::TaskRuntime(Simulation& sim, const TaskGraph& graph)
   }
 }
 
+double TaskRuntime::peak_bytes_for(const TaskGraphCounts& c, int ranks, size_t streams,
+                                   bool observed) {
+  const double n = c.tasks, calls = c.collectives;
+  // From the start: the tasks' state and dependents' index, the calls' rendezvous (count,
+  // member slots, start), the ranks' clocks and streams.
+  const double first = n * (sizeof(TaskState) + sizeof(uint32_t)) +
+                       calls * (sizeof(int) + sizeof(std::vector<Slot>) + sizeof(Time)) +
+                       static_cast<double>(ranks) *
+                           (sizeof(RankClock) + sizeof(RankStats) +
+                            static_cast<double>(std::max<size_t>(1, streams)) * sizeof(Stream));
+  // Then: the dependents, every stream's queue and, with observers, each task's start.
+  const double laid_out =
+      c.dependencies * sizeof(Slot) + n * sizeof(Slot) + (observed ? n * sizeof(Time) : 0);
+  // Validation first sorts the messages and lists every call's ranks; the constructor holds
+  // a slot and a fill cursor per task while it lays out; a run keeps the member slots of
+  // the calls that began and a record of each call.
+  const double validating =
+      c.messages * 16 + calls * sizeof(std::vector<int>) + c.collective_members * sizeof(int);
+  const double laying_out = laid_out + 2 * n * sizeof(uint32_t);
+  const double running =
+      laid_out + c.collective_members * sizeof(Slot) + calls * sizeof(CollectiveRecord);
+  return first + std::max({validating, laying_out, running});
+}
+
 RunResult TaskRuntime::run(const RunControl& control) {
   // Issue every stream's first task whose dependencies are already met.
   for (Stream& s : streams_) {

@@ -17,6 +17,9 @@ class TaskRuntime {
  public:
   TaskRuntime(Simulation& sim, const TaskGraph& graph);
   RunResult run(const RunControl& control);
+  // See Simulation::peak_bytes_for: the arrays below, counted where each phase holds most.
+  static double peak_bytes_for(const TaskGraphCounts& counts, int ranks, size_t streams,
+                               bool observed);
 
  private:
   // Time accounting per rank: counters of tasks per state, integrated at every change.

@@ -7,21 +7,15 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/cuda/cuda_libraries.h"
 #include "kernels/cuda_backend.h"
 #include "kernels/kernel.h"
-
-#if __has_include(<cudnn_version.h>)
-#include <cudnn.h>
-#define DTSIM_HAVE_CUDNN 1
-#endif
-#if __has_include(<nccl.h>)
-#include <nccl.h>
-#define DTSIM_HAVE_NCCL 1
-#endif
 
 namespace dtsim::kernels {
 
 namespace {
+
+const cuda_libraries::CublasLt& lt() { return cuda_libraries::cublaslt(); }
 
 void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) {
@@ -113,13 +107,9 @@ CudaDeviceInfo cuda_device_info() {
   int v = 0;
   if (cudaDriverGetVersion(&v) == cudaSuccess) info.driver = version_text(v, 1000, 10);
   if (cudaRuntimeGetVersion(&v) == cudaSuccess) info.runtime = version_text(v, 1000, 10);
-  info.cublas = std::to_string(cublasLtGetVersion());
-#ifdef DTSIM_HAVE_CUDNN
-  info.cudnn = std::to_string(cudnnGetVersion());
-#endif
-#ifdef DTSIM_HAVE_NCCL
-  if (ncclGetVersion(&v) == ncclSuccess) info.nccl = std::to_string(v);
-#endif
+  info.cublas = std::to_string(lt().get_version());
+  info.cudnn = cuda_libraries::cudnn_version();
+  info.nccl = cuda_libraries::nccl_version();
   return info;
 }
 
@@ -154,11 +144,14 @@ struct CudaGemm::Impl {
   size_t element = 4;
 
   ~Impl() {
-    if (a != nullptr) cublasLtMatrixLayoutDestroy(a);
-    if (b != nullptr) cublasLtMatrixLayoutDestroy(b);
-    if (c != nullptr) cublasLtMatrixLayoutDestroy(c);
-    if (desc != nullptr) cublasLtMatmulDescDestroy(desc);
-    if (handle != nullptr) cublasLtDestroy(handle);
+    // cuBLASLt's objects are made after the handle, so with it loaded; none without it.
+    if (handle != nullptr) {
+      if (a != nullptr) lt().layout_destroy(a);
+      if (b != nullptr) lt().layout_destroy(b);
+      if (c != nullptr) lt().layout_destroy(c);
+      if (desc != nullptr) lt().desc_destroy(desc);
+      lt().destroy(handle);
+    }
     for (void* p : {dev_a, dev_b, dev_c, workspace, flush}) {
       if (p != nullptr) cudaFree(p);
     }
@@ -180,36 +173,33 @@ CudaGemm::CudaGemm(const OpSignature& op) : impl_(std::make_unique<Impl>()) {
   // A linear layer's weight gradient accumulates over micro-batches (beta = 1), as on the CPU.
   s.beta = op.pass == OpPass::kBackwardWeight && op.kind == KernelKind::kGemm ? 1.0f : 0.0f;
   check(cudaStreamCreate(&s.stream), "cudaStreamCreate");
-  check(cublasLtCreate(&s.handle), "cublasLtCreate");
-  check(cublasLtMatmulDescCreate(&s.desc, compute, CUDA_R_32F), "cublasLtMatmulDescCreate");
+  check(lt().create(&s.handle), "cublasLtCreate");
+  check(lt().desc_create(&s.desc, compute, CUDA_R_32F), "cublasLtMatmulDescCreate");
   const cublasOperation_t op_a = g.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N;  // our B
   const cublasOperation_t op_b = g.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;  // our A
-  check(cublasLtMatmulDescSetAttribute(s.desc, CUBLASLT_MATMUL_DESC_TRANSA, &op_a, sizeof op_a),
-        "TRANSA");
-  check(cublasLtMatmulDescSetAttribute(s.desc, CUBLASLT_MATMUL_DESC_TRANSB, &op_b, sizeof op_b),
-        "TRANSB");
+  check(lt().desc_set_attribute(s.desc, CUBLASLT_MATMUL_DESC_TRANSA, &op_a, sizeof op_a), "TRANSA");
+  check(lt().desc_set_attribute(s.desc, CUBLASLT_MATMUL_DESC_TRANSB, &op_b, sizeof op_b), "TRANSB");
   const auto n = static_cast<uint64_t>(g.n), m = static_cast<uint64_t>(g.m),
              k = static_cast<uint64_t>(g.k);
   // cuBLASLt's A: our B as stored, [n, k] col-major view when not transposed ([k, n] if so).
-  check(cublasLtMatrixLayoutCreate(&s.a, type, g.transpose_b ? k : n, g.transpose_b ? n : k,
-                                   static_cast<int64_t>(g.transpose_b ? k : n)),
+  check(lt().layout_create(&s.a, type, g.transpose_b ? k : n, g.transpose_b ? n : k,
+                           static_cast<int64_t>(g.transpose_b ? k : n)),
         "layout A");
-  check(cublasLtMatrixLayoutCreate(&s.b, type, g.transpose_a ? m : k, g.transpose_a ? k : m,
-                                   static_cast<int64_t>(g.transpose_a ? m : k)),
+  check(lt().layout_create(&s.b, type, g.transpose_a ? m : k, g.transpose_a ? k : m,
+                           static_cast<int64_t>(g.transpose_a ? m : k)),
         "layout B");
-  check(cublasLtMatrixLayoutCreate(&s.c, type, n, m, static_cast<int64_t>(n)), "layout C");
+  check(lt().layout_create(&s.c, type, n, m, static_cast<int64_t>(n)), "layout C");
   if (g.batch > 1) {
     const auto batch = static_cast<int32_t>(g.batch);
     const int64_t strides[3] = {g.k * g.n, g.m * g.k, g.m * g.n};
     cublasLtMatrixLayout_t layouts[3] = {s.a, s.b, s.c};
     for (int i = 0; i < 3; ++i) {
-      check(cublasLtMatrixLayoutSetAttribute(layouts[i], CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch,
-                                             sizeof batch),
+      check(lt().layout_set_attribute(layouts[i], CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch,
+                                      sizeof batch),
             "batch");
-      check(
-          cublasLtMatrixLayoutSetAttribute(layouts[i], CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
-                                           &strides[i], sizeof strides[i]),
-          "stride");
+      check(lt().layout_set_attribute(layouts[i], CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                      &strides[i], sizeof strides[i]),
+            "stride");
     }
   }
   check(cudaMalloc(&s.dev_a, static_cast<size_t>(g.batch * g.m * g.k) * s.element), "cudaMalloc A");
@@ -219,14 +209,14 @@ CudaGemm::CudaGemm(const OpSignature& op) : impl_(std::make_unique<Impl>()) {
         "cudaMemset C");
   check(cudaMalloc(&s.workspace, s.workspace_bytes), "cudaMalloc workspace");
   cublasLtMatmulPreference_t pref = nullptr;
-  check(cublasLtMatmulPreferenceCreate(&pref), "preference");
-  check(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                             &s.workspace_bytes, sizeof s.workspace_bytes),
+  check(lt().preference_create(&pref), "preference");
+  check(lt().preference_set_attribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                      &s.workspace_bytes, sizeof s.workspace_bytes),
         "workspace preference");
   int found = 0;
-  const cublasStatus_t h = cublasLtMatmulAlgoGetHeuristic(s.handle, s.desc, s.a, s.b, s.c, s.c,
-                                                          pref, 1, &s.heuristic, &found);
-  cublasLtMatmulPreferenceDestroy(pref);
+  const cublasStatus_t h =
+      lt().algo_get_heuristic(s.handle, s.desc, s.a, s.b, s.c, s.c, pref, 1, &s.heuristic, &found);
+  lt().preference_destroy(pref);
   check(h, "cublasLtMatmulAlgoGetHeuristic");
   if (found == 0) throw UnsupportedOp("cuBLASLt has no algorithm for \"" + op.name + "\"");
   cudaDeviceProp p{};
@@ -240,8 +230,8 @@ CudaGemm::~CudaGemm() = default;
 void CudaGemm::launch() {
   Impl& s = *impl_;
   const float alpha = 1.0f;
-  check(cublasLtMatmul(s.handle, s.desc, &alpha, s.dev_b, s.a, s.dev_a, s.b, &s.beta, s.dev_c, s.c,
-                       s.dev_c, s.c, &s.heuristic.algo, s.workspace, s.workspace_bytes, s.stream),
+  check(lt().matmul(s.handle, s.desc, &alpha, s.dev_b, s.a, s.dev_a, s.b, &s.beta, s.dev_c, s.c,
+                    s.dev_c, s.c, &s.heuristic.algo, s.workspace, s.workspace_bytes, s.stream),
         "cublasLtMatmul");
 }
 
