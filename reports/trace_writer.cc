@@ -139,16 +139,16 @@ void TraceWriter::write(std::ostream& out, const LoweredScenario& scenario) cons
   if (!links_.empty()) {
     ev.name_process(links_pid, "links", ranks + 1);
     std::set<LinkId> named;
-    for (const LinkBusyRecord& r : links_) named.insert(r.link);
+    links_.for_each([&](const LinkBusyRecord& r) { named.insert(r.link); });
     for (LinkId l : named) ev.name_thread(links_pid, l, c.topology.link_name(l));
-    for (const LinkBusyRecord& r : links_) {
+    links_.for_each([&](const LinkBusyRecord& r) {
       const double seconds = (r.end - r.start).seconds();
       const double util = seconds > 0
           ? r.bytes / (c.topology.link(r.link).bandwidth.bytes_per_second() * seconds) : 0;
       ev.span(links_pid, r.link, "busy", "link", r.start, r.end,
               fmt::format(R"({{"bytes":{:.0f},"rounds":{},"utilization":{:.4f}}})", r.bytes,
                           r.rounds, util));
-    }
+    });
   }
   out << "\n]}\n";
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "models/scenario_result.h"
+#include "reports/spilled_records.h"
 #include "sim/observer.h"
 
 namespace dtsim {
@@ -33,13 +34,18 @@ class TraceWriter final : public SimObserver {
   // ui.perfetto.dev open. Times are microseconds with nanosecond digits, written exactly.
   void write(std::ostream& out, const LoweredScenario& scenario) const;
 
+  // The most the link records hold in memory, whatever their number.
+  static constexpr double kMaxLinkRecordBytes = SpilledRecords<LinkBusyRecord>::kMaxBytes;
+
  private:
   int ranks_ = INT32_MAX;
   std::vector<bool> traced_collectives_;  // empty: all
   std::vector<bool> traced_links_;        // empty: all
   std::vector<TaskRecord> tasks_;
   std::vector<CollectiveRecord> collectives_;
-  std::vector<LinkBusyRecord> links_;
+  // A link is busy once per round of each collective over it: the trace's largest set of
+  // records in a collective sweep, so it is kept in a bounded buffer and spilled to disk.
+  SpilledRecords<LinkBusyRecord> links_;
 };
 
 }  // namespace dtsim

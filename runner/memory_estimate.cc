@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "reports/trace_writer.h"
 #include "runner/memory_admission.h"
 #include "sim/critical_path.h"
 #include "sim/simulation.h"
@@ -42,7 +43,8 @@ MemoryEstimate estimate_memory(const Scenario& s, const CostModel& costs,
     // The lowering declares its streams per rank; a sample's count is not known here, so
     // the lowering's most (compute, dp, four pipeline directions, overlapped TP) is taken.
     constexpr size_t kStreams = 7;
-    e.simulation = Simulation::peak_bytes_for(counts.graph, ranks, kStreams, observed);
+    e.simulation =
+        Simulation::peak_bytes_for(counts.graph, ranks, kStreams, observed) + counts.network_bytes;
     if (counts.local_graph) {
       e.simulation = std::max(
           e.simulation, Simulation::peak_bytes_for(*counts.local_graph, ranks, kStreams, false));
@@ -54,6 +56,9 @@ MemoryEstimate estimate_memory(const Scenario& s, const CostModel& costs,
       e.records += traced * counts.graph.tasks * sizeof(TaskRecord);
       e.records += std::min(counts.graph.collectives, traced * counts.graph.collective_members) *
                    sizeof(CollectiveRecord);
+      // Links' busy spans, one per round over each link: their number is known only once
+      // the run is made, so the trace holds at most a buffer of them (the rest on disk).
+      e.records += TraceWriter::kMaxLinkRecordBytes;
     }
     if (outputs.task_times) e.records += counts.graph.tasks * (2 * sizeof(Time) + 1.0 / 8);
   }

@@ -12,6 +12,7 @@
 #include "scenarios/loader.h"
 #include "scenarios/training_loader.h"
 #include "sim/resolve_algorithms.h"
+#include "sim/simulation.h"
 
 namespace dtsim {
 
@@ -112,13 +113,26 @@ void lower_training(const Scenario& s, const CostModel& costs, const RunControl&
 
 LoweredCounts estimate_lowered_counts(const Scenario& s, const CostModel& costs) {
   LoweredCounts out;
+  // The network's share is planned on a Simulation of the scenario's cluster, from the
+  // graph where it exists before lowering (a training step's does not).
+  SimulationOptions options;
+  options.network_model = s.simulation.network_model;
+  Simulation network(s.cluster, options);
   switch (s.workload_kind) {
-    case WorkloadKind::kCollective:
-      out.graph = build_collective_sweep_graph(s.collective).counts();
+    case WorkloadKind::kCollective: {
+      const TaskGraph sweep = build_collective_sweep_graph(s.collective);
+      out.graph = sweep.counts();
+      out.network_bytes = network.network_bytes_for(&sweep);
       break;
+    }
     case WorkloadKind::kTaskGraph:
       out.graph = s.task_graph.counts();
-      if (s.local_task_graph) out.local_graph = s.local_task_graph->counts();
+      out.network_bytes = network.network_bytes_for(&s.task_graph);
+      if (s.local_task_graph) {
+        out.local_graph = s.local_task_graph->counts();
+        out.network_bytes =
+            std::max(out.network_bytes, network.network_bytes_for(&*s.local_task_graph));
+      }
       break;
     case WorkloadKind::kTraining: {
       const RunControl none;
@@ -134,6 +148,7 @@ LoweredCounts estimate_lowered_counts(const Scenario& s, const CostModel& costs)
           out.lowering_working_bytes = std::max(out.lowering_working_bytes, local.working_bytes);
         }
       });
+      out.network_bytes = network.network_bytes_for(nullptr);
       break;
     }
   }

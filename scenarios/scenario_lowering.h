@@ -25,6 +25,8 @@ struct LoweredCounts {
   TaskGraphCounts graph;
   std::optional<TaskGraphCounts> local_graph;  // local SGD's in-region step
   double lowering_working_bytes = 0;  // what lowering a training step holds besides its graph
+  // What simulating it holds in the network (Simulation::network_bytes_for).
+  double network_bytes = 0;
 };
 LoweredCounts estimate_lowered_counts(const Scenario& scenario, const CostModel& costs);
 

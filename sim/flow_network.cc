@@ -23,6 +23,16 @@ FlowNetworkModel::FlowNetworkModel(Engine& engine, const Topology& topology, Rou
   }
 }
 
+double FlowNetworkModel::bytes_for(double links, double flows, double flow_links) {
+  const double per_link = sizeof(std::vector<std::pair<uint32_t, uint32_t>>) +
+                          3 * sizeof(uint32_t) + MaxMinSolver::constraint_bytes();
+  const double per_flow = sizeof(Flow) + MaxMinSolver::variable_bytes() + sizeof(uint32_t);
+  // A crossing: the solver's use, the link's user entry, the group's per-link figures.
+  const double per_crossing = MaxMinSolver::use_bytes() + sizeof(std::pair<uint32_t, uint32_t>) +
+                              sizeof(LinkId) + 2 * sizeof(double) + sizeof(Duration);
+  return links * per_link + flows * per_flow + flow_links * per_crossing;
+}
+
 uint32_t FlowNetworkModel::new_flow() {
   if (!free_flows_.empty()) {
     const uint32_t f = free_flows_.back();

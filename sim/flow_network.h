@@ -33,6 +33,11 @@ class FlowNetworkModel final : public NetworkModel {
   Time next_completion() override;
   void complete_due(Time now) override;
 
+  // What the model holds for a topology of `links` links with at most `flows` flows at
+  // once over `flow_links` link crossings in all: its per-link indexes and the solver's
+  // constraints, and each flow's record, variable and uses.
+  static double bytes_for(double links, double flows, double flow_links);
+
  private:
   struct Flow {
     uint32_t group = 0;

@@ -43,6 +43,9 @@ class LinkStatsTable {
   const LinkStats& stats(LinkId l) const { return links_[l].stats; }
   size_t size() const { return links_.size(); }
 
+  // The bytes of one link's entry: what a memory estimate multiplies by the links.
+  static constexpr size_t bytes_per_link();
+
  private:
   struct Entry {
     LinkStats stats;
@@ -55,5 +58,7 @@ class LinkStatsTable {
   const ObserverList& observers_;
   std::vector<Entry> links_;
 };
+
+constexpr size_t LinkStatsTable::bytes_per_link() { return sizeof(Entry); }
 
 }  // namespace dtsim

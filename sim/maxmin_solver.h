@@ -63,6 +63,12 @@ class MaxMinSolver {
   [[nodiscard]] size_t num_constraints() const;
   [[nodiscard]] bool dirty() const;
 
+  // Bytes of a constraint's record, of a variable's, and of one use of a constraint by a
+  // variable (both sides' index entries): what a memory estimate multiplies.
+  static constexpr size_t constraint_bytes();
+  static constexpr size_t variable_bytes();
+  static constexpr size_t use_bytes();
+
  private:
   // One (variable, constraint) incidence, seen from each side. `slot` / `pos` is the
   // index of the mirror entry, so either side is removed in O(1) by swap-remove.
@@ -139,5 +145,9 @@ class MaxMinSolver {
   std::vector<ConstraintId> touched_;  // constraints whose level changed in this step
   std::vector<Level> heap_;
 };
+
+constexpr size_t MaxMinSolver::constraint_bytes() { return sizeof(Constraint); }
+constexpr size_t MaxMinSolver::variable_bytes() { return sizeof(Variable); }
+constexpr size_t MaxMinSolver::use_bytes() { return sizeof(User) + sizeof(Use); }
 
 }  // namespace dtsim

@@ -39,6 +39,10 @@ double Simulation::peak_bytes_for(const TaskGraphCounts& counts, int ranks, size
   return TaskRuntime::peak_bytes_for(counts, ranks, streams, observed);
 }
 
+double Simulation::network_bytes_for(const TaskGraph* graph) {
+  return TaskRuntime::network_bytes_for(*this, graph);
+}
+
 GroupLayout Simulation::layout_of(const std::vector<int>& members) const {
   return group_layout(cluster_, members);
 }

@@ -88,6 +88,11 @@ class Simulation {
   // beyond the graph itself; `observed`: with observers, which keep each task's start.
   static double peak_bytes_for(const TaskGraphCounts& counts, int ranks, size_t streams,
                                bool observed);
+  // What the network holds while it runs `graph`: its per-link state, the plans of the
+  // graph's calls (planned here, each distinct call once, as the run keeps them), their
+  // cached routes and the flows of their largest phase. Without a graph (a training step,
+  // estimated before it is built), the per-link state only. Routes this Simulation.
+  double network_bytes_for(const TaskGraph* graph);
 
   const Cluster& cluster() const { return cluster_; }
   Engine& engine() { return engine_; }

@@ -2,9 +2,13 @@
 #include "sim/task_runtime.h"
 
 #include <algorithm>
+#include <set>
+#include <unordered_map>
 
 #include "sim/check.h"
+#include "sim/flow_network.h"
 #include "sim/group_links.h"
+#include "sim/link_stats.h"
 
 namespace dtsim {
 
@@ -362,12 +366,16 @@ TaskRuntime::CallKey TaskRuntime::key_of(const CollectiveCall& call) {
 }
 
 const TaskRuntime::PlannedCall& TaskRuntime::plan_for(const CollectiveCall& call) {
-  const auto& o = call.options;
   CallKey key = key_of(call);
   if (auto it = plans_.find(key); it != plans_.end()) return it->second;
-  const GroupLayout layout = sim_.layout_of(call.members);
+  return plans_.emplace(std::move(key), plan_call(sim_, call)).first->second;
+}
+
+TaskRuntime::PlannedCall TaskRuntime::plan_call(Simulation& sim, const CollectiveCall& call) {
+  const auto& o = call.options;
+  const GroupLayout layout = sim.layout_of(call.members);
   const bool moves = call.members.size() > 1 && call.bytes.count() > 0;
-  const AlphaBeta ab = moves ? sim_.alpha_beta(layout) : AlphaBeta{};
+  const AlphaBeta ab = moves ? sim.alpha_beta(layout) : AlphaBeta{};
   CollectiveAlgorithm algorithm = call.algorithm;
   if (algorithm == CollectiveAlgorithm::kAuto) {
     algorithm = call.members.size() <= 1 ? algorithms_for(call.op).front()
@@ -380,7 +388,49 @@ const TaskRuntime::PlannedCall& TaskRuntime::plan_for(const CollectiveCall& call
     // The protocol is chosen on the alpha-beta estimate, as NCCL chooses on its model.
     planned.latency = protocol_cost(call.op, algorithm, layout, call.bytes, o, ab);
   }
-  return plans_.emplace(std::move(key), std::move(planned)).first->second;
+  return planned;
+}
+
+double TaskRuntime::network_bytes_for(Simulation& sim, const TaskGraph* graph) {
+  const double links = static_cast<double>(sim.cluster().topology.num_links());
+  double bytes = links * LinkStatsTable::bytes_per_link();
+  const bool flow = sim.network().name() == "flow";
+  if (graph == nullptr) return bytes + (flow ? FlowNetworkModel::bytes_for(links, 0, 0) : 0);
+  // Every call the network carries is planned once per distinct key, and the plan is kept
+  // for the run (plans_); its phases' flows are what the model holds at once.
+  constexpr double kMapNode = 48;  // a tree or hash node's own bytes, before its value
+  std::set<CallKey> seen;
+  std::unordered_map<uint64_t, uint32_t> route_length;  // by (src, dst) vertex pair
+  double plans = 0, routes = 0, max_flows = 0, max_crossings = 0;
+  const auto& devices = sim.cluster().devices;
+  for (const CollectiveCall& call : graph->collectives()) {
+    if (call.analytical || call.members.size() <= 1 || call.bytes.count() <= 0) continue;
+    CallKey key = key_of(call);
+    if (!seen.insert(key).second) continue;
+    const PlannedCall planned = plan_call(sim, call);
+    const CollectivePlan& p = *planned.plan;
+    plans += kMapNode + sizeof(CallKey) + sizeof(PlannedCall) + sizeof(CollectivePlan) +
+             static_cast<double>(2 * call.members.size() * sizeof(int)) +
+             static_cast<double>(p.phases.capacity() * sizeof(Phase));
+    for (const Phase& phase : p.phases) {
+      plans += static_cast<double>(phase.transfers.capacity() * sizeof(Transfer));
+      double crossings = 0;
+      for (const Transfer& t : phase.transfers) {
+        const VertexId a = devices[t.src].vertex, b = devices[t.dst].vertex;
+        const uint64_t pair = (static_cast<uint64_t>(a) << 32) | b;
+        auto [it, fresh] = route_length.try_emplace(pair, 0);
+        if (fresh) {
+          it->second = static_cast<uint32_t>(sim.router().route(a, b).size());
+          routes += kMapNode + it->second * sizeof(LinkId);
+        }
+        crossings += it->second;
+      }
+      max_flows = std::max(max_flows, static_cast<double>(phase.transfers.size()));
+      max_crossings = std::max(max_crossings, crossings);
+    }
+  }
+  return bytes + plans + routes +
+         (flow ? FlowNetworkModel::bytes_for(links, max_flows, max_crossings) : 0);
 }
 
 // A rendezvous is complete: the task stops waiting and starts communicating.

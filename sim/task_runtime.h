@@ -20,6 +20,8 @@ class TaskRuntime {
   // See Simulation::peak_bytes_for: the arrays below, counted where each phase holds most.
   static double peak_bytes_for(const TaskGraphCounts& counts, int ranks, size_t streams,
                                bool observed);
+  // See Simulation::network_bytes_for.
+  static double network_bytes_for(Simulation& sim, const TaskGraph* graph);
 
  private:
   // Time accounting per rank: counters of tasks per state, integrated at every change.
@@ -112,6 +114,7 @@ class TaskRuntime {
     Duration latency;
   };
   const PlannedCall& plan_for(const CollectiveCall& call);
+  static PlannedCall plan_call(Simulation& sim, const CollectiveCall& call);
   std::vector<std::string> describe_stalled() const;
 
   Simulation& sim_;
