@@ -1,9 +1,7 @@
 // Comparing two runs.
 #include "gui/compare_view.h"
 
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include <QFileDialog>
 #include <QHBoxLayout>
@@ -15,6 +13,7 @@
 #include <QVBoxLayout>
 
 #include "gui/figures.h"
+#include "gui/json_editor.h"
 #include "gui/run_worker.h"
 #include "gui/sweep_runner.h"
 #include "gui/timeline_view.h"
@@ -126,16 +125,16 @@ void CompareView::set_b(std::shared_ptr<const RunData> b) {
 }
 
 bool CompareView::compare_with_file(const QString& path) {
-  std::ifstream in(path.toStdString());
-  std::stringstream text;
-  text << in.rdbuf();
-  auto document = nlohmann::ordered_json::parse(text.str(), nullptr, false);
-  if (!in || document.is_discarded() || !document.is_object()) {
-    status_->setText(QStringLiteral("%1: not a readable JSON scenario").arg(path));
+  QString error;
+  const std::optional<std::string> text = read_scenario_file(path, error);
+  const std::optional<nlohmann::ordered_json> document =
+      text ? parse_scenario_text(*text, error) : std::nullopt;
+  if (!document) {
+    status_->setText(QStringLiteral("%1: not a readable JSON scenario: %2").arg(path, error));
     return false;
   }
   status_->setText(QStringLiteral("Running B: %1…").arg(path));
-  return worker_->start(document, path.toStdString());
+  return worker_->start(*document, path.toStdString());
 }
 
 int CompareView::row_of(const QString& key) const {

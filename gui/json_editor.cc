@@ -6,7 +6,10 @@
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QStringList>
 #include <QVBoxLayout>
+
+#include "scenarios/json_document.h"
 
 namespace dtsim::gui {
 
@@ -49,36 +52,44 @@ void JsonEditor::set_text(const QString& text) { text_->setPlainText(text); }
 
 QString JsonEditor::error_text() const { return error_->text(); }
 
+std::optional<nlohmann::ordered_json> parse_scenario_text(const std::string& text, QString& error) {
+  std::vector<InputProblem> problems;
+  if (!parse_json_strictly(text, problems)) {
+    QStringList lines;
+    for (const InputProblem& p : problems) {
+      lines << QString::fromStdString(p.pointer.empty() ? p.message : p.pointer + ": " + p.message);
+    }
+    error = lines.join(QStringLiteral("; "));
+    return std::nullopt;
+  }
+  // The strict reader accepted it, so this parse cannot fail; it keeps the keys' order.
+  nlohmann::ordered_json document = nlohmann::ordered_json::parse(text);
+  if (!document.is_object()) {
+    error = QStringLiteral("a scenario is a JSON object ({ ... })");
+    return std::nullopt;
+  }
+  return document;
+}
+
+std::optional<std::string> read_scenario_file(const QString& path, QString& error) {
+  std::string why;
+  std::optional<std::string> text = read_input_file(path.toStdString(), why);
+  if (!text) error = QStringLiteral("%1 cannot be read: %2").arg(path, QString::fromStdString(why));
+  return text;
+}
+
 bool JsonEditor::apply() {
-  const std::string text = text_->toPlainText().toStdString();
-  try {
-    nlohmann::ordered_json document = nlohmann::ordered_json::parse(text);
-    if (!document.is_object()) {
-      error_->setText(QStringLiteral("a scenario is a JSON object ({ ... })"));
-      return false;
-    }
-    error_->clear();
-    dirty_ = false;
-    emit applied(document);
-    return true;
-  } catch (const nlohmann::json::parse_error& e) {
-    // The byte offset as a line and column, as an editor shows them.
-    const size_t at = std::min(e.byte > 0 ? e.byte - 1 : 0, text.size());
-    int line = 1, column = 1;
-    for (size_t i = 0; i < at; ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        column = 1;
-      } else {
-        ++column;
-      }
-    }
-    error_->setText(QStringLiteral("not valid JSON at line %1, column %2: %3")
-                        .arg(line)
-                        .arg(column)
-                        .arg(QString::fromUtf8(e.what())));
+  QString error;
+  const std::optional<nlohmann::ordered_json> document =
+      parse_scenario_text(text_->toPlainText().toStdString(), error);
+  if (!document) {
+    error_->setText(error);
     return false;
   }
+  error_->clear();
+  dirty_ = false;
+  emit applied(*document);
+  return true;
 }
 
 }  // namespace dtsim::gui

@@ -2,9 +2,7 @@
 #include "gui/main_window.h"
 
 #include <algorithm>
-#include <fstream>
 #include <utility>
-#include <sstream>
 
 #include <QAction>
 #include <QApplication>
@@ -243,13 +241,12 @@ void MainWindow::set_path(const QString& path) {
 }
 
 bool MainWindow::open_file(const QString& path) {
-  std::ifstream in(path.toStdString(), std::ios::binary);
-  if (!in) {
-    show_run_error(QStringLiteral("%1: cannot be read").arg(path));
+  QString read_error;
+  const std::optional<std::string> text = read_scenario_file(path, read_error);
+  if (!text) {
+    show_run_error(read_error);
     return false;
   }
-  std::stringstream text;
-  text << in.rdbuf();
   set_path(path);
   remember_recent(path);
   // A run of the file open before is of no use now: stop it and drop what it brings.
@@ -265,19 +262,21 @@ bool MainWindow::open_file(const QString& path) {
   compare_->set_a(nullptr);
   last_run_.reset();
   run_error_->hide();
-  auto document = nlohmann::ordered_json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
-  if (document.is_discarded() || !document.is_object()) {
-    // Not JSON: the text goes to the JSON tab, with where it stops parsing.
+  QString parse_error;
+  const std::optional<nlohmann::ordered_json> document = parse_scenario_text(*text, parse_error);
+  if (!document) {
+    // Not a JSON object that reads strictly: the text goes to the JSON tab as it is (nothing
+    // of it lost), with what is wrong and where.
     form_->load(nlohmann::ordered_json::object());
-    json_->set_text(QString::fromStdString(text.str()));
+    json_->set_text(QString::fromStdString(*text));
     json_->apply();
     left_->setCurrentWidget(json_);
-    show_run_error(QStringLiteral("%1 is not a JSON object: fix it in the JSON tab. %2")
-                       .arg(path, json_->error_text()));
+    show_run_error(QStringLiteral("%1 is not a valid JSON object: fix it in the JSON tab. %2")
+                       .arg(path, parse_error));
     return true;
   }
-  form_->load(document);
-  json_->reset(document);
+  form_->load(*document);
+  json_->reset(*document);
   undo_->setClean();
   validate_now();
   status_->setText(QStringLiteral("Opened %1").arg(path));

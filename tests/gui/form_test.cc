@@ -74,6 +74,7 @@ class FormTest : public QObject {
   void list_items_are_removed_and_restored_in_place();
   void the_json_tab_applies_and_reports_syntax_errors();
   void a_file_that_is_not_json_opens_with_its_error();
+  void a_file_the_strict_reader_refuses_opens_with_its_problems();
   void a_key_the_schema_lacks_is_kept_and_flagged();
 };
 
@@ -245,10 +246,32 @@ void FormTest::a_file_that_is_not_json_opens_with_its_error() {
   std::ofstream(path.toStdString()) << "{ \"name\": \"broken\",\n  \"cluster\": { ";
   MainWindow window(fields());
   QVERIFY(window.open_file(path));
-  QVERIFY2(window.run_error().contains("not a JSON object"), qPrintable(window.run_error()));
+  QVERIFY2(window.run_error().contains("not a valid JSON object"), qPrintable(window.run_error()));
   QVERIFY(window.json_editor()->error_text().contains("line 2"));
   QVERIFY(!window.open_file(dir.filePath("missing.json")));
   QVERIFY(window.run_error().contains("cannot be read"));
+}
+
+void FormTest::a_file_the_strict_reader_refuses_opens_with_its_problems() {
+  // A key written twice (the last one silently won before) and a number beyond a double:
+  // the text stays in the JSON tab, unapplied, with the problem at its place.
+  QTemporaryDir dir;
+  const QString twice = dir.filePath("twice.json");
+  std::ofstream(twice.toStdString()) << "{\"name\": \"a\",\n \"training\": {\"micro_batch\": 1, "
+                                        "\"micro_batch\": 2}}";
+  MainWindow window(fields());
+  QVERIFY(window.open_file(twice));
+  QVERIFY2(window.run_error().contains("/training/micro_batch: the key \"micro_batch\" is written "
+                                       "twice"),
+           qPrintable(window.run_error()));
+  QVERIFY(!window.json_editor()->apply());
+  QVERIFY(window.json_editor()->error_text().contains("written twice"));
+  const QString huge = dir.filePath("huge.json");
+  std::ofstream(huge.toStdString()) << "{\"name\": \"a\", \"x\": 1e999}";
+  QVERIFY(window.open_file(huge));
+  QVERIFY2(window.run_error().contains("line 1") &&
+               window.run_error().contains("beyond the range of a double"),
+           qPrintable(window.run_error()));
 }
 
 void FormTest::a_key_the_schema_lacks_is_kept_and_flagged() {
