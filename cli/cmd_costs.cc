@@ -13,6 +13,7 @@
 #include "calibration/measured_cost_model.h"
 #include "calibration/sample_stats.h"
 #include "cli/commands.h"
+#include "runner/cost_database_file.h"
 #include "sim/unit_parse.h"
 
 namespace dtsim::cli {
@@ -75,7 +76,7 @@ void print_links(const calibration::LinkCalibration& l) {
 }
 
 int show(const std::string& path, int every) {
-  const calibration::CostDatabase db = calibration::read_cost_database(path);
+  const calibration::CostDatabase db = read_cost_database_file(path);
   const calibration::DeviceIdentity& d = db.device;
   std::cout << fmt::format("{}: cost database version {}, {} kernels\n", path, db.version,
                            db.entries.size());

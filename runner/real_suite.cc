@@ -13,6 +13,7 @@
 #include "calibration/cost_database.h"
 #include "executor/step_comparison.h"
 #include "reports/real_validation_report.h"
+#include "runner/cost_database_file.h"
 #include "runner/emulated_network.h"
 #include "runner/in_step_costs.h"
 #include "scenarios/loader.h"
@@ -135,7 +136,7 @@ RealSuiteSummary run_real_suite(const RealSuiteOptions& o,
       }
     }
     const calibration::CostDatabase base =
-        calibration::read_cost_database(*c.options.costs.database);
+        read_cost_database_file(*c.options.costs.database);
     c.row.other_cases_predicted_s =
         predict_step(c.options, with_in_step(base, merge_in_step(std::move(others))));
     c.row.other_cases_error =

@@ -15,6 +15,7 @@
 #include "executor/rank_plan.h"
 #include "kernels/kernel.h"
 #include "reports/atomic_file.h"
+#include "runner/cost_database_file.h"
 #include "runner/emulated_network.h"
 #include "runner/in_step_costs.h"
 #include "runner/rank_timeline_file.h"
@@ -107,7 +108,7 @@ executor::FeedbackFigures feed_back(const RealRunOptions& o, const TaskGraph& gr
     f.why_not = "the in-step times join a cost database: run with --costs";
     return f;
   }
-  const calibration::CostDatabase base = calibration::read_cost_database(*o.costs.database);
+  const calibration::CostDatabase base = read_cost_database_file(*o.costs.database);
   const calibration::CostDatabase fed = with_in_step(base, in_step_entries(graph, run, 0, c.steps));
   f.available = true;
   f.predicted_s = predict_step(o, fed);

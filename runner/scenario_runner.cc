@@ -10,6 +10,7 @@
 
 #include "calibration/measured_collective_model.h"
 #include "calibration/measured_cost_model.h"
+#include "runner/cost_database_file.h"
 #include "runner/measured_links.h"
 #include "models/cost_model.h"
 #include "scenarios/loader.h"
@@ -44,7 +45,7 @@ std::optional<ChosenDatabase> choose_database(const Scenario& scenario, const Co
   } else {
     return std::nullopt;
   }
-  ChosenDatabase chosen{path, calibration::read_cost_database(path), ""};
+  ChosenDatabase chosen{path, read_cost_database_file(path), ""};
   const calibration::CostDatabase& db = chosen.db;
   chosen.device = choice.device.value_or(db.device.catalog_name);
   std::set<std::string> devices;

@@ -248,6 +248,28 @@ TEST(Cli, SweepRunsTheCartesianProduct) {
 
 namespace {
 
+// A cost database is read as strictly as a scenario: a key written twice is an error at its
+// pointer (the last value silently won), and a file without a size stops at the input
+// limit (`--costs /dev/zero` read until memory ran out).
+TEST(Cli, ACostDatabaseIsReadStrictly) {
+  const fs::path dir = scratch("costs_strict");
+  fs::create_directories(dir);
+  std::ofstream(dir / "twice.json") << "{\"version\": 2, \"version\": 3}";
+  const std::string run = "check " + example("allreduce-8xH100-nvswitch.json") + " --costs ";
+  const Result twice = dtsim(run + (dir / "twice.json").string());
+  EXPECT_EQ(twice.exit_code, 2) << twice.output;
+  EXPECT_NE(twice.output.find("twice.json: /version: the key \"version\" is written twice"),
+            std::string::npos)
+      << twice.output;
+  const Result endless = dtsim("--max-input-size 1MiB " + run + "/dev/zero");
+  EXPECT_EQ(endless.exit_code, 2) << endless.output;
+  EXPECT_NE(endless.output.find("/dev/zero: cannot read the cost database"), std::string::npos)
+      << endless.output;
+  const Result costs = dtsim("costs show " + (dir / "twice.json").string());
+  EXPECT_EQ(costs.exit_code, 2) << costs.output;
+  EXPECT_NE(costs.output.find("written twice"), std::string::npos) << costs.output;
+}
+
 TEST(Cli, AMeasuredModelNeedsItsDatabase) {
   const Result r = dtsim("run " + example("allreduce-8xH100-nvswitch.json") +
                          " --costs costs.json --out " + scratch("costs").string());
