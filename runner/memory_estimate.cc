@@ -5,11 +5,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 
 #include "reports/trace_writer.h"
 #include "runner/memory_admission.h"
-#include "sim/critical_path.h"
 #include "sim/simulation.h"
 #include "sim/unit_parse.h"
 
