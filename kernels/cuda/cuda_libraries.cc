@@ -9,12 +9,18 @@ namespace dtsim::kernels::cuda_libraries {
 
 namespace {
 
-// The library at `path`, kept loaded for the process's life; nullptr with `why` set.
+// The library `path` names, kept loaded for the process's life; nullptr with `why` set.
+// Its file name first, searched as the dynamic linker searched it when dtsim linked it
+// (LD_LIBRARY_PATH: tests/gpu/run_device_checks.sh points it at a device machine's CUDA),
+// then the file CMake found at configure time.
 void* open_library(const char* path, std::string& why) {
-  void* handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  const std::string full(path);
+  const std::string name = full.substr(full.find_last_of('/') + 1);
+  void* handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* e = dlerror();
-    why = std::string("cannot load ") + path + ": " + (e != nullptr ? e : "unknown reason");
+    why = "cannot load " + name + " (nor " + full + "): " + (e != nullptr ? e : "unknown reason");
   }
   return handle;
 }
