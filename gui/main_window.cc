@@ -98,6 +98,7 @@ MainWindow::MainWindow(const Field& schema_fields, QWidget* parent) : QMainWindo
   timeline_bar->addWidget(grouping);
   timeline_layout->addLayout(timeline_bar);
   timeline_layout->addWidget(timeline_, 1);
+  connect(timeline_, &TimelineView::record_requested, this, &MainWindow::record_ranks);
   breakdown_ = new BreakdownView(views_);
   views_->addTab(summary_, QStringLiteral("Summary"));
   views_->addTab(memory_, QStringLiteral("Memory"));
@@ -159,13 +160,20 @@ MainWindow::MainWindow(const Field& schema_fields, QWidget* parent) : QMainWindo
           });
   connect(worker_, &RunWorker::finished, this, [this](std::shared_ptr<const RunData> result) {
     set_running(false);
+    const auto request = std::exchange(recording_request_, std::nullopt);
     if (std::exchange(discard_run_, false)) return emit run_ended(false);
     show_run(std::move(result));
+    if (request && last_run_) {
+      timeline_->expand_ranks(request->ranks);
+      timeline_->set_window(request->window_start, request->window_end);
+      timeline_note_->setText(timeline_->rows_note());
+    }
     emit run_ended(last_run_ != nullptr);
   });
   connect(worker_, &RunWorker::rejected, this,
           [this](const QString&, const std::vector<InputProblem>& problems) {
             set_running(false);
+            recording_request_.reset();
             if (std::exchange(discard_run_, false)) return emit run_ended(false);
             form_->show_problems(problems);
             left_->setCurrentWidget(form_);
@@ -175,12 +183,14 @@ MainWindow::MainWindow(const Field& schema_fields, QWidget* parent) : QMainWindo
           });
   connect(worker_, &RunWorker::failed, this, [this](const QString& message) {
     set_running(false);
+    recording_request_.reset();
     if (std::exchange(discard_run_, false)) return emit run_ended(false);
     show_run_error(message);
     emit run_ended(false);
   });
   connect(worker_, &RunWorker::cancelled, this, [this] {
     set_running(false);
+    recording_request_.reset();
     discard_run_ = false;
     status_->setText(QStringLiteral("Run cancelled."));
     emit run_ended(false);
@@ -376,9 +386,20 @@ void MainWindow::run() {
   form_->commit_pending();
   run_error_->hide();
   last_run_.reset();
-  if (!worker_->start(form_->document(), source())) return;
+  if (!worker_->start(form_->document(), source(), RecordingChoice{{}, span_budget_})) return;
   set_running(true);
   status_->setText(QStringLiteral("Running…"));
+}
+
+void MainWindow::record_ranks(const std::vector<int>& ranks) {
+  if (running() || !last_run_) return;
+  run_error_->hide();
+  if (!worker_->start(last_run_->document, last_run_->source, RecordingChoice{ranks, span_budget_}))
+    return;
+  recording_request_ =
+      RecordingRequest{ranks, timeline_->window_start(), timeline_->window_end()};
+  set_running(true);
+  status_->setText(QStringLiteral("Running again to record %1 more rank(s)…").arg(ranks.size()));
 }
 
 void MainWindow::cancel() { worker_->cancel(); }

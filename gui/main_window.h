@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 
 #include <QMainWindow>
 #include <QString>
@@ -70,6 +71,9 @@ class MainWindow : public QMainWindow {
   QUndoStack* undo_stack() const { return undo_; }
   RunWorker* worker() const { return worker_; }
   std::shared_ptr<const RunData> last_run() const { return last_run_; }
+  // How many task spans a run records for the timeline (RunRecording); tests lower it to
+  // see a large run's behaviour on a small one.
+  void set_span_budget(int64_t spans) { span_budget_ = spans; }
   QString run_error() const;
 
  signals:
@@ -91,6 +95,9 @@ class MainWindow : public QMainWindow {
   void set_path(const QString& path);
   std::string source() const;  // the scenario's file, for messages and relative paths
   void show_run(std::shared_ptr<const RunData> result);
+  // Runs the shown run's document again, recording `ranks` first (the timeline's groups
+  // beyond the span budget), and comes back to the same window of time with them open.
+  void record_ranks(const std::vector<int>& ranks);
   void show_run_error(const QString& text);
   void set_running(bool running);
 
@@ -119,6 +126,14 @@ class MainWindow : public QMainWindow {
   QString path_;
   std::shared_ptr<const RunData> last_run_;
   bool discard_run_ = false;  // the run in flight belongs to a file no longer open
+  // A run in flight that records ranks the timeline asked for: where to come back to.
+  struct RecordingRequest {
+    std::vector<int> ranks;
+    double window_start = 0;
+    double window_end = 0;
+  };
+  std::optional<RecordingRequest> recording_request_;
+  int64_t span_budget_ = kSpanBudget;
 };
 
 }  // namespace dtsim::gui

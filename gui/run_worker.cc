@@ -17,11 +17,12 @@ RunWorker::~RunWorker() {
   }
 }
 
-bool RunWorker::start(const nlohmann::ordered_json& document, const std::string& source) {
+bool RunWorker::start(const nlohmann::ordered_json& document, const std::string& source,
+                      const RecordingChoice& choice) {
   if (running_) return false;
   if (thread_.joinable()) thread_.join();  // the last run's thread, already done
   running_ = true;
-  thread_ = std::jthread([this, document, source](std::stop_token stop) {
+  thread_ = std::jthread([this, document, source, choice](std::stop_token stop) {
     // Posts `fn` to the GUI thread; dropped there if this worker is gone by then.
     auto post = [this](auto fn) {
       QMetaObject::invokeMethod(this, std::move(fn), Qt::QueuedConnection);
@@ -37,7 +38,7 @@ bool RunWorker::start(const nlohmann::ordered_json& document, const std::string&
             total] { emit progress(p, done, total); });
     };
     try {
-      std::shared_ptr<const RunData> data = run_document(document, source, control);
+      std::shared_ptr<const RunData> data = run_document(document, source, control, true, choice);
       post([this, data] {
         running_ = false;
         if (data) {

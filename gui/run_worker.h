@@ -25,8 +25,10 @@ class RunWorker : public QObject {
   explicit RunWorker(QObject* parent = nullptr);
   ~RunWorker() override;  // stops a run in flight and waits for its thread
 
-  // Starts a run; false (and nothing started) while one is in flight.
-  bool start(const nlohmann::ordered_json& document, const std::string& source);
+  // Starts a run, recording the ranks `choice` asks for first; false (and nothing
+  // started) while one is in flight.
+  bool start(const nlohmann::ordered_json& document, const std::string& source,
+             const RecordingChoice& choice = {});
   void cancel();
   bool running() const { return running_; }
 

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -23,8 +24,8 @@ struct RunData {
   ScenarioRun run;
   nlohmann::ordered_json summary;  // make_summary without wall time, as `dtsim run` writes it
   std::unique_ptr<RunRecording> recording;  // null for a run made without one (sweeps)
-  // The run's critical path (sim/critical_path.h), when the recording holds every rank:
-  // whether each task is on it, and how many are.
+  // The run's critical path (sim/critical_path.h), for a run with a recording: whether
+  // each task is on it, and how many are.
   std::vector<bool> on_critical_path;
   size_t critical_steps = 0;
 
@@ -38,12 +39,20 @@ struct RunData {
 // `source`). Throws as load_scenario does.
 Scenario load_document(const nlohmann::ordered_json& document, const std::string& source);
 
+// Which ranks' tasks a recording keeps (RunRecording): these first, then from rank 0 up,
+// within the span budget.
+struct RecordingChoice {
+  std::vector<int> ranks_first;
+  int64_t max_spans = kSpanBudget;
+};
+
 // Loads `document` (relative paths in it are relative to `source`), lowers it with the
 // cost model it asks for, runs it and, with `record`, records it for the views (a sweep's
-// points need the summary only). Returns nullptr when `control` stopped it. Throws
-// InputError (ScenarioError) for bad input, other exceptions for internal errors.
+// points need the summary only) and finds its critical path. Returns nullptr when
+// `control` stopped it. Throws InputError (ScenarioError) for bad input, other exceptions
+// for internal errors.
 std::shared_ptr<RunData> run_document(const nlohmann::ordered_json& document,
                                       const std::string& source, const RunControl& control = {},
-                                      bool record = true);
+                                      bool record = true, const RecordingChoice& choice = {});
 
 }  // namespace dtsim::gui

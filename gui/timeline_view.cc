@@ -76,10 +76,10 @@ void TimelineView::show_run(std::shared_ptr<const RunData> result) {
   rank_rows_.clear();
   groups_.clear();
   const TaskGraph& graph = data_->lowered.graph;
-  const auto& spans = data_->recording->spans();
-  for (int rank = 0; rank < static_cast<int>(spans.size()); ++rank) {
+  const RunRecording& recording = *data_->recording;
+  for (int rank = 0; rank < recording.ranks(); ++rank) {
     rank_rows_.push_back(all_rows_.size());
-    const auto& rs = spans[static_cast<size_t>(rank)];
+    const auto& rs = recording.spans(rank);
     std::vector<Row> streams(graph.streams().size());
     for (uint32_t i = 0; i < rs.size(); ++i) {
       const TaskView t = graph.task(rs[i].task);
@@ -111,18 +111,17 @@ void TimelineView::set_grouping(RowGrouping grouping) {
 
 void TimelineView::make_groups() {
   groups_.clear();
-  const int recorded = data_->recording->recorded_ranks();
+  const int ranks = data_->recording->ranks();
   RowGrouping g = grouping_;
-  if (g == RowGrouping::kAuto) g = recorded <= 32 ? RowGrouping::kRanks : RowGrouping::kNodes;
+  if (g == RowGrouping::kAuto) g = ranks <= 32 ? RowGrouping::kRanks : RowGrouping::kNodes;
   if (g == RowGrouping::kStages && !data_->training()) g = RowGrouping::kNodes;
   if (g == RowGrouping::kRanks) {
-    for (int r = 0; r < recorded; ++r)
+    for (int r = 0; r < ranks; ++r)
       groups_.push_back({QStringLiteral("rank %1").arg(r), {r}, true});
   } else if (g == RowGrouping::kStages) {
     std::map<int, Group> stages;  // by pipeline stage, ranks in order
     for (const auto& rank : data_->summary["training"]["ranks"]) {
       const int r = rank["rank"].get<int>(), stage = rank["pp"].get<int>();
-      if (r >= recorded) continue;
       Group& group = stages[stage];
       group.name = QStringLiteral("stage %1").arg(stage);
       group.ranks.push_back(r);
@@ -132,9 +131,7 @@ void TimelineView::make_groups() {
     const Cluster& cluster = data_->scenario->cluster;
     for (size_t n = 0; n < cluster.nodes.size(); ++n) {
       Group group{QString::fromStdString(cluster.nodes[n].name), {}, false};
-      for (int r : cluster.nodes[n].devices) {
-        if (r < recorded) group.ranks.push_back(r);
-      }
+      group.ranks = cluster.nodes[n].devices;
       if (!group.ranks.empty()) groups_.push_back(std::move(group));
     }
   }
@@ -143,20 +140,54 @@ void TimelineView::make_groups() {
 
 void TimelineView::rebuild_rows() {
   rows_.clear();
+  const RunRecording& recording = *data_->recording;
   for (size_t g = 0; g < groups_.size(); ++g) {
     const Group& group = groups_[g];
     bool first = true;
-    for (size_t k = 0; k < (group.expanded ? group.ranks.size() : 1); ++k) {
-      const int rank = group.ranks[k];
+    // A closed group shows its first recorded rank, or that none of its ranks is.
+    std::vector<int> shown = group.ranks;
+    if (!group.expanded) {
+      const auto recorded = std::find_if(group.ranks.begin(), group.ranks.end(),
+                                         [&](int r) { return recording.recorded(r); });
+      shown = {recorded != group.ranks.end() ? *recorded : group.ranks.front()};
+    }
+    for (int rank : shown) {
+      if (!recording.recorded(rank)) {
+        rows_.push_back({kUnrecorded, static_cast<int>(g), first, rank});
+        first = false;
+        continue;
+      }
       for (size_t row = rank_rows_[static_cast<size_t>(rank)];
            row < rank_rows_[static_cast<size_t>(rank) + 1]; ++row) {
-        rows_.push_back({row, static_cast<int>(g), first});
+        rows_.push_back({row, static_cast<int>(g), first, rank});
         first = false;
       }
     }
   }
   update_scrollbars();
   viewport()->update();
+}
+
+bool TimelineView::group_recorded(int group) const {
+  const auto& ranks = groups_[static_cast<size_t>(group)].ranks;
+  return std::all_of(ranks.begin(), ranks.end(),
+                     [&](int r) { return data_->recording->recorded(r); });
+}
+
+void TimelineView::click_group(int group) {
+  if (group < 0 || group >= group_count()) return;
+  if (group_recorded(group)) return toggle_group(group);
+  emit record_requested(groups_[static_cast<size_t>(group)].ranks);
+}
+
+void TimelineView::expand_ranks(const std::vector<int>& ranks) {
+  for (Group& g : groups_) {
+    if (std::any_of(ranks.begin(), ranks.end(), [&](int r) {
+          return std::find(g.ranks.begin(), g.ranks.end(), r) != g.ranks.end();
+        }))
+      g.expanded = true;
+  }
+  rebuild_rows();
 }
 
 void TimelineView::toggle_group(int group) {
@@ -239,12 +270,16 @@ QString TimelineView::rows_note() const {
   if (!data_) return {};
   const int recorded = data_->recording->recorded_ranks();
   const int ranks = data_->recording->ranks();
-  QString note = QStringLiteral("%1 ranks × their streams").arg(recorded);
-  if (groups_.size() < static_cast<size_t>(recorded)) {
+  QString note = QStringLiteral("%1 ranks × their streams").arg(ranks);
+  if (groups_.size() < static_cast<size_t>(ranks)) {
     note += QStringLiteral(", grouped: click a group's name to show all its ranks");
   }
-  if (recorded < ranks)
-    note += QStringLiteral(" (the first %1 of %2 ranks are recorded)").arg(recorded).arg(ranks);
+  if (recorded < ranks) {
+    note += QStringLiteral(" (%1 of %2 ranks recorded: click a group marked \"not recorded\" "
+                           "to run again recording its ranks)")
+                .arg(recorded)
+                .arg(ranks);
+  }
   QString legend;
   for (const auto& [kind, label] :
        {std::pair{TaskKind::kCompute, "compute"}, std::pair{TaskKind::kCollective, "collective"},
@@ -256,8 +291,6 @@ QString TimelineView::rows_note() const {
     legend +=
         QStringLiteral("<span style=\"color:#d6001c\">□</span> critical path (%1 tasks) &nbsp;")
             .arg(data_->critical_steps);
-  } else {
-    note += QStringLiteral("; no critical path: not every rank is recorded");
   }
   return legend + QStringLiteral("<br>") + note.toHtmlEscaped() +
          QStringLiteral(". Wheel: zoom · drag: pan · Home: whole step · hover: details");
@@ -290,24 +323,37 @@ void TimelineView::paintEvent(QPaintEvent*) {
 }
 
 void TimelineView::paint_row(QPainter& p, const Shown& shown, int y) {
-  const Row& row = all_rows_[shown.row];
   const Group& group = groups_[static_cast<size_t>(shown.group)];
   const TaskGraph& graph = data_->lowered.graph;
-  const auto& spans = data_->recording->spans()[static_cast<size_t>(row.rank)];
   // The label: a grouped node's name, with ▸ (click to show all its ranks) or ▾.
   p.setPen(QColor(0x33, 0x33, 0x33));
-  const QString stream =
-      QString::fromUtf8(graph.streams()[row.stream].data(),
-                        static_cast<qsizetype>(graph.streams()[row.stream].size()));
-  QString label = QStringLiteral("rank %1 · %2").arg(row.rank).arg(stream);
+  QString stream = QStringLiteral("not recorded");
+  if (shown.row != kUnrecorded) {
+    const uint16_t s = all_rows_[shown.row].stream;
+    stream = QString::fromUtf8(graph.streams()[s].data(),
+                               static_cast<qsizetype>(graph.streams()[s].size()));
+  }
+  QString label = QStringLiteral("rank %1 · %2").arg(shown.rank).arg(stream);
   if (group.ranks.size() > 1 && shown.first) {
     label = QStringLiteral("%1 %2 · r%3 · %4")
                 .arg(group.expanded ? QStringLiteral("▾") : QStringLiteral("▸"), group.name)
-                .arg(row.rank)
+                .arg(shown.rank)
                 .arg(stream);
   }
   p.drawText(QRect(4, y, kGutter - 8, kRowHeight), Qt::AlignVCenter | Qt::AlignLeft,
              p.fontMetrics().elidedText(label, Qt::ElideRight, kGutter - 8));
+  if (shown.row == kUnrecorded) {
+    p.setPen(QColor(0x80, 0x80, 0x80));
+    p.drawText(QRect(kGutter + 6, y, chart_width() - 12, kRowHeight),
+               Qt::AlignVCenter | Qt::AlignLeft,
+               p.fontMetrics().elidedText(
+                   QStringLiteral("not recorded (beyond the recording budget): click the name "
+                                  "to record this group"),
+                   Qt::ElideRight, chart_width() - 12));
+    return;
+  }
+  const Row& row = all_rows_[shown.row];
+  const auto& spans = data_->recording->spans(row.rank);
   p.save();
   p.setClipRect(kGutter, y, chart_width(), kRowHeight);
   const double t1 = window_end();
@@ -388,9 +434,10 @@ std::optional<TaskId> TimelineView::task_at(QPoint pos) const {
 const Span* TimelineView::span_at(QPoint pos) const {
   if (!data_ || pos.x() < kGutter || pos.y() < kAxis) return nullptr;
   const int r = first_row() + (pos.y() - kAxis) / kRowHeight;
-  if (r < 0 || r >= row_count()) return nullptr;
+  if (r < 0 || r >= row_count() || rows_[static_cast<size_t>(r)].row == kUnrecorded)
+    return nullptr;
   const Row& row = row_at(r);
-  const auto& spans = data_->recording->spans()[static_cast<size_t>(row.rank)];
+  const auto& spans = data_->recording->spans(row.rank);
   const double t = time_at(pos.x());
   const double slack = ns_per_px();  // a pixel either side, so that thin tasks can be hit
   auto it = std::lower_bound(
@@ -433,7 +480,7 @@ void TimelineView::mousePressEvent(QMouseEvent* event) {
   const QPoint pos = event->position().toPoint();
   if (data_ && event->button() == Qt::LeftButton && pos.x() < kGutter && pos.y() >= kAxis) {
     const int r = first_row() + (pos.y() - kAxis) / kRowHeight;
-    if (r < row_count()) toggle_group(rows_[static_cast<size_t>(r)].group);
+    if (r < row_count()) click_group(rows_[static_cast<size_t>(r)].group);
     return;
   }
   if (event->button() == Qt::LeftButton) {

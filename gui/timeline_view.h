@@ -1,9 +1,10 @@
 // The timeline: a Gantt chart of every recorded task, one row per rank and stream, with
 // zoom (wheel, around the cursor), pan (drag), hover details and Home to see the whole
 // step. Beyond 32 ranks the rows are grouped per node (or per pipeline stage), each group
-// shown by its first rank until its label is clicked (or expand_all). Drawing is bounded by pixels,
-// not tasks: spans narrower than a pixel are drawn as one column per pixel and skipped by binary
-// search, so a 1,024-GPU step repaints as fast as a small one.
+// shown by its first rank until its label is clicked (or expand_all); a group the run did
+// not record (beyond the span budget) asks, when clicked, for a run that records it. Drawing
+// is bounded by pixels, not tasks: spans narrower than a pixel are drawn as one column per
+// pixel and skipped by binary search, so a 1,024-GPU step repaints as fast as a small one.
 #pragma once
 
 #include <cstdint>
@@ -42,6 +43,13 @@ class TimelineView : public QAbstractScrollArea {
   void set_grouping(RowGrouping grouping);
   int group_count() const { return static_cast<int>(groups_.size()); }
   void toggle_group(int group);
+  // What a click on a group's name does: toggles it, or when some of its ranks are not
+  // recorded (a run beyond the span budget) asks for a run that records them.
+  void click_group(int group);
+  bool group_recorded(int group) const;
+  bool group_expanded(int group) const { return groups_[static_cast<size_t>(group)].expanded; }
+  // Expands the groups that hold any of `ranks` (after a run that recorded them).
+  void expand_ranks(const std::vector<int>& ranks);
   void expand_all(bool expanded);
   // The task drawn at a point of the viewport, if any.
   std::optional<TaskId> task_at(QPoint pos) const;
@@ -54,6 +62,9 @@ class TimelineView : public QAbstractScrollArea {
 
  signals:
   void window_changed(double start_ns, double end_ns);
+  // The user opened a group whose ranks the run did not record: run it again recording
+  // `ranks` first.
+  void record_requested(std::vector<int> ranks);
 
  protected:
   void paintEvent(QPaintEvent* event) override;
@@ -74,13 +85,15 @@ class TimelineView : public QAbstractScrollArea {
   };
   struct Group {
     QString name;            // "node 3"
-    std::vector<int> ranks;  // recorded ranks, in order
+    std::vector<int> ranks;  // in order, recorded or not
     bool expanded = false;
   };
+  static constexpr size_t kUnrecorded = SIZE_MAX;
   struct Shown {
-    size_t row = 0;  // into all_rows_
+    size_t row = 0;  // into all_rows_; kUnrecorded for a rank the run did not record
     int group = 0;
     bool first = false;  // the group's first row, which carries its name
+    int rank = 0;
   };
   void make_groups();
   void rebuild_rows();

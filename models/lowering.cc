@@ -13,6 +13,7 @@
 
 #include "models/lowering_detail.h"
 #include "models/memory_model.h"
+#include "models/nccl_buffers.h"
 #include "sim/check.h"
 #include "sim/collectives/planner.h"
 #include "sim/group_links.h"
@@ -137,7 +138,15 @@ class StepEmitter {
   // The rank's chunks, parameters and classifier share; fills the role's layer counts.
   void price_chunks(RankContext& rc, RankRole& role);
   // Model states and communication buffers, allocated before the first step.
-  double allocate_states(RankContext& rc);
+  double allocate_states(RankContext& rc, RankRole& role);
+  // What NCCL's buffers on the rank depend on: its communicators and pipeline peers.
+  NcclRankView nccl_view(const RankContext& rc);
+  struct NodeNics {
+    int count = 0;
+    Bandwidth bandwidth;  // of one NIC
+  };
+  // The NICs of a node (found once, from the topology's network links).
+  const NodeNics& node_nics(int node);
   void emit_forward(RankContext& rc, const PipeStep& st, int index);
   void emit_backward(RankContext& rc, const PipeStep& st, int index, bool last_of_chunk);
   // The last micro-batch's backward, cut at gradient-bucket boundaries.
@@ -256,6 +265,7 @@ class StepEmitter {
       kernel_ops_;
   std::map<int64_t, Workload> classifier_workloads_;
   std::set<std::tuple<GroupKind, int, CollectiveOp>> checked_dp_groups_;
+  std::vector<NodeNics> node_nics_;
 };
 
 const ChunkCost& StepEmitter::cost(const RankContext& rc, int chunk_index, int begin, int end) {
@@ -766,7 +776,7 @@ void StepEmitter::price_chunks(RankContext& rc, RankRole& role) {
   for (int r = 0; r < rp_.ranks; ++r) rc.world[r] = r;
 }
 
-double StepEmitter::allocate_states(RankContext& rc) {
+double StepEmitter::allocate_states(RankContext& rc, RankRole& role) {
   const int zero = in_.plan.zero_stage;
   const int dp_size = static_cast<int>(rc.dp_group.size());
   const Precision precision = in_.training.precision;
@@ -816,7 +826,82 @@ double StepEmitter::allocate_states(RankContext& rc) {
   if (states.optimizer > 0)
     alloc(rc, "optimizer states", states.optimizer, MemoryCategory::kOptimizerStates);
   if (buffers > 0) alloc(rc, "comm buffers", buffers, MemoryCategory::kCommBuffers);
+  const double nccl = static_cast<double>(nccl_buffer_bytes(nccl_view(rc)).count());
+  if (nccl > 0) alloc(rc, "nccl buffers", nccl, MemoryCategory::kCommBuffers);
+  role.comm_buffer_bytes = buffers + nccl;
   return states.total();
+}
+
+NcclRankView StepEmitter::nccl_view(const RankContext& rc) {
+  NcclRankView view;
+  view.device = rc.device;
+  const auto node_of = [&](int r) { return in_.cluster->devices[r].node; };
+  const int node = node_of(rc.rank);
+  const auto alone_in_node = [&](const std::vector<int>& group) {
+    return std::none_of(group.begin(), group.end(),
+                        [&](int r) { return r != rc.rank && node_of(r) == node; });
+  };
+  // The communicators the step's collectives use (StepEmitter::collective skips groups of
+  // one rank); expert groups only where the rank holds experts.
+  const bool experts = rc.expert > 0;
+  // A sharded classifier's gathers run over every rank: the default (world) communicator,
+  // the data-parallel one when that is every rank too.
+  const bool world = rc.classifier != nullptr && rc.world.size() != rc.dp_group.size();
+  for (const auto& [group, used] :
+       {std::pair{&rc.tp_group, true}, std::pair{&rc.cp_group, true},
+        std::pair{&rc.dp_group, true}, std::pair{&rc.ep_group, experts},
+        std::pair{&rc.edp_group, experts}, std::pair{&rc.geo_group, true},
+        std::pair{&rc.world, world}}) {
+    if (used && group->size() > 1) view.collectives_over_network.push_back(alone_in_node(*group));
+  }
+  if (rp_.pp > 1) {
+    std::vector<int> pipeline;
+    for (int k = 0; k < rp_.pp; ++k) pipeline.push_back(rank_of_virtual_stage(rc, k));
+    view.pipeline_ranks = rp_.pp;
+    view.pipeline_spans_nodes =
+        std::any_of(pipeline.begin(), pipeline.end(), [&](int r) { return node_of(r) != node; });
+    view.pipeline_has_local_peer = !alone_in_node(pipeline);
+    // Activations come from the previous stage, their gradients from the next; with
+    // interleaved stages the last stage's next is the first.
+    std::set<int> peers;
+    const int chunks = rp_.pp * rp_.v;
+    for (int chunk = 0; chunk < rp_.v; ++chunk) {
+      const int k = chunk * rp_.pp + rc.c.pp;
+      if (k > 0) peers.insert(rank_of_virtual_stage(rc, k - 1));
+      if (k + 1 < chunks) peers.insert(rank_of_virtual_stage(rc, k + 1));
+    }
+    peers.erase(rc.rank);
+    for (int peer : peers) view.pipeline_peers_remote.push_back(node_of(peer) != node);
+    if (view.pipeline_spans_nodes) {
+      const NodeNics& nics = node_nics(node);
+      const int devices = static_cast<int>(in_.cluster->nodes[node].devices.size());
+      view.local_nics = std::max(1, nics.count / std::max(1, devices));
+      view.local_nic_bandwidth = Bandwidth::bytes_per_s(nics.bandwidth.bytes_per_second() *
+                                                        view.local_nics);
+    }
+  }
+  return view;
+}
+
+const StepEmitter::NodeNics& StepEmitter::node_nics(int node) {
+  if (node_nics_.empty()) {
+    const Topology& t = in_.cluster->topology;
+    node_nics_.resize(in_.cluster->nodes.size());
+    std::vector<char> counted(t.num_vertices(), 0);
+    for (LinkId l = 0; l < t.num_links(); ++l) {
+      const LinkInfo& link = t.link(l);
+      const VertexInfo& from = t.vertex(link.src);
+      if (from.kind != VertexKind::kNic || link.kind != LinkKind::kNetwork || from.node < 0)
+        continue;
+      NodeNics& n = node_nics_[static_cast<size_t>(from.node)];
+      if (!counted[link.src]) {
+        counted[link.src] = 1;
+        ++n.count;
+      }
+      n.bandwidth = std::max(n.bandwidth, link.bandwidth);
+    }
+  }
+  return node_nics_[static_cast<size_t>(node)];
 }
 
 void StepEmitter::emit_forward(RankContext& rc, const PipeStep& st, int index) {
@@ -1028,7 +1113,7 @@ void StepEmitter::emit_rank(int rank) {
   RankContext rc = context_of(rank);
   RankRole role;
   price_chunks(rc, role);
-  role.model_state_bytes = allocate_states(rc);
+  role.model_state_bytes = allocate_states(rc, role);
   role.workspace_bytes = static_cast<double>(
       in_.cluster->devices[rank].spec->efficiency.gemm_workspace.count());
   if (role.workspace_bytes > 0)

@@ -64,6 +64,9 @@ struct RankRole {
   double activation_bytes_peak = 0;  // by the schedule's in-flight chunks, plus what
                                      // recomputation rebuilds during a backward pass
   double workspace_bytes = 0;        // the GEMM library's workspace (DeviceEfficiency)
+  // Communication buffers held for the whole run: gradient buckets or ZeRO-3's gathered
+  // layers, and NCCL's communicator buffers (models/nccl_buffers.h).
+  double comm_buffer_bytes = 0;
 };
 
 struct LoweredStep {

@@ -59,6 +59,8 @@ MemoryEstimate estimate_memory(const Scenario& s, const CostModel& costs,
       e.records += TraceWriter::kMaxLinkRecordBytes;
     }
     if (outputs.task_times) e.records += counts.graph.tasks * (2 * sizeof(Time) + 1.0 / 8);
+    e.records += std::min(counts.graph.tasks, static_cast<double>(outputs.spans)) *
+                 static_cast<double>(kTimelineSpanBytes);
   }
   return e;
 }

@@ -18,7 +18,11 @@ struct RunOutputs {
   bool simulate = true;     // `dtsim check` only lowers
   int trace_ranks = 0;      // ranks whose tasks and calls a trace records; 0: no trace
   bool task_times = false;  // every task's times (dtsim run --critical-path)
+  int64_t spans = 0;        // task spans a timeline keeps (the GUI's), at most this many
 };
+
+// Bytes of one of those spans (gui::Span: a task id and its start and end).
+inline constexpr size_t kTimelineSpanBytes = 24;
 
 // Bytes, by what holds them at the run's peak.
 struct MemoryEstimate {

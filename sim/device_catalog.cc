@@ -5,6 +5,8 @@
 
 #include <vector>
 
+#include "sim/nccl_figures.h"
+
 namespace dtsim {
 namespace {
 
@@ -217,13 +219,22 @@ constexpr DeviceEfficiency kCpu{.gemm_max = 0.85,
                                 .nvlink_efficiency = 1.0,
                                 .pcie_efficiency = 1.0,
                                 .collective_protocols = kMpi,
-                                .gemm_workspace = Bytes(0)};
+                                .gemm_workspace = Bytes(0),
+                                .nccl_channels = 0};
 
 // `units` SMs (datasheets: GP102 P40 30, GP100 56, GV100 80, GA100 in A100 108, GH100 in
 // H100/H200 SXM 132) run GEMM tiles of 256 x 128, cuBLAS's largest tensor-core tile, the
 // one large GEMMs use.
 DeviceEfficiency with_units(DeviceEfficiency e, int units) {
   e.compute_units = units;
+  return e;
+}
+
+// NCCL's channels on a node of these GPUs, from their NVLinks to the NVSwitch (0: PCIe
+// only; the datasheet counts in each description) and compute capability (major x 10).
+DeviceEfficiency with_nccl(DeviceEfficiency e, int nvlink_links, int sm) {
+  e.nccl_channels = nccl_collective_channels(nvlink_links, sm);
+  e.nccl_p2p_channels = nccl_p2p_channels_per_local_peer(nvlink_links, e.nccl_channels);
   return e;
 }
 
@@ -249,31 +260,31 @@ const std::vector<DeviceSpec>& catalog() {
   static const std::vector<DeviceSpec> devices = {
       make("P40", "NVIDIA Tesla P40 (Pascal, PCIe, 24 GB GDDR5; FP16 math at 1/64 rate)",
            DeviceKind::kGpu, {0.37, 11.76, 0, 0.18, 0, 0, 47.0}, 24, 346, 0, 15.75,
-           with_units(kPascalGddr5, 30)),
+           with_nccl(with_units(kPascalGddr5, 30), 0, 60)),
       make("P100", "NVIDIA Tesla P100 SXM2 16 GB (Pascal, NVLink 1: 4 links x 20 GB/s)",
            DeviceKind::kGpu, {5.3, 10.6, 0, 21.2, 0, 0, 0}, 16, 732, 80, 15.75,
-           with_units(kPascalHbm2, 56)),
+           with_nccl(with_units(kPascalHbm2, 56), 4, 60)),
       make("P100-PCIe", "NVIDIA Tesla P100 PCIe 16 GB (Pascal, no NVLink)", DeviceKind::kGpu,
            {4.7, 9.3, 0, 18.7, 0, 0, 0}, 16, 732, 0, 15.75,
-           with_units(kPascalHbm2Pcie, 56)),
+           with_nccl(with_units(kPascalHbm2Pcie, 56), 0, 60)),
       make("V100", "NVIDIA Tesla V100 SXM2 16 GB (Volta, NVLink 2: 6 links x 25 GB/s)",
            DeviceKind::kGpu, {7.8, 15.7, 0, 125, 0, 0, 62}, 16, 900, 150, 15.75,
-           with_units(kVolta, 80)),
+           with_nccl(with_units(kVolta, 80), 6, 70)),
       make("V100-32GB", "NVIDIA Tesla V100 SXM2 32 GB (Volta, NVLink 2: 6 links x 25 GB/s)",
            DeviceKind::kGpu, {7.8, 15.7, 0, 125, 0, 0, 62}, 32, 900, 150, 15.75,
-           with_units(kVolta, 80)),
+           with_nccl(with_units(kVolta, 80), 6, 70)),
       make("A100-40GB", "NVIDIA A100 SXM4 40 GB (Ampere, NVLink 3: 12 links x 25 GB/s)",
            DeviceKind::kGpu, {19.5, 19.5, 156, 312, 312, 0, 624}, 40, 1555, 300, 31.5,
-           with_units(kAmpere, 108)),
+           with_nccl(with_units(kAmpere, 108), 12, 80)),
       make("A100-80GB", "NVIDIA A100 SXM4 80 GB (Ampere, NVLink 3: 12 links x 25 GB/s)",
            DeviceKind::kGpu, {19.5, 19.5, 156, 312, 312, 0, 624}, 80, 2039, 300, 31.5,
-           with_units(kAmpere, 108)),
+           with_nccl(with_units(kAmpere, 108), 12, 80)),
       make("H100", "NVIDIA H100 SXM5 80 GB (Hopper, NVLink 4: 18 links x 25 GB/s)",
            DeviceKind::kGpu, {67, 67, 494.7, 989.4, 989.4, 1978.9, 1978.9}, 80, 3350, 450, 63,
-           with_units(kHopper, 132)),
+           with_nccl(with_units(kHopper, 132), 18, 90)),
       make("H200", "NVIDIA H200 SXM 141 GB (Hopper, HBM3e, NVLink 4: 18 links x 25 GB/s)",
            DeviceKind::kGpu, {67, 67, 494.7, 989.4, 989.4, 1978.9, 1978.9}, 141, 4800, 450, 63,
-           with_units(kHopper, 132)),
+           with_nccl(with_units(kHopper, 132), 18, 90)),
       make("CPU", "Generic 2-socket x86 server CPU (2 x 32 cores AVX-512, 8-channel DDR4)",
            DeviceKind::kCpu, {2.0, 4.0, 0, 0, 0, 0, 0}, 256, 200, 0, 15.75, kCpu),
   };

@@ -39,7 +39,8 @@ constexpr EfficiencyFigure unit_interval(std::string_view key, std::string_view 
   return number(key, 0, true, 1, false, "a number in [0, 1)", used_by, member);
 }
 
-constexpr EfficiencyFigure integer(std::string_view key, double low, int E::*member) {
+constexpr EfficiencyFigure integer(std::string_view key, double low, int E::*member,
+                                   std::string_view used_by = "roofline") {
   EfficiencyFigure f;
   f.key = key;
   f.type = T::kInteger;
@@ -47,7 +48,7 @@ constexpr EfficiencyFigure integer(std::string_view key, double low, int E::*mem
   f.low_included = true;
   f.high = kMaxCount;
   f.high_included = true;
-  f.used_by = "roofline";
+  f.used_by = used_by;
   f.integer = member;
   return f;
 }
@@ -88,6 +89,8 @@ const std::array kFigures = [] {
       fraction("pcie_efficiency", "cluster", &E::pcie_efficiency),
       unit_interval("speed_variation", "runtime", &E::speed_variation),
       fraction("sustained_compute_fraction", "roofline", &E::sustained_compute_fraction),
+      integer("nccl_channels", 0, &E::nccl_channels, "memory"),
+      integer("nccl_p2p_channels", 1, &E::nccl_p2p_channels, "memory"),
   };
 }();
 

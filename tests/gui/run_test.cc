@@ -33,6 +33,18 @@ nlohmann::json cli_summary(const QString& scenario, const QString& out) {
   return nlohmann::json::parse(in);
 }
 
+// The lines of `dtsim run --critical-path`'s critical_path.csv (its header and a row per
+// task); 0 when the run fails.
+size_t cli_critical_path_rows(const char* scenario) {
+  QTemporaryDir out;
+  if (!run_dtsim({"run", source_path(scenario), "--out", out.path(), "--quiet", "--critical-path"}))
+    return 0;
+  std::ifstream csv((out.path() + "/critical_path.csv").toStdString());
+  size_t rows = 0;
+  for (std::string line; std::getline(csv, line);) ++rows;
+  return rows;
+}
+
 }  // namespace
 
 class RunTest : public QObject {
@@ -44,6 +56,7 @@ class RunTest : public QObject {
   void the_summary_card_shows_the_step_time_of_dtsim_run();
   void every_view_shows_the_run_and_is_saved_as_a_screenshot();
   void the_timeline_outlines_the_critical_path_dtsim_run_finds();
+  void a_group_beyond_the_span_budget_is_recorded_when_opened();
   void the_topology_draws_every_vertex_and_cable_with_its_figures();
   void out_of_memory_ranks_are_named();
   void bad_input_is_marked_at_its_fields_when_run();
@@ -137,12 +150,8 @@ void RunTest::every_view_shows_the_run_and_is_saved_as_a_screenshot() {
 }
 
 void RunTest::the_timeline_outlines_the_critical_path_dtsim_run_finds() {
-  QTemporaryDir out;
-  QVERIFY(
-      run_dtsim({"run", source_path(kLlama), "--out", out.path(), "--quiet", "--critical-path"}));
-  std::ifstream csv((out.path() + "/critical_path.csv").toStdString());
-  size_t rows = 0;
-  for (std::string line; std::getline(csv, line);) ++rows;
+  const size_t rows = cli_critical_path_rows(kLlama);
+  QVERIFY(rows > 1);
   MainWindow window(fields());
   QVERIFY(window.open_file(source_path(kLlama)));
   QVERIFY(run_and_wait(window));
@@ -150,6 +159,63 @@ void RunTest::the_timeline_outlines_the_critical_path_dtsim_run_finds() {
   // Allocations are on the path too, but not in the timeline's rows.
   const size_t in_rows = window.timeline_view()->critical_in_rows();
   QVERIFY(in_rows > 0 && in_rows <= rows - 1);
+}
+
+void RunTest::a_group_beyond_the_span_budget_is_recorded_when_opened() {
+  const size_t rows = cli_critical_path_rows(kLlama);
+  QVERIFY(rows > 1);
+
+  // A budget of one span: the run records its first rank only, as a run of millions of
+  // tasks records its first ranks.
+  MainWindow window(fields());
+  window.resize(1280, 800);
+  window.show();
+  QVERIFY(QTest::qWaitForWindowExposed(&window));
+  window.set_span_budget(1);
+  QVERIFY(window.open_file(source_path(kLlama)));
+  QVERIFY(run_and_wait(window));
+  window.show_view(QStringLiteral("timeline"));
+  QCoreApplication::processEvents();
+  QVERIFY(window.grab().save(screenshot_path(QStringLiteral("gui-timeline-unrecorded.png"))));
+  const auto first = window.last_run();
+  QCOMPARE(first->recording->recorded_ranks(), 1);
+  QVERIFY(first->recording->recorded(0));
+  // The critical path does not need the spans: it is the one dtsim run finds.
+  QCOMPARE(first->critical_steps, rows - 1);
+  TimelineView* timeline = window.timeline_view();
+  QCOMPARE(timeline->group_count(), 8);  // 64 ranks, per node
+  QVERIFY(!timeline->group_recorded(1));
+  QVERIFY(timeline->rows_note().contains(QStringLiteral("1 of 64 ranks recorded")));
+  timeline->set_window(1e8, 2e8);
+
+  // Opening the second node runs again, recording its 8 ranks first: the budget set to
+  // their tasks, which the first run's graph counts.
+  const std::vector<int> node = first->scenario->cluster.nodes[1].devices;
+  int64_t tasks = 0;
+  for (const TaskView t : first->lowered.graph.tasks()) {
+    tasks += std::find(node.begin(), node.end(), t.rank) != node.end();
+  }
+  window.set_span_budget(tasks);
+  QSignalSpy ended(&window, &MainWindow::run_ended);
+  timeline->click_group(1);
+  QVERIFY(window.running());
+  QVERIFY(ended.wait(300000));
+  QVERIFY(ended.front().front().toBool());
+  const auto second = window.last_run();
+  QVERIFY(second != first);
+  for (int r : node) QVERIFY(second->recording->recorded(r));
+  QCOMPARE(second->recording->recorded_ranks(), 8);
+  QVERIFY(timeline->group_recorded(1));
+  QVERIFY(!timeline->group_recorded(0));
+  // The same step, the group open, the same window of time.
+  QCOMPARE(second->step_seconds(), first->step_seconds());
+  QCOMPARE(second->critical_steps, first->critical_steps);
+  QCOMPARE(timeline->window_start(), 1e8);
+  QCOMPARE(timeline->window_end(), 2e8);
+  QVERIFY(timeline->group_expanded(1));
+  QVERIFY(timeline->rows_note().contains(QStringLiteral("8 of 64 ranks recorded")));
+  QCoreApplication::processEvents();
+  QVERIFY(window.grab().save(screenshot_path(QStringLiteral("gui-timeline-recorded-again.png"))));
 }
 
 void RunTest::the_topology_draws_every_vertex_and_cable_with_its_figures() {

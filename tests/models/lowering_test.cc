@@ -420,7 +420,7 @@ TEST(LoweringZero3, OneDataParallelRankNeedsNoGatherBuffers) {
   for (int r = 0; r < 2; ++r) {
     EXPECT_NEAR(ran.result.ranks[r].peak_memory.as_double(),
                 step.roles[r].model_state_bytes + step.roles[r].workspace_bytes +
-                    step.roles[r].activation_bytes_peak,
+                    step.roles[r].activation_bytes_peak + step.roles[r].comm_buffer_bytes,
                 5)
         << r;
   }
@@ -954,12 +954,12 @@ TEST(LoweringPipelineMemory, GpipeKeepsEveryMicroBatch1F1BOnlyTheWarmUp) {
     EXPECT_NEAR(gpipe.roles[r].activation_bytes_peak / one_f_one_b.roles[r].activation_bytes_peak,
                 static_cast<double>(m) / in_flight, 1e-9)
         << r;
-    // The simulator sees the same peak: model states and the GEMM workspace, then the
-    // in-flight activations (dp 1: no gradient buckets), each allocation rounded to a whole
-    // byte.
+    // The simulator sees the same peak: model states, NCCL's buffers (dp 1: no gradient
+    // buckets) and the GEMM workspace, then the in-flight activations, each allocation
+    // rounded to a whole byte.
     EXPECT_NEAR(ran.result.ranks[r].peak_memory.as_double(),
                 one_f_one_b.roles[r].model_state_bytes + one_f_one_b.roles[r].workspace_bytes +
-                    one_f_one_b.roles[r].activation_bytes_peak,
+                    one_f_one_b.roles[r].activation_bytes_peak + one_f_one_b.roles[r].comm_buffer_bytes,
                 2 + in_flight)
         << r;
   }
@@ -991,7 +991,7 @@ TEST(LoweringMemory, RecomputationRebuildsOneLayerAtATime) {
     const Ran ran = run(c, step);
     EXPECT_NEAR(ran.result.ranks[0].peak_memory.as_double(),
                 step.roles[0].model_state_bytes + step.roles[0].workspace_bytes +
-                    step.roles[0].activation_bytes_peak,
+                    step.roles[0].activation_bytes_peak + step.roles[0].comm_buffer_bytes,
                 4);
   }
 }
@@ -1051,6 +1051,10 @@ TEST(LoweringMemory, ModelStatesOverCapacityAreReportedPerRank) {
   auto small = std::make_unique<DeviceSpec>(*c.devices[0].spec);
   small->name = "H100-256MiB";
   small->memory_capacity = MiB(256);
+  // NCCL's buffers as on PCIe (2 channels of 9.2 MiB), not the H100's 32 per pipeline peer
+  // (294 MiB, more than the device).
+  small->efficiency.nccl_channels = 2;
+  small->efficiency.nccl_p2p_channels = 2;
   for (ClusterDevice& d : c.devices) d.spec = small.get();
   c.owned_specs.push_back(std::move(small));
 
@@ -1072,7 +1076,8 @@ TEST(LoweringMemory, ModelStatesOverCapacityAreReportedPerRank) {
         << r;
   }
   ASSERT_GT(step.roles[0].model_state_bytes, MiB(256).as_double());
-  ASSERT_LT(step.roles[1].model_state_bytes + step.roles[1].activation_bytes_peak,
+  ASSERT_LT(step.roles[1].model_state_bytes + step.roles[1].activation_bytes_peak +
+                step.roles[1].comm_buffer_bytes,
             MiB(256).as_double());
 
   const Ran ran = run(c, step);
