@@ -98,6 +98,7 @@ MainWindow::MainWindow(const Field& schema_fields, QWidget* parent) : QMainWindo
   timeline_bar->addWidget(grouping);
   timeline_layout->addLayout(timeline_bar);
   timeline_layout->addWidget(timeline_, 1);
+  timeline_->set_can_record(true);
   connect(timeline_, &TimelineView::record_requested, this, &MainWindow::record_ranks);
   breakdown_ = new BreakdownView(views_);
   views_->addTab(summary_, QStringLiteral("Summary"));
@@ -399,7 +400,9 @@ void MainWindow::record_ranks(const std::vector<int>& ranks) {
   recording_request_ =
       RecordingRequest{ranks, timeline_->window_start(), timeline_->window_end()};
   set_running(true);
-  status_->setText(QStringLiteral("Running again to record %1 more rank(s)…").arg(ranks.size()));
+  const auto missing = std::count_if(ranks.begin(), ranks.end(),
+                                     [&](int r) { return !last_run_->recording->recorded(r); });
+  status_->setText(QStringLiteral("Running again to record %1 more rank(s)…").arg(missing));
 }
 
 void MainWindow::cancel() { worker_->cancel(); }

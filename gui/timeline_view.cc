@@ -71,6 +71,7 @@ void TimelineView::clear() {
 
 void TimelineView::show_run(std::shared_ptr<const RunData> result) {
   data_ = std::move(result);
+  recorded_on_request_.clear();
   rows_.clear();
   all_rows_.clear();
   rank_rows_.clear();
@@ -176,11 +177,14 @@ bool TimelineView::group_recorded(int group) const {
 
 void TimelineView::click_group(int group) {
   if (group < 0 || group >= group_count()) return;
-  if (group_recorded(group)) return toggle_group(group);
-  emit record_requested(groups_[static_cast<size_t>(group)].ranks);
+  const Group& g = groups_[static_cast<size_t>(group)];
+  if (can_record_ && !g.expanded && !group_recorded(group) && g.ranks != recorded_on_request_)
+    return emit record_requested(g.ranks);
+  toggle_group(group);
 }
 
 void TimelineView::expand_ranks(const std::vector<int>& ranks) {
+  recorded_on_request_ = ranks;
   for (Group& g : groups_) {
     if (std::any_of(ranks.begin(), ranks.end(), [&](int r) {
           return std::find(g.ranks.begin(), g.ranks.end(), r) != g.ranks.end();
@@ -275,10 +279,10 @@ QString TimelineView::rows_note() const {
     note += QStringLiteral(", grouped: click a group's name to show all its ranks");
   }
   if (recorded < ranks) {
-    note += QStringLiteral(" (%1 of %2 ranks recorded: click a group marked \"not recorded\" "
-                           "to run again recording its ranks)")
-                .arg(recorded)
-                .arg(ranks);
+    note += QStringLiteral(" (%1 of %2 ranks recorded").arg(recorded).arg(ranks);
+    note += can_record_ ? QStringLiteral(": click a group marked \"not recorded\" to run "
+                                         "again recording its ranks)")
+                        : QStringLiteral(")");
   }
   QString legend;
   for (const auto& [kind, label] :
@@ -347,8 +351,9 @@ void TimelineView::paint_row(QPainter& p, const Shown& shown, int y) {
     p.drawText(QRect(kGutter + 6, y, chart_width() - 12, kRowHeight),
                Qt::AlignVCenter | Qt::AlignLeft,
                p.fontMetrics().elidedText(
-                   QStringLiteral("not recorded (beyond the recording budget): click the name "
-                                  "to record this group"),
+                   can_record_ ? QStringLiteral("not recorded (beyond the recording budget): "
+                                                "click the name to record this group")
+                               : QStringLiteral("not recorded (beyond the recording budget)"),
                    Qt::ElideRight, chart_width() - 12));
     return;
   }

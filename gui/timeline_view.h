@@ -43,12 +43,16 @@ class TimelineView : public QAbstractScrollArea {
   void set_grouping(RowGrouping grouping);
   int group_count() const { return static_cast<int>(groups_.size()); }
   void toggle_group(int group);
-  // What a click on a group's name does: toggles it, or when some of its ranks are not
-  // recorded (a run beyond the span budget) asks for a run that records them.
+  // What a click on a group's name does: toggles it or, when the group is closed and some
+  // of its ranks are not recorded (a run beyond the span budget), asks for a run that
+  // records them (once: a run that could not record them all leaves it to toggling).
   void click_group(int group);
+  // Whether record_requested has a receiver (the main window's timeline; not the compare
+  // view's).
+  void set_can_record(bool can) { can_record_ = can; }
   bool group_recorded(int group) const;
   bool group_expanded(int group) const { return groups_[static_cast<size_t>(group)].expanded; }
-  // Expands the groups that hold any of `ranks` (after a run that recorded them).
+  // Expands the groups that hold any of `ranks`, after a run asked to record them.
   void expand_ranks(const std::vector<int>& ranks);
   void expand_all(bool expanded);
   // The task drawn at a point of the viewport, if any.
@@ -119,6 +123,8 @@ class TimelineView : public QAbstractScrollArea {
   double t0_ = 0;  // window start
   double window_ns_ = 1;
   bool show_critical_ = true;
+  bool can_record_ = false;
+  std::vector<int> recorded_on_request_;  // the ranks the shown run was asked to record
   RowGrouping grouping_ = RowGrouping::kAuto;
   std::optional<QPoint> drag_from_;
   double drag_t0_ = 0;

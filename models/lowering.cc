@@ -835,34 +835,50 @@ double StepEmitter::allocate_states(RankContext& rc, RankRole& role) {
 NcclRankView StepEmitter::nccl_view(const RankContext& rc) {
   NcclRankView view;
   view.device = rc.device;
-  const auto node_of = [&](int r) { return in_.cluster->devices[r].node; };
+  const Cluster& cluster = *in_.cluster;
+  const auto node_of = [&](int r) { return cluster.devices[r].node; };
   const int node = node_of(rc.rank);
-  const auto alone_in_node = [&](const std::vector<int>& group) {
-    return std::none_of(group.begin(), group.end(),
-                        [&](int r) { return r != rc.rank && node_of(r) == node; });
+  const NodeNics& nics = node_nics(node);
+  const int devices = static_cast<int>(cluster.nodes[node].devices.size());
+  view.nic_bandwidth = nics.bandwidth;
+  view.local_nics = nics.count > 0 ? std::max(1, nics.count / std::max(1, devices)) : 0;
+  const auto communicator = [&](const std::vector<int>& group) {
+    NcclCommunicatorView c;
+    // The whole cluster's group: no walk over its members.
+    const bool everyone = group.size() == cluster.devices.size();
+    int in_node = everyone ? devices : 0;
+    if (!everyone) {
+      for (int r : group) {
+        in_node += node_of(r) == node;
+        c.spans_nodes = c.spans_nodes || node_of(r) != node;
+      }
+    } else {
+      c.spans_nodes = cluster.nodes.size() > 1;
+    }
+    c.alone_in_node = in_node == 1;
+    // Each member's rings leave the node through its nearest NICs.
+    c.nics = std::min(nics.count, in_node * std::max(1, view.local_nics));
+    return c;
   };
   // The communicators the step's collectives use (StepEmitter::collective skips groups of
-  // one rank); expert groups only where the rank holds experts.
+  // one rank); expert groups only where the rank holds experts. A sharded classifier's
+  // gathers run over every rank: the default (world) communicator, the data-parallel one
+  // when that is every rank too.
   const bool experts = rc.expert > 0;
-  // A sharded classifier's gathers run over every rank: the default (world) communicator,
-  // the data-parallel one when that is every rank too.
   const bool world = rc.classifier != nullptr && rc.world.size() != rc.dp_group.size();
   for (const auto& [group, used] :
        {std::pair{&rc.tp_group, true}, std::pair{&rc.cp_group, true},
         std::pair{&rc.dp_group, true}, std::pair{&rc.ep_group, experts},
         std::pair{&rc.edp_group, experts}, std::pair{&rc.geo_group, true},
         std::pair{&rc.world, world}}) {
-    if (used && group->size() > 1) view.collectives_over_network.push_back(alone_in_node(*group));
+    if (used && group->size() > 1) view.collectives.push_back(communicator(*group));
   }
   if (rp_.pp > 1) {
     std::vector<int> pipeline;
     for (int k = 0; k < rp_.pp; ++k) pipeline.push_back(rank_of_virtual_stage(rc, k));
-    view.pipeline_ranks = rp_.pp;
-    view.pipeline_spans_nodes =
-        std::any_of(pipeline.begin(), pipeline.end(), [&](int r) { return node_of(r) != node; });
-    view.pipeline_has_local_peer = !alone_in_node(pipeline);
-    // Activations come from the previous stage, their gradients from the next; with
-    // interleaved stages the last stage's next is the first.
+    view.pipeline = communicator(pipeline);
+    // Activations come from the previous stage and go to the next, their gradients the
+    // other way; with interleaved stages the last stage's next is the first.
     std::set<int> peers;
     const int chunks = rp_.pp * rp_.v;
     for (int chunk = 0; chunk < rp_.v; ++chunk) {
@@ -871,13 +887,8 @@ NcclRankView StepEmitter::nccl_view(const RankContext& rc) {
       if (k + 1 < chunks) peers.insert(rank_of_virtual_stage(rc, k + 1));
     }
     peers.erase(rc.rank);
-    for (int peer : peers) view.pipeline_peers_remote.push_back(node_of(peer) != node);
-    if (view.pipeline_spans_nodes) {
-      const NodeNics& nics = node_nics(node);
-      const int devices = static_cast<int>(in_.cluster->nodes[node].devices.size());
-      view.local_nics = std::max(1, nics.count / std::max(1, devices));
-      view.local_nic_bandwidth = Bandwidth::bytes_per_s(nics.bandwidth.bytes_per_second() *
-                                                        view.local_nics);
+    for (int peer : peers) {
+      ++(node_of(peer) == node ? view.pipeline_local_peers : view.pipeline_remote_peers);
     }
   }
   return view;

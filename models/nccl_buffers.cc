@@ -7,27 +7,38 @@
 
 namespace dtsim {
 
+namespace {
+
+int channels_of(const NcclCommunicatorView& c, const NcclRankView& view) {
+  const DeviceEfficiency& e = view.device->efficiency;
+  return c.spans_nodes ? nccl_network_channels(c.nics, view.nic_bandwidth, e.compute_capability)
+                       : e.nccl_channels;
+}
+
+}  // namespace
+
 Bytes nccl_buffer_bytes(const NcclRankView& view) {
   const DeviceSpec& device = *view.device;
-  const int channels = device.efficiency.nccl_channels;
-  if (device.kind != DeviceKind::kGpu || channels <= 0) return Bytes(0);
+  if (device.kind != DeviceKind::kGpu || device.efficiency.nccl_channels <= 0) return Bytes(0);
   int64_t bytes = 0;
-  // A ring's member receives on one connection per channel; its send connection's buffers
-  // are its neighbour's receive buffers.
-  for (bool over_network : view.collectives_over_network) {
-    bytes += channels * nccl_connection_bytes(over_network).count();
+  for (const NcclCommunicatorView& c : view.collectives) {
+    bytes += channels_of(c, view) * nccl_channel_bytes(c.alone_in_node).count();
   }
-  if (!view.pipeline_peers_remote.empty()) {
-    // NCCL gives every peer of a communicator the fewest channels any of its peers gets.
-    int per_peer = device.efficiency.nccl_p2p_channels;
-    if (view.pipeline_spans_nodes) {
-      const int remote = nccl_p2p_channels_per_remote_peer(
-          view.local_nics, view.local_nic_bandwidth, channels, view.pipeline_ranks);
-      per_peer = view.pipeline_has_local_peer ? std::min(per_peer, remote) : remote;
+  if (view.pipeline) {
+    const int p2p = nccl_p2p_channels(channels_of(*view.pipeline, view));
+    // Every peer gets the fewest channels any peer of the communicator gets.
+    int per_peer = std::min(device.efficiency.nccl_p2p_channels, p2p);
+    if (view.pipeline->spans_nodes) {
+      per_peer = std::min(
+          per_peer,
+          nccl_p2p_channels_per_remote_peer(
+              view.local_nics,
+              Bandwidth::bytes_per_s(view.nic_bandwidth.bytes_per_second() * view.local_nics)));
     }
-    for (bool remote : view.pipeline_peers_remote) {
-      bytes += per_peer * nccl_connection_bytes(remote).count();
-    }
+    // A peer in the node: a connection each way per channel, as a ring member's pair.
+    bytes += view.pipeline_local_peers * per_peer * nccl_channel_bytes(false).count();
+    // Peers in other nodes share one pool per direction.
+    if (view.pipeline_remote_peers > 0) bytes += 2 * nccl_network_p2p_pool_bytes(p2p).count();
   }
   return Bytes(bytes);
 }

@@ -1,8 +1,10 @@
-// The device memory NCCL's communicators hold on one rank: a connection's buffers per
-// channel of each communicator its collectives use, and per peer-to-peer channel of each
-// pipeline peer it receives from (sim/nccl_figures.h gives NCCL's figures).
+// The device memory NCCL's communicators hold on one rank: a pair of connections per
+// channel of each communicator its collectives use, per peer-to-peer channel of each
+// pipeline peer in its node, and the shared pools of its transfers to peers in other nodes
+// (sim/nccl_figures.h gives NCCL's figures).
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "sim/device.h"
@@ -10,22 +12,27 @@
 
 namespace dtsim {
 
+// A communicator as one of its members sees it.
+struct NcclCommunicatorView {
+  // Its members span nodes: its rings cross the network through `nics` NICs of each node.
+  bool spans_nodes = false;
+  int nics = 0;
+  // No other member shares the rank's node: its ring neighbours are in other nodes.
+  bool alone_in_node = false;
+};
+
 struct NcclRankView {
   const DeviceSpec* device = nullptr;
-  // One entry per communicator the rank's collectives use (tensor, context, data, expert
-  // and expert-data parallel, cross-region): whether the rank's ring neighbours in it are in
-  // other nodes (no other member shares its node).
-  std::vector<bool> collectives_over_network;
-  // The pipeline communicator: whether each peer the rank receives from is in another
-  // node, how many ranks the communicator has, and whether any of them shares a node.
-  std::vector<bool> pipeline_peers_remote;
-  int pipeline_ranks = 0;
-  bool pipeline_spans_nodes = false;
-  bool pipeline_has_local_peer = false;
-  // The NICs closest to the rank's device (NCCL's ncclTopoGetLocalNetCountByBw) and their
-  // bandwidth together.
-  int local_nics = 1;
-  Bandwidth local_nic_bandwidth;
+  Bandwidth nic_bandwidth;  // of one NIC of the rank's node
+  // The communicators the rank's collectives use (tensor, context, data, expert and
+  // expert-data parallel, cross-region, a sharded classifier's).
+  std::vector<NcclCommunicatorView> collectives;
+  // The pipeline's communicator, when there is one, and the peers the rank sends to and
+  // receives from in it (the previous and next stages), in its node and in others.
+  std::optional<NcclCommunicatorView> pipeline;
+  int pipeline_local_peers = 0;
+  int pipeline_remote_peers = 0;
+  int local_nics = 1;  // NICs nearest the rank's device (ncclTopoGetLocalNetCountByBw)
 };
 
 // Zero for devices that run no NCCL (nccl_channels 0, or not a GPU).

@@ -72,13 +72,17 @@ struct DeviceEfficiency {
   // Device memory the GEMM library keeps as its workspace for the whole run (cuBLAS's
   // recommended size; a training step counts it with the model states).
   Bytes gemm_workspace = MiB(4);
-  // NCCL's communicator buffers (sim/nccl_figures.h): the channels its collectives run on,
-  // and its peer-to-peer channels per peer in the same node. Each channel of a
-  // communicator holds a connection's buffers on every member. The catalog derives both
-  // from the GPU's NVLinks and architecture as NCCL's topology search does; 2 and 2 are
-  // NCCL's figures for GPUs joined by PCIe. 0 channels: the device runs no NCCL (CPUs).
+  // NCCL's communicator buffers (sim/nccl_figures.h): the channels its collectives run on
+  // inside a node, and its peer-to-peer channels per peer in the same node. Each channel of
+  // a communicator holds a pair of connections' buffers on every member. The catalog
+  // derives both from the GPU's NVLinks and architecture as NCCL's topology search does;
+  // 2 and 2 are NCCL's figures for GPUs on PCIe Gen3. 0 channels: the device runs no NCCL
+  // (CPUs).
   int nccl_channels = 2;
   int nccl_p2p_channels = 2;
+  // Compute capability, major x 10 + minor (90: Hopper): picks NCCL's speed tables and
+  // rules for communicators that cross nodes. 0: not given (the tables before Hopper).
+  int compute_capability = 0;
 };
 
 struct DeviceSpec {

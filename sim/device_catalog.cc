@@ -230,11 +230,16 @@ DeviceEfficiency with_units(DeviceEfficiency e, int units) {
   return e;
 }
 
-// NCCL's channels on a node of these GPUs, from their NVLinks to the NVSwitch (0: PCIe
-// only; the datasheet counts in each description) and compute capability (major x 10).
+// NCCL's channels on a node of these GPUs, from their NVLinks (0: PCIe only; the datasheet
+// counts in each description) and compute capability. An NVSwitch node (A100, H100, H200)
+// gives a GPU one path of all its links, as nccl_collective_channels assumes; a DGX-1's
+// hybrid cube-mesh (P100, V100) gives direct links of one or two, which bound the search's
+// first speed per link instead: taking all links as one path there is an approximation.
 DeviceEfficiency with_nccl(DeviceEfficiency e, int nvlink_links, int sm) {
   e.nccl_channels = nccl_collective_channels(nvlink_links, sm);
-  e.nccl_p2p_channels = nccl_p2p_channels_per_local_peer(nvlink_links, e.nccl_channels);
+  e.nccl_p2p_channels =
+      nccl_p2p_channels_per_local_peer(nvlink_links, nccl_p2p_channels(e.nccl_channels));
+  e.compute_capability = sm;
   return e;
 }
 

@@ -91,6 +91,7 @@ const std::array kFigures = [] {
       fraction("sustained_compute_fraction", "roofline", &E::sustained_compute_fraction),
       integer("nccl_channels", 0, &E::nccl_channels, "memory"),
       integer("nccl_p2p_channels", 1, &E::nccl_p2p_channels, "memory"),
+      integer("compute_capability", 0, &E::compute_capability, "memory"),
   };
 }();
 

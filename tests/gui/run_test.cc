@@ -216,6 +216,19 @@ void RunTest::a_group_beyond_the_span_budget_is_recorded_when_opened() {
   QVERIFY(timeline->rows_note().contains(QStringLiteral("8 of 64 ranks recorded")));
   QCoreApplication::processEvents();
   QVERIFY(window.grab().save(screenshot_path(QStringLiteral("gui-timeline-recorded-again.png"))));
+
+  // A budget too small for the group: the run records what fits, and another click on the
+  // group only closes it, instead of running the same again.
+  window.set_span_budget(1);
+  QSignalSpy again(&window, &MainWindow::run_ended);
+  timeline->click_group(2);
+  QVERIFY(again.wait(300000));
+  QVERIFY(window.last_run()->recording->recorded(16));
+  QVERIFY(!timeline->group_recorded(2));
+  QVERIFY(timeline->group_expanded(2));
+  timeline->click_group(2);
+  QVERIFY(!window.running());
+  QVERIFY(!timeline->group_expanded(2));
 }
 
 void RunTest::the_topology_draws_every_vertex_and_cable_with_its_figures() {

@@ -1051,8 +1051,8 @@ TEST(LoweringMemory, ModelStatesOverCapacityAreReportedPerRank) {
   auto small = std::make_unique<DeviceSpec>(*c.devices[0].spec);
   small->name = "H100-256MiB";
   small->memory_capacity = MiB(256);
-  // NCCL's buffers as on PCIe (2 channels of 9.2 MiB), not the H100's 32 per pipeline peer
-  // (294 MiB, more than the device).
+  // NCCL's buffers as on PCIe (2 p2p channels, 24 MiB for the pipeline peer), not the
+  // H100's 32 (384 MiB, more than the device).
   small->efficiency.nccl_channels = 2;
   small->efficiency.nccl_p2p_channels = 2;
   for (ClusterDevice& d : c.devices) d.spec = small.get();

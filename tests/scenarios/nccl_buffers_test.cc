@@ -1,6 +1,6 @@
 // NCCL's communicator buffers in a lowered step, worked by hand from NCCL's figures
-// (sim/nccl_figures.h) for nodes of 8 H100s: 24 channels, a connection 9,633,792 bytes in
-// the node and 9,109,504 over the network.
+// (sim/nccl_figures.h) for nodes of 8 H100s and one 400 Gb/s NIC: 24 channels in a node, a
+// channel's connections 12 MiB there and 20 MiB over the network.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -12,8 +12,9 @@ namespace {
 
 using test_support::prepare;
 
-constexpr int64_t kLocal = 524288 + 4915200 + 4194304;
-constexpr int64_t kRemote = 4915200 + 4194304;
+constexpr int64_t kMiB = int64_t{1} << 20;
+constexpr int64_t kLocal = 12 * kMiB;
+constexpr int64_t kRemote = 20 * kMiB;
 
 nlohmann::json gpt(int nodes, int tp, int pp, int dp) {
   auto s = nlohmann::json::parse(R"({
@@ -45,24 +46,25 @@ TEST(NcclBuffers, ATensorParallelCommunicatorInsideANode) {
   for (int r = 0; r < 8; ++r) EXPECT_EQ(nccl_bytes(p->lowered.graph, r), 24 * kLocal) << r;
 }
 
-TEST(NcclBuffers, ADataParallelCommunicatorAcrossNodesKeepsLlInHostMemory) {
-  // dp 2 over two nodes: each rank's data-parallel partner is in the other node.
+TEST(NcclBuffers, ADataParallelCommunicatorAcrossNodesHasTheNicsChannels) {
+  // dp 2 over two nodes: each rank's data-parallel partner is in the other node; one GPU a
+  // node in that communicator, on the node's NIC: 4 channels over the network.
   const auto p = prepare(gpt(2, 8, 1, 2));
-  EXPECT_EQ(nccl_bytes(p->lowered.graph, 0), 24 * kLocal + 24 * kRemote);
-  EXPECT_EQ(nccl_bytes(p->lowered.graph, 15), 24 * kLocal + 24 * kRemote);
+  EXPECT_EQ(nccl_bytes(p->lowered.graph, 0), 24 * kLocal + 4 * kRemote);
+  EXPECT_EQ(nccl_bytes(p->lowered.graph, 15), 24 * kLocal + 4 * kRemote);
 }
 
-TEST(NcclBuffers, PipelinePeersInAnotherNodeGetChannelsByNicBandwidth) {
-  // pp 2 over two nodes: one peer, remote; one 400 Gb/s NIC per node, so 50 GB/s over 14
-  // per channel: 4 channels.
+TEST(NcclBuffers, PipelinePeersInAnotherNodeShareOnePoolEachWay) {
+  // pp 2 over two nodes: the pipeline communicator gets 4 channels as above, so 4 p2p
+  // channels: a pool of 4 x 16 x 128 KiB each way.
   const auto p = prepare(gpt(2, 8, 2, 1));
-  EXPECT_EQ(nccl_bytes(p->lowered.graph, 0), 24 * kLocal + 4 * kRemote);
-  EXPECT_EQ(nccl_bytes(p->lowered.graph, 8), 24 * kLocal + 4 * kRemote);
+  EXPECT_EQ(nccl_bytes(p->lowered.graph, 0), 24 * kLocal + 2 * 8 * kMiB);
+  EXPECT_EQ(nccl_bytes(p->lowered.graph, 8), 24 * kLocal + 2 * 8 * kMiB);
 }
 
 TEST(NcclBuffers, PipelinePeersInsideANodeGetNvlinkChannels) {
   // tp 4, pp 2 in one node: the peer is local, 32 p2p channels (2 x 18 NVLinks rounded up
-  // to 64, the 24 channels to 32).
+  // to 64, at most the 24 channels rounded up, 32), a pair of connections on each.
   const auto p = prepare(gpt(1, 4, 2, 1));
   EXPECT_EQ(nccl_bytes(p->lowered.graph, 0), 24 * kLocal + 32 * kLocal);
 }
