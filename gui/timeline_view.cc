@@ -178,7 +178,9 @@ bool TimelineView::group_recorded(int group) const {
 void TimelineView::click_group(int group) {
   if (group < 0 || group >= group_count()) return;
   const Group& g = groups_[static_cast<size_t>(group)];
-  if (can_record_ && !g.expanded && !group_recorded(group) && g.ranks != recorded_on_request_)
+  // A rank's own row is always open, so being open is no reason not to record it.
+  const bool closed = !g.expanded || g.ranks.size() < 2;
+  if (can_record_ && closed && !group_recorded(group) && g.ranks != recorded_on_request_)
     return emit record_requested(g.ranks);
   toggle_group(group);
 }

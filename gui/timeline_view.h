@@ -43,8 +43,8 @@ class TimelineView : public QAbstractScrollArea {
   void set_grouping(RowGrouping grouping);
   int group_count() const { return static_cast<int>(groups_.size()); }
   void toggle_group(int group);
-  // What a click on a group's name does: toggles it or, when the group is closed and some
-  // of its ranks are not recorded (a run beyond the span budget), asks for a run that
+  // What a click on a group's name does: toggles it or, when the group is closed (or one
+  // rank's) and some of its ranks are not recorded (a run beyond the span budget), asks for a run that
   // records them (once: a run that could not record them all leaves it to toggling).
   void click_group(int group);
   // Whether record_requested has a receiver (the main window's timeline; not the compare

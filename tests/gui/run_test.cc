@@ -229,6 +229,15 @@ void RunTest::a_group_beyond_the_span_budget_is_recorded_when_opened() {
   timeline->click_group(2);
   QVERIFY(!window.running());
   QVERIFY(!timeline->group_expanded(2));
+
+  // A row per rank: a rank that is not recorded is recorded when its name is clicked.
+  timeline->set_grouping(RowGrouping::kRanks);
+  QVERIFY(!window.last_run()->recording->recorded(40));
+  QSignalSpy per_rank(&window, &MainWindow::run_ended);
+  timeline->click_group(40);
+  QVERIFY(window.running());
+  QVERIFY(per_rank.wait(300000));
+  QVERIFY(window.last_run()->recording->recorded(40));
 }
 
 void RunTest::the_topology_draws_every_vertex_and_cable_with_its_figures() {
