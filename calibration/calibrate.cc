@@ -78,7 +78,10 @@ std::vector<OpSignature> with_gemm_neighbours(const std::vector<OpSignature>& op
   };
   for (const OpSignature& op : ops) {
     add(op);
-    if (op.kind != KernelKind::kGemm && op.kind != KernelKind::kBatchedGemm) continue;
+    if (op.kind != KernelKind::kGemm && op.kind != KernelKind::kBatchedGemm &&
+        op.kind != KernelKind::kGroupedGemm) {
+      continue;
+    }
     for (int64_t GemmDims::*dim : {&GemmDims::m, &GemmDims::n, &GemmDims::k}) {
       OpSignature next = op;
       next.gemm.*dim += 1;

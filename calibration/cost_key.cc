@@ -10,7 +10,7 @@ namespace dtsim::calibration {
 namespace {
 
 bool on_matrix_units(KernelKind k) {
-  return k == KernelKind::kGemm || k == KernelKind::kBatchedGemm ||
+  return k == KernelKind::kGemm || k == KernelKind::kBatchedGemm || k == KernelKind::kGroupedGemm ||
          k == KernelKind::kFlashAttention || k == KernelKind::kConv;
 }
 

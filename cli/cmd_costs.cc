@@ -23,6 +23,7 @@ std::string shape_of(const OpSignature& op) {
   switch (op.kind) {
     case KernelKind::kGemm:
     case KernelKind::kBatchedGemm:
+    case KernelKind::kGroupedGemm:
       return fmt::format("{}x{}x{}{}{}{}", op.gemm.m, op.gemm.n, op.gemm.k,
                          op.gemm.batch > 1 ? fmt::format(" x{}", op.gemm.batch) : "",
                          op.gemm.transpose_a ? " tA" : "", op.gemm.transpose_b ? " tB" : "");

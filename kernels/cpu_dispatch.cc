@@ -18,8 +18,12 @@ void run_cpu(const OpSignature& op, OperandBuffers& b) {
   switch (op.kind) {
     case KernelKind::kGemm:
     case KernelKind::kBatchedGemm:
-      cpu::gemm(op.gemm, op.pass == OpPass::kBackwardWeight && op.kind == KernelKind::kGemm, f(0),
-                f(1), f(2));
+    case KernelKind::kGroupedGemm:
+      // A grouped GEMM's groups hold the mean rows each: equal groups, as a batched GEMM
+      // whose operands are the experts' weights (their gradients accumulate, as a linear
+      // layer's do).
+      cpu::gemm(op.gemm, op.pass == OpPass::kBackwardWeight && op.kind != KernelKind::kBatchedGemm,
+                f(0), f(1), f(2));
       return;
     case KernelKind::kLayerNorm:
       if (!bwd) return cpu::layer_norm_forward(r, w, f(0), f(1), f(2), f(3), f(4), f(5));
@@ -50,6 +54,7 @@ void run_cpu(const OpSignature& op, OperandBuffers& b) {
       if (!bwd) return cpu::bias_forward(r, w, f(0), f(1), f(2));
       return cpu::bias_backward(r, w, f(0), f(1), f(2));
     case KernelKind::kEmbedding:
+    case KernelKind::kPermute:
       if (!bwd) return cpu::embedding_forward(r, w, f(0), n(1), f(2));
       return cpu::embedding_backward(r, w, f(0), n(1), f(2));
     case KernelKind::kCrossEntropy:

@@ -74,7 +74,7 @@ std::string cpu_unsupported_reason(const OpSignature& op) {
            std::string(dtype_name(op.storage));
   }
   const bool gemm = op.kind == KernelKind::kGemm || op.kind == KernelKind::kBatchedGemm ||
-                    op.kind == KernelKind::kRouter;
+                    op.kind == KernelKind::kGroupedGemm || op.kind == KernelKind::kRouter;
   const bool sized_apart = op.kind == KernelKind::kCopy || op.kind == KernelKind::kConv ||
                            op.kind == KernelKind::kFlashAttention;
   if (gemm && (op.gemm.m <= 0 || op.gemm.n <= 0 || op.gemm.k <= 0 || op.gemm.batch <= 0)) {
@@ -116,7 +116,8 @@ std::vector<OperandSpec> cpu_operands(const OpSignature& op) {
   const OperandSpec ids{"ids", r, ElementType::kInt32, false};
   switch (op.kind) {
     case KernelKind::kGemm:
-    case KernelKind::kBatchedGemm: {
+    case KernelKind::kBatchedGemm:
+    case KernelKind::kGroupedGemm: {
       const GemmDims& g = op.gemm;
       // A weight gradient accumulates over micro-batches, as frameworks do (beta = 1).
       return {f32("a", g.batch * g.m * g.k), f32("b", g.batch * g.k * g.n),
@@ -160,6 +161,11 @@ std::vector<OperandSpec> cpu_operands(const OpSignature& op) {
       // vocabulary, and a gather's time is its rows read and written.
       if (!bwd) return {f32("table", e), ids, f32("y", e, true)};
       return {f32("dy", e), ids, f32("dtable", e, true)};
+    case KernelKind::kPermute:
+      // A gather of rows by index (its backward a scatter-add), as the embedding's: the
+      // signature carries the rows moved, and moving them is the kernel's whole time.
+      if (!bwd) return {f32("x", e), ids, f32("y", e, true)};
+      return {f32("dy", e), ids, f32("dx", e, true)};
     case KernelKind::kCrossEntropy: {
       const OperandSpec labels{"labels", r, ElementType::kInt32, false};
       if (!bwd) return {f32("logits", e), labels, f32("probs", e, true), f32("loss", r, true)};

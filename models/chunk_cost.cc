@@ -119,35 +119,60 @@ OpSignature split_kernel(const Op& op, bool backward, const RankShard& shard, DT
     out.rows = scaled(op.rows, (splits_rows ? f : 1.0) * tokens);
     out.width = splits_rows || whole_rows ? op.width : scaled(op.width, f);
   }
-  const double share = f * tokens;
+  // Experts: the rank runs its ep-th of them on the rows the group sends them, the busiest
+  // rank expert_load times the mean.
+  const double load = op.expert ? shard.expert_load : 1.0;
+  if (op.rows > 0 && op.expert) out.rows = scaled(out.rows, load);
+  const double share = f * tokens * load;
   out.flops = (backward ? op.bwd_flops : op.fwd_flops) * share * op.executed_fraction;
   out.bytes = (backward ? op.bwd_bytes : op.fwd_bytes) * share;
+  if (op.kernel == KernelKind::kGroupedGemm) {
+    out.gemm.batch = std::max<int64_t>(1, op.gemm.batch / shard.ep);
+    out.gemm.m = scaled(out.gemm.m, static_cast<double>(op.gemm.batch) / out.gemm.batch * load);
+    // Each group reads its rows and its expert's weights and writes its output: only the
+    // rank's experts' weights, however many rows they get.
+    const GemmDims& group = out.gemm;
+    const double m = static_cast<double>(group.m);
+    const double n = static_cast<double>(group.n);
+    const double k = static_cast<double>(group.k);
+    const double elements = static_cast<double>(group.batch) * (m * k + k * n + m * n);
+    out.bytes = elements * dtype_size_bytes(out.storage) * (backward ? 2 : 1);
+  }
   return out;
 }
 
 // A layer pass's collectives at their kernel positions (see PassComm): the forward's at
-// their boundaries; the backward's after the recomputed forward's TP reduces (full
-// recomputation runs the forward again, collectives included) and then at their
-// boundaries among the gradients, from the last op down.
+// their boundaries; the backward's first those of the recomputed forward (a forward
+// collective runs again when the op it follows is rerun: full recomputation reruns them
+// all, a checkpointed MLP its TP reduce, a checkpointed MoE layer its all-to-alls), then at
+// their boundaries among the gradients, from the last op down.
 std::vector<PassComm> pass_comms(const Layer& layer, const RankShard& shard, bool backward,
-                                 bool rerun_all, const std::vector<int>& fwd_before,
+                                 const std::vector<bool>& rerun_op, const std::vector<int>& fwd_before,
                                  const std::vector<int>& rerun_before,
                                  const std::vector<int>& grad_after) {
   const double cp_tokens = 1.0 / shard.cp;
   const double tp_bytes = layer.tp_comm_bytes * cp_tokens;
-  const double ep_bytes = layer.moe_all_to_all_bytes * cp_tokens;
+  // The busiest rank receives expert_load times the mean, and the exchange waits for it.
+  const double ep_bytes = layer.moe_all_to_all_bytes * cp_tokens * shard.expert_load;
   const double kv_bytes = layer.kv_bytes * shard.tp_share;  // keys and values split by heads
   std::vector<PassComm> out;
-  const auto add = [&](PassComm::Kind kind, int after, double bytes) {
-    out.push_back(PassComm{kind, after, bytes});
+  const auto add = [&](PassComm::Kind kind, int after, double bytes, bool recomputed = false) {
+    out.push_back(PassComm{kind, after, bytes, recomputed});
   };
   if (!backward) {
     for (int b : layer.tp_fwd_at) add(PassComm::Kind::kTp, fwd_before[b], tp_bytes);
     for (int b : layer.ep_at) add(PassComm::Kind::kEp, fwd_before[b], ep_bytes);
     if (layer.cp_at >= 0) add(PassComm::Kind::kCp, fwd_before[layer.cp_at], kv_bytes);
   } else {
-    if (rerun_all) {
-      for (int b : layer.tp_fwd_at) add(PassComm::Kind::kTp, rerun_before[b], tp_bytes);
+    const auto reruns = [&](int b) { return b > 0 && rerun_op[static_cast<size_t>(b - 1)]; };
+    for (int b : layer.tp_fwd_at) {
+      if (reruns(b)) add(PassComm::Kind::kTp, rerun_before[b], tp_bytes, true);
+    }
+    for (int b : layer.ep_at) {
+      if (reruns(b)) add(PassComm::Kind::kEp, rerun_before[b], ep_bytes, true);
+    }
+    if (layer.cp_at >= 0 && reruns(layer.cp_at)) {
+      add(PassComm::Kind::kCp, rerun_before[layer.cp_at], kv_bytes, true);
     }
     const int rerun = rerun_before.back();
     for (int b : layer.tp_bwd_at) add(PassComm::Kind::kTp, rerun + grad_after[b], tp_bytes);
@@ -171,7 +196,7 @@ std::vector<OpSignature> op_kernels(const Op& op, bool backward, const RankShard
   // gradient and the weight (or second operand's) gradient, each half of the backward's
   // work (2mnk FLOPs and the forward's traffic each).
   const bool two_gemms = k.kind == KernelKind::kGemm || k.kind == KernelKind::kBatchedGemm ||
-                         k.kind == KernelKind::kConv;
+                         k.kind == KernelKind::kGroupedGemm || k.kind == KernelKind::kConv;
   if (backward && two_gemms) {
     OpSignature data = k;
     data.pass = OpPass::kBackwardData;
@@ -219,12 +244,32 @@ double local_params(const Op& op, const RankShard& shard) {
 }
 
 ChunkCost chunk_cost(const Workload& w, int begin, int end, const RankShard& shard,
-                     Recompute recompute, const DeviceSpec& device, const CostModel& costs) {
+                     RecomputePolicy recompute, const DeviceSpec& device, const CostModel& costs) {
   ChunkCost out;
   const DType dtype = math_dtype(w.shape.precision);
-  const ActivationSplit act_split{shard.tp, shard.sequence_parallel, shard.cp};
+  const ActivationSplit act_split{shard.tp, shard.sequence_parallel, shard.cp, shard.expert_load};
+  const bool full = recompute.mode == Recompute::kFull;
+  const int group_size = std::max(1, recompute.num_layers);
+  int blocks = 0;             // the chunk's blocks so far (full recomputation's layers)
+  double group_rebuilt = 0;   // what a uniform group rebuilds before its backward
   for (int i = begin; i < end; ++i) {
     const Layer& layer = w.layers[i];
+    // Under full recomputation: whether this block is checkpointed, and whether it keeps
+    // its input (a uniform group's first block does; the others are rebuilt from it).
+    bool checkpointed = full && recomputed_by_full(layer.kind);
+    bool keeps_input = true;
+    if (checkpointed) {
+      const int j = blocks++;
+      if (recompute.method == RecomputeMethod::kBlock) {
+        checkpointed = j < recompute.num_layers;
+      } else {
+        keeps_input = j % group_size == 0;
+        if (keeps_input) group_rebuilt = 0;
+      }
+    }
+    // A block that block-method full recomputation leaves out keeps everything.
+    const RecomputePolicy layer_policy =
+        full && !checkpointed ? RecomputePolicy{Recompute::kNone} : recompute;
     double dense = 0;
     double expert = 0;
     std::vector<double> tensors;
@@ -235,15 +280,17 @@ ChunkCost chunk_cost(const Workload& w, int begin, int end, const RankShard& sha
     // Kernels before boundary b (between ops b - 1 and b): of the forward, of the
     // recomputed forward, and, counting from the last op, of the gradients.
     std::vector<int> fwd_before(n + 1, 0), rerun_before(n + 1, 0), grad_after(n + 1, 0);
+    const bool rerun_all = checkpointed;
+    std::vector<bool> rerun_op(n, false);
     for (size_t o = 0; o < n; ++o) {
       const Op& op = layer.ops[o];
       fwd_before[o] = static_cast<int>(fwd_ops.size());
       rerun_before[o] = static_cast<int>(rerun.size());
+      rerun_op[o] = rerun_all || layer_policy.selects(op.rerun_by());
       for (const OpSignature& k : op_kernels(op, false, shard, dtype, device)) {
         fwd_ops.push_back(price_op(k, device, costs));
         // Recomputation runs forward kernels again inside the backward pass.
-        if ((recompute == Recompute::kFull && recomputed_by_full(layer.kind)) ||
-            (recompute == Recompute::kSelective && op.attention_core)) {
+        if (rerun_op[o]) {
           rerun.push_back(fwd_ops.back());
           rerun.back().op.recomputed = true;
         }
@@ -260,11 +307,10 @@ ChunkCost chunk_cost(const Workload& w, int begin, int end, const RankShard& sha
       }
       grad_after[o] = static_cast<int>(grad_ops.size());
     }
-    const bool rerun_all = recompute == Recompute::kFull && recomputed_by_full(layer.kind);
     out.layer_fwd_comms.push_back(
-        pass_comms(layer, shard, false, rerun_all, fwd_before, rerun_before, grad_after));
+        pass_comms(layer, shard, false, rerun_op, fwd_before, rerun_before, grad_after));
     out.layer_bwd_comms.push_back(
-        pass_comms(layer, shard, true, rerun_all, fwd_before, rerun_before, grad_after));
+        pass_comms(layer, shard, true, rerun_op, fwd_before, rerun_before, grad_after));
     PricedOps bwd_ops = std::move(rerun);
     bwd_ops.insert(bwd_ops.end(), grad_ops.begin(), grad_ops.end());
     const Duration fwd = total_time(fwd_ops);
@@ -272,11 +318,18 @@ ChunkCost chunk_cost(const Workload& w, int begin, int end, const RankShard& sha
     out.layer_fwd_ops.push_back(std::move(fwd_ops));
     out.layer_bwd_ops.push_back(std::move(bwd_ops));
     const double input_bytes = i > 0 ? w.layers[i - 1].output_bytes : 0;
-    const double kept = layer_activation_bytes(layer, input_bytes, recompute, act_split);
+    const double kept =
+        keeps_input ? layer_activation_bytes(layer, input_bytes, layer_policy, act_split) : 0.0;
     out.activation_bytes += kept;
-    if (recompute != Recompute::kNone) {
+    if (recompute.mode != Recompute::kNone) {
       const double whole = layer_activation_bytes(layer, input_bytes, Recompute::kNone, act_split);
-      out.recompute_transient_bytes = std::max(out.recompute_transient_bytes, whole - kept);
+      // A uniform group's blocks are all rebuilt before the group's backward runs.
+      double rebuilt = whole - kept;
+      if (checkpointed && recompute.method == RecomputeMethod::kUniform) {
+        group_rebuilt += rebuilt;
+        rebuilt = group_rebuilt;
+      }
+      out.recompute_transient_bytes = std::max(out.recompute_transient_bytes, rebuilt);
     }
     out.fwd += fwd;
     out.bwd += bwd;
@@ -295,6 +348,8 @@ ChunkCost chunk_cost(const Workload& w, int begin, int end, const RankShard& sha
     }
     for (const PassComm& c : out.layer_bwd_comms.back()) {
       if (c.kind == PassComm::Kind::kTp) out.tp_bytes_bwd += c.bytes;
+      if (c.kind == PassComm::Kind::kEp) out.all_to_all_bytes_bwd += c.bytes;
+      if (c.kind == PassComm::Kind::kCp && c.recomputed) out.kv_bytes_rerun += c.bytes;
     }
   }
   out.output_bytes = end > begin ? w.layers[end - 1].output_bytes : 0;

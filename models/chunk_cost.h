@@ -18,6 +18,10 @@ struct RankShard {
   bool sequence_parallel = false;
   int cp = 1;
   int ep = 1;
+  // The routed rows the busiest rank of the expert-parallel group gets, over the mean
+  // (routing imbalance, see TrainingSetup::expert_load): its experts' kernels and the
+  // all-to-all it receives grow by it, and the group waits for it.
+  double expert_load = 1;
 };
 
 // The kernels of `op` in one pass as a rank of `shard` runs them on `device`, with `math`
@@ -51,6 +55,8 @@ struct PassComm {
   Kind kind = Kind::kTp;
   int after = 0;
   double bytes = 0;
+  // A forward collective run again by recomputation inside the backward pass.
+  bool recomputed = false;
 };
 
 struct ChunkCost {
@@ -79,20 +85,23 @@ struct ChunkCost {
   double activation_bytes = 0;  // kept per micro-batch until the backward pass
   // What recomputation rebuilds at once in the backward pass: the largest of the chunk's
   // layers' activations beyond what the recompute mode keeps (a whole layer's under full
-  // recomputation, its attention core under selective), alive while that layer's backward
-  // runs. 0 without recomputation.
+  // recomputation, a uniform group's layers together, its modules' under selective), alive
+  // while that layer's (or group's) backward runs. 0 without recomputation.
   double recompute_transient_bytes = 0;
   double output_bytes = 0;      // the chunk's output activation, whole (before any split)
   // The layers' collectives summed, as chunk granularity makes them (one call each):
   double tp_bytes_fwd = 0;      // the forward's TP collectives
   double tp_bytes_bwd = 0;      // with the recomputed forward's under full recomputation
   double kv_bytes = 0;          // context-parallel gather of keys and values
-  double all_to_all_bytes = 0;  // expert-parallel dispatch + combine, one pass
+  double all_to_all_bytes = 0;  // expert-parallel dispatch + combine, the forward pass
+  // The backward pass's: the gradients' and, when recomputation reruns them, the forward's.
+  double all_to_all_bytes_bwd = 0;
+  double kv_bytes_rerun = 0;  // keys and values gathered again for a recomputed forward
 };
 
 // Layers [begin, end) of `w`. `input_bytes` is the activation entering the chunk (kept by
 // full recomputation).
 ChunkCost chunk_cost(const Workload& w, int begin, int end, const RankShard& shard,
-                     Recompute recompute, const DeviceSpec& device, const CostModel& costs);
+                     RecomputePolicy recompute, const DeviceSpec& device, const CostModel& costs);
 
 }  // namespace dtsim::models

@@ -39,6 +39,16 @@ double wave_efficiency(const GemmDims& s, const DeviceEfficiency& e) {
   return waves < 1 ? 1.0 : waves / std::ceil(waves);
 }
 
+// Tile quantization (the same guide): a grouped GEMM runs every group with the kernel's one
+// tile shape, so a group whose rows do not fill its last tile row wastes the rest of it.
+// Experts get few rows each, and the waste grows as their tokens shrink. Dense GEMMs are
+// left to the size terms: cuBLAS picks a tile for each shape.
+double group_tile_efficiency(const GemmDims& s, const DeviceEfficiency& e) {
+  if (e.gemm_tile_m <= 0) return 1;
+  const double tile_rows = std::ceil(static_cast<double>(s.m) / e.gemm_tile_m) * e.gemm_tile_m;
+  return static_cast<double>(s.m) / tile_rows;
+}
+
 // The dtypes whose math can carry `t`'s values, `t` first. A framework runs a GEMM in the
 // fastest of them the device has:
 //  - bf16 and fp16 upcast to fp32, never to each other (their ranges differ). A V100 or P100
@@ -83,6 +93,7 @@ FlopRate vector_rate(const DeviceSpec& device) {
 
 bool is_gemm_like(KernelKind kind) {
   return kind == KernelKind::kGemm || kind == KernelKind::kBatchedGemm ||
+         kind == KernelKind::kGroupedGemm ||
          kind == KernelKind::kFlashAttention || kind == KernelKind::kConv;
 }
 
@@ -111,9 +122,11 @@ double RooflineCostModel::gemm_efficiency(const GemmDims& shape, const DeviceSpe
                                           KernelKind kind, bool attention_core, DType math) {
   if (!shape_known(shape)) return 0;
   const double min_dim = static_cast<double>(std::min({shape.m, shape.n, shape.k}));
+  const double grouped =
+      kind == KernelKind::kGroupedGemm ? group_tile_efficiency(shape, device.efficiency) : 1.0;
   return gemm_like_efficiency(shape.flops(), min_dim, device.efficiency, kind, attention_core,
                               math) *
-         wave_efficiency(shape, device.efficiency);
+         wave_efficiency(shape, device.efficiency) * grouped;
 }
 
 OpCost RooflineCostModel::price(const OpSignature& op, const DeviceSpec& device) const {

@@ -9,9 +9,11 @@
 //  - head_dim (Qwen3 and some later configs) is kept when it differs from hidden_size /
 //    num_attention_heads (Qwen3-0.6B: 16 heads of 128 on a hidden size of 1024), and Qwen3's
 //    per-head RMSNorm of Q and K (q_norm, k_norm) is an op of its own.
-//  - qwen3_moe is the moe family: num_experts experts of moe_intermediate_size, top
-//    num_experts_per_tok. Configs that keep some layers dense (decoder_sparse_step > 1,
-//    mlp_only_layers) and qwen2_moe's shared expert are not modelled and are rejected.
+//  - qwen3_moe and qwen2_moe are the moe family: num_experts experts of
+//    moe_intermediate_size, top num_experts_per_tok, dense layers of intermediate_size where
+//    decoder_sparse_step skips layers or mlp_only_layers names the first ones (other lists
+//    are rejected); qwen2_moe adds its gated shared expert of
+//    shared_expert_intermediate_size. Mixtral's experts are intermediate_size wide.
 //  - sliding_window (Mistral 7B v0.1: 4096) applies to every layer and cuts the attention
 //    tiles FlashAttention runs. Qwen's use_sliding_window, which windows only some layers
 //    (max_window_layers), is not modelled and is rejected when true.
@@ -33,7 +35,7 @@ constexpr int64_t kMaxDefaultSeqLen = 8192;
 // GPT-2's MLP width when n_inner is null.
 constexpr int64_t kGpt2FfnMultiple = 4;
 constexpr std::string_view kSupportedTypes =
-    "llama, mistral, qwen2, qwen3, qwen3_moe, mixtral, gpt2";
+    "llama, mistral, qwen2, qwen3, qwen2_moe, qwen3_moe, mixtral, gpt2";
 constexpr size_t kMaxShownValueChars = 60;
 
 std::string shown(const json& value) {
@@ -113,9 +115,11 @@ ModelSpec llama_like(const ConfigReader& r, ModelFamily family,
   spec.hidden = r.positive_int("hidden_size", std::numeric_limits<int64_t>::max());
   spec.heads = to_int(r.positive_int("num_attention_heads"));
   spec.kv_heads = to_int(r.positive_int_or("num_key_value_heads", spec.heads));
-  spec.ffn_hidden = family == ModelFamily::kMoe && r.has("moe_intermediate_size")
-                       ? r.positive_int("moe_intermediate_size", std::numeric_limits<int64_t>::max())
-                       : r.positive_int("intermediate_size", std::numeric_limits<int64_t>::max());
+  spec.ffn_hidden = r.positive_int("intermediate_size", std::numeric_limits<int64_t>::max());
+  if (family == ModelFamily::kMoe && r.has("moe_intermediate_size")) {
+    spec.moe_ffn_hidden =
+        r.positive_int("moe_intermediate_size", std::numeric_limits<int64_t>::max());
+  }
   spec.vocab = r.positive_int("vocab_size", std::numeric_limits<int64_t>::max());
   spec.seq_len = default_seq_len(
       r.positive_int("max_position_embeddings", std::numeric_limits<int64_t>::max()));
@@ -151,6 +155,25 @@ ModelSpec gpt2(const ConfigReader& r) {
   return spec;
 }
 
+// Qwen's MoE layers: layer i is MoE unless it is in mlp_only_layers or (i + 1) is not a
+// multiple of decoder_sparse_step. dtsim keeps dense layers first (first_dense_layers), so
+// mlp_only_layers must be 0, 1, ..., k - 1.
+void qwen_moe_layers(const ConfigReader& r, const json& config, ModelSpec& spec) {
+  spec.moe_layer_period = to_int(r.positive_int_or("decoder_sparse_step", 1));
+  if (!r.has("mlp_only_layers")) return;
+  const json& list = config.at("mlp_only_layers");
+  bool leading = list.is_array();
+  for (size_t i = 0; leading && i < list.size(); ++i) {
+    leading = list[i].is_number_integer() && list[i].get<int64_t>() == static_cast<int64_t>(i);
+  }
+  if (!leading) {
+    r.fail("mlp_only_layers",
+           "the first layers in order, [0, 1, ..., k - 1] (dtsim keeps its dense layers first)",
+           shown(list));
+  }
+  spec.first_dense_layers = static_cast<int>(list.size());
+}
+
 std::string join(const std::vector<std::string>& parts) {
   std::string out;
   for (const std::string& part : parts) out += (out.empty() ? "" : "; ") + part;
@@ -177,23 +200,15 @@ ModelSpec model_spec_from_hf_config(const nlohmann::json& config, const std::str
     spec.qk_norm = model_type == "qwen3";
   } else if (model_type == "mixtral") {
     spec = llama_like(reader, ModelFamily::kMoe);
-  } else if (model_type == "qwen3_moe") {
-    if (reader.positive_int_or("decoder_sparse_step", 1) != 1) {
-      reader.fail("decoder_sparse_step", "1 (every layer a mixture of experts; dtsim has no mixed dense and MoE stacks)",
-                  shown(config.at("decoder_sparse_step")));
-    }
-    if (reader.has("mlp_only_layers") &&
-        !(config.at("mlp_only_layers").is_array() && config.at("mlp_only_layers").empty())) {
-      reader.fail("mlp_only_layers", "[] (dtsim has no mixed dense and MoE stacks)",
-                  shown(config.at("mlp_only_layers")));
-    }
+  } else if (model_type == "qwen3_moe" || model_type == "qwen2_moe") {
     spec = llama_like(reader, ModelFamily::kMoe, "num_experts");
-    spec.qk_norm = true;
-  } else if (model_type == "qwen2_moe") {
-    reader.fail("model_type",
-                "one of " + std::string(kSupportedTypes) +
-                    " (qwen2_moe's shared expert beside the routed ones is not modelled)",
-                shown(config.at("model_type")));
+    qwen_moe_layers(reader, config, spec);
+    spec.qk_norm = model_type == "qwen3_moe";
+    if (model_type == "qwen2_moe") {
+      spec.shared_ffn_hidden = reader.positive_int("shared_expert_intermediate_size",
+                                                   std::numeric_limits<int64_t>::max());
+      spec.shared_expert_gate = true;
+    }
   } else if (model_type == "gpt2") {
     spec = gpt2(reader);
   } else {

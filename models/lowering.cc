@@ -272,7 +272,7 @@ const ChunkCost& StepEmitter::cost(const RankContext& rc, int chunk_index, int b
   auto key = std::tuple{rc.device, rc.w->shape.micro_batch, rc.c.tp, chunk_index};
   auto it = costs_.find(key);
   if (it == costs_.end()) {
-    it = costs_.emplace(key, chunk_cost(*rc.w, begin, end, rc.shard, in_.training.recompute,
+    it = costs_.emplace(key, chunk_cost(*rc.w, begin, end, rc.shard, in_.training.recompute_policy(),
                                         *rc.device, *in_.costs))
              .first;
   }
@@ -402,7 +402,7 @@ TaskId StepEmitter::pass_tasks(RankContext& rc, const ChunkCost& cc, bool forwar
                          comm.bytes, "ep all-to-all" + pass + at, after);
           break;
         case PassComm::Kind::kCp:
-          t = forward
+          t = forward || comm.recomputed
                   ? collective(rc, GroupKind::kCp, rc.cp_group, s_.compute,
                                CollectiveOp::kAllGather, comm.bytes, "cp kv gather " + at, after)
                   : collective(rc, GroupKind::kCp, rc.cp_group, s_.compute,
@@ -564,7 +564,11 @@ PassEnd StepEmitter::model_parallel_comms(RankContext& rc, const ChunkCost& cc, 
   }
   for (const auto& t :
        {collective(rc, GroupKind::kEp, rc.ep_group, s_.compute, CollectiveOp::kAllToAll,
-                   cc.all_to_all_bytes, "ep all-to-all" + kind + id),
+                   forward ? cc.all_to_all_bytes : cc.all_to_all_bytes_bwd,
+                   "ep all-to-all" + kind + id),
+        forward ? std::nullopt
+                : collective(rc, GroupKind::kCp, rc.cp_group, s_.compute, CollectiveOp::kAllGather,
+                             cc.kv_bytes_rerun, "cp kv gather bwd " + id),
         forward ? std::nullopt
                 : collective(rc, GroupKind::kCp, rc.cp_group, s_.compute,
                              CollectiveOp::kReduceScatter, cc.kv_bytes, "cp kv grad scatter " + id)}) {
@@ -702,7 +706,8 @@ StepEmitter::RankContext StepEmitter::context_of(int rank) {
   rc.c = pl.coords(rank);
   rc.device = in_.cluster->devices[rank].spec;
   rc.w = &rp_.workloads.at(rp_.replica_micro_batch[rc.c.dp]);
-  rc.shard = RankShard{rp_.tp, rp_.tp_shares[rc.c.tp], plan.sequence_parallel, rp_.cp, rp_.ep};
+  rc.shard = RankShard{rp_.tp, rp_.tp_shares[rc.c.tp], plan.sequence_parallel, rp_.cp, rp_.ep,
+                       in_.training.expert_load()};
   // Local SGD steps reduce gradients inside each region; the sync step averages across.
   const bool local = plan.sync_every > 1;
   rc.tp_group = pl.group(ParallelAxis::kTp, rc.c);
@@ -767,7 +772,7 @@ void StepEmitter::price_chunks(RankContext& rc, RankRole& role) {
   auto cit = costs_.find(key);
   if (cit == costs_.end()) {
     cit = costs_.emplace(key, chunk_cost(wc, cls_begin, static_cast<int>(wc.layers.size()), all,
-                                         in_.training.recompute, *rc.device, *in_.costs))
+                                         in_.training.recompute_policy(), *rc.device, *in_.costs))
               .first;
   }
   rc.classifier = &cit->second;

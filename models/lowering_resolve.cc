@@ -82,10 +82,12 @@ class RankPace {
     if (it != seconds_.end()) return it->second;
     const ParallelPlan& p = in_.plan;
     const RankCoords& c = plan_.placement->coords(rank);
-    const RankShard shard{p.tp, plan_.tp_shares[c.tp], p.sequence_parallel, p.cp, p.ep};
+    const RankShard shard{p.tp, plan_.tp_shares[c.tp], p.sequence_parallel, p.cp, p.ep,
+                          in_.training.expert_load()};
     const ClusterDevice& device = in_.cluster->devices[rank];
     const ChunkCost cc =
-        chunk_cost(w_, begin, end, shard, in_.training.recompute, *device.spec, *in_.costs);
+        chunk_cost(w_, begin, end, shard, in_.training.recompute_policy(), *device.spec,
+                   *in_.costs);
     const std::vector<int> tp_group = plan_.placement->group(ParallelAxis::kTp, c);
     const std::vector<int> cp_group = plan_.placement->group(ParallelAxis::kCp, c);
     const auto pass = [&](Duration compute_time, double tp_bytes, CollectiveOp cp_op) {
@@ -554,6 +556,11 @@ void add_notes(const LoweringInput& in, ResolvedPlan& out) {
     out.notes.push_back(
         "sliding_window: without flash_attention every score is computed and "
         "masked, so the window saves no time");
+  }
+  if (in.model.family != ModelFamily::kMoe &&
+      (t.expert_load_imbalance != 1 || t.expert_capacity_factor != 0)) {
+    out.notes.push_back(
+        "expert_load_imbalance and expert_capacity_factor: the model has no experts to route to");
   }
   if (p.virtual_stages > 1 && p.pp == 1) {
     out.notes.push_back("virtual_stages " + str(p.virtual_stages) +

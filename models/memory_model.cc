@@ -61,20 +61,20 @@ ModelStateBytes model_state_bytes(int64_t params, Precision precision, Optimizer
   return bytes;
 }
 
-double layer_activation_bytes(const Layer& layer, double input_bytes, Recompute recompute,
+double layer_activation_bytes(const Layer& layer, double input_bytes, RecomputePolicy recompute,
                               const ActivationSplit& split) {
   validate(split);
   // Context parallelism splits the sequence, so every saved tensor divides by cp. The s^2
   // attention terms divide by cp only once too (a rank's s/cp queries against all s keys),
   // a fine approximation: ring attention runs with FlashAttention, which keeps none.
-  if (recompute == Recompute::kFull && recomputed_by_full(layer.kind)) {
+  if (recompute.mode == Recompute::kFull && recomputed_by_full(layer.kind)) {
     return input_bytes / tp_divisor(TensorSplit::kSequence, split) / split.cp;
   }
   double bytes = 0;
   for (const Op& op : layer.ops) {
-    // Selective recomputation runs the attention core again in backward, saving nothing.
-    if (recompute == Recompute::kSelective && op.attention_core) continue;
-    bytes += op.saved_bytes / tp_divisor(op.saved_split, split);
+    // Selective recomputation runs its modules again in backward, saving what they drop.
+    if (recompute.selects(op.dropped_by())) continue;
+    bytes += op.saved_bytes / tp_divisor(op.saved_split, split) * (op.expert ? split.expert_load : 1.0);
   }
   return bytes / split.cp;
 }

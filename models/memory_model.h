@@ -26,6 +26,9 @@ struct ActivationSplit {
   int tp = 1;
   bool sequence_parallel = false;
   int cp = 1;  // context parallel divides the sequence
+  // Experts' saved tensors hold the rows routed to the rank: the busiest rank's, over the
+  // mean (RankShard::expert_load).
+  double expert_load = 1;
 };
 
 // Full recomputation checkpoints the blocks between the input layer and the output layer
@@ -41,9 +44,10 @@ inline bool recomputed_by_full(LayerKind kind) {
 // Activation bytes one rank keeps for one micro-batch of `layer` until its backward pass:
 // the ops' saved_bytes divided as their TensorSplit says (kSequence ops only under
 // sequence parallelism), with `recompute`:
-//   none: everything; selective: without the attention core; full: only the layer input
+//   none: everything; selective: without what its modules drop (Op::dropped_in; by
+//   default the attention core); full: only the layer input
 //   (output_bytes of the layer before it, given as `input_bytes`, split like kSequence).
-double layer_activation_bytes(const Layer& layer, double input_bytes, Recompute recompute,
+double layer_activation_bytes(const Layer& layer, double input_bytes, RecomputePolicy recompute,
                               const ActivationSplit& split);
 
 // Korthikanti et al. 2022, equations 1-4, per transformer layer in 16-bit: s*b*h*(34 +

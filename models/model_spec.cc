@@ -248,6 +248,25 @@ void check_experts(const ModelSpec& spec, Problems& problems) {
     }
     return;
   }
+  problems.require_zero_or_positive("moe_ffn_hidden", spec.moe_ffn_hidden, "= ffn_hidden");
+  problems.require_zero_or_positive("shared_ffn_hidden", spec.shared_ffn_hidden,
+                                    "no shared experts");
+  if (spec.shared_expert_gate && spec.shared_ffn_hidden <= 0) {
+    problems.add("shared_expert_gate: gates shared experts, and shared_ffn_hidden gives none");
+  }
+  problems.require_zero_or_positive("first_dense_layers", spec.first_dense_layers,
+                                    "every layer MoE");
+  problems.require_positive("moe_layer_period", spec.moe_layer_period);
+  if (spec.layers > 0 && spec.moe_layer_period > 0 && spec.first_dense_layers >= 0) {
+    bool any = false;
+    for (int i = 0; i < spec.layers && !any; ++i) any = spec.is_moe_layer(i);
+    if (!any) {
+      problems.add("first_dense_layers: leaves no MoE layer among the " +
+                   std::to_string(spec.layers) + " (first_dense_layers " +
+                   std::to_string(spec.first_dense_layers) + ", moe_layer_period " +
+                   std::to_string(spec.moe_layer_period) + ")");
+    }
+  }
   problems.require_positive("experts", spec.experts);
   problems.require_positive("top_k", spec.top_k);
   if (spec.experts > 0 && spec.top_k > spec.experts) {
@@ -351,6 +370,10 @@ bool check_bounds(const ModelSpec& spec, Problems& problems) {
   at_most("vocab", spec.vocab, kMaxClasses);
   at_most("experts", spec.experts, kMaxExperts);
   at_most("top_k", spec.top_k, kMaxExperts);
+  at_most("moe_ffn_hidden", spec.moe_ffn_hidden, 4 * kMaxWidth);
+  at_most("shared_ffn_hidden", spec.shared_ffn_hidden, 4 * kMaxWidth);
+  at_most("first_dense_layers", spec.first_dense_layers, kMaxLayers);
+  at_most("moe_layer_period", spec.moe_layer_period, kMaxLayers);
   at_most("seq_len", spec.seq_len, kMaxSequence);
   at_most("sliding_window", spec.sliding_window, kMaxSequence);
   at_most("input_features", spec.input_features, kMaxWidth);
@@ -362,8 +385,10 @@ bool check_bounds(const ModelSpec& spec, Problems& problems) {
   const double head_width =
       d(spec.heads) * d(spec.explicit_head_dim > 0 ? spec.explicit_head_dim : spec.hidden);
   const double ffn = d(spec.ffn_hidden > 0 ? spec.ffn_hidden : 4 * spec.hidden);
-  const double per_layer =
-      4 * d(spec.hidden) * head_width + 3 * d(spec.hidden) * ffn * std::max(1.0, d(spec.experts));
+  const double experts_ffn = d(spec.moe_ffn_hidden > 0 ? spec.moe_ffn_hidden : spec.ffn_hidden) *
+                                 d(spec.experts) +
+                             d(spec.shared_ffn_hidden);
+  const double per_layer = 4 * d(spec.hidden) * head_width + 3 * d(spec.hidden) * std::max(ffn, experts_ffn);
   const double estimate = d(spec.layers) * per_layer + 2 * d(spec.vocab) * d(spec.hidden) +
                           d(spec.classes) * d(spec.hidden);
   if (estimate > kMaxParameters) {
@@ -384,11 +409,15 @@ std::vector<std::string_view> model_keys_used(const ModelSpec& spec) {
       "vocab",  "seq_len", "tied_embeddings", "sliding_window", "experts",  "top_k"};
   static constexpr std::string_view kMlpBody[] = {"layers", "hidden", "input_features"};
   static constexpr std::string_view kVisionBody[] = {"image_size"};
+  static constexpr std::string_view kMoe[] = {"moe_ffn_hidden", "shared_ffn_hidden",
+                                              "shared_expert_gate", "first_dense_layers",
+                                              "moe_layer_period"};
   std::vector<std::string_view> keys{"name"};
   ModelFamily body = spec.family;
   if (is_transformer(spec.family)) {
     // experts and top_k outside the moe family have their own error (check_experts).
     keys.assign(std::begin(kTransformer), std::end(kTransformer));
+    if (spec.family == ModelFamily::kMoe) keys.insert(keys.end(), std::begin(kMoe), std::end(kMoe));
     keys.push_back("name");
     return keys;
   }

@@ -38,6 +38,22 @@ struct ModelSpec {
   int64_t vocab = 0;
   int experts = 0;
   int top_k = 0;
+  // moe (Megatron-LM's and Hugging Face's fine-grained MoE): each expert's feed-forward
+  // width (Qwen3-MoE's moe_intermediate_size; 0 = ffn_hidden, Mixtral's single width), set
+  // apart from the dense layers' ffn_hidden.
+  int64_t moe_ffn_hidden = 0;
+  // Shared experts every token passes through beside its routed ones, as one SwiGLU of this
+  // width (DeepSeek-V3: n_shared_experts x moe_intermediate_size; Qwen2-MoE:
+  // shared_expert_intermediate_size); 0 = none. Qwen2-MoE scales its output by a sigmoid
+  // gate of its own (shared_expert_gate).
+  int64_t shared_ffn_hidden = 0;
+  bool shared_expert_gate = false;
+  // Layers whose feed-forward stays dense (an ffn_hidden SwiGLU): the first
+  // `first_dense_layers` (DeepSeek-V3's first_k_dense_replace) and, after them, every layer
+  // but each `moe_layer_period`-th (Qwen's decoder_sparse_step: layer i is MoE when
+  // (i + 1) % period == 0).
+  int first_dense_layers = 0;
+  int moe_layer_period = 1;
   int64_t seq_len = 0;  // default sequence length (the training set-up may override it)
   bool tied_embeddings = false;
   // Width of one attention head; 0 = hidden / heads. Qwen3 sets it apart from the hidden
@@ -59,6 +75,12 @@ struct ModelSpec {
   int64_t input_features = 0;
   std::string backbone;
 
+  // Whether block `layer` (from 0) routes its tokens to experts.
+  bool is_moe_layer(int layer) const {
+    return family == ModelFamily::kMoe && layer >= first_dense_layers && moe_layer_period > 0 &&
+           (layer + 1) % moe_layer_period == 0;
+  }
+  int64_t expert_ffn() const { return moe_ffn_hidden > 0 ? moe_ffn_hidden : ffn_hidden; }
   int64_t kv_heads_or_heads() const { return kv_heads > 0 ? kv_heads : heads; }
   int64_t head_dim() const {
     if (explicit_head_dim > 0) return explicit_head_dim;

@@ -4,6 +4,7 @@
 #include "models/precision.h"
 
 #include "models/name_table.h"
+#include "models/recompute.h"
 
 #include <utility>
 
@@ -40,6 +41,24 @@ std::string_view precision_name(Precision p) { return name_in(kPrecisionNames, p
 std::optional<Precision> precision_from_name(std::string_view name) {
   return value_in(kPrecisionNames, name);
 }
+namespace {
+constexpr std::pair<RecomputeModule, std::string_view> kRecomputeModuleNames[] = {
+    {RecomputeModule::kCoreAttn, "core_attn"}, {RecomputeModule::kLayernorm, "layernorm"},
+    {RecomputeModule::kMlp, "mlp"},            {RecomputeModule::kMoeAct, "moe_act"},
+    {RecomputeModule::kMoe, "moe"},            {RecomputeModule::kSharedExperts, "shared_experts"}};
+}  // namespace
+
+std::string_view recompute_method_name(RecomputeMethod m) {
+  return m == RecomputeMethod::kBlock ? "block" : "uniform";
+}
+
+std::string_view recompute_module_name(RecomputeModule m) {
+  return name_in(kRecomputeModuleNames, m);
+}
+std::optional<RecomputeModule> recompute_module_from_name(std::string_view name) {
+  return value_in(kRecomputeModuleNames, name);
+}
+
 std::string_view optimizer_name(Optimizer o) { return name_in(kOptimizerNames, o); }
 std::optional<Optimizer> optimizer_from_name(std::string_view name) {
   return value_in(kOptimizerNames, name);

@@ -2,10 +2,12 @@
 // data a whole run sees (for time-to-train).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 
 #include "models/precision.h"
+#include "models/recompute.h"
 
 namespace dtsim::models {
 
@@ -16,7 +18,29 @@ struct TrainingSetup {
   Precision precision = Precision::kBf16;
   Optimizer optimizer = Optimizer::kAdam;
   Recompute recompute = Recompute::kNone;
+  // Under selective recomputation: the modules it reruns (default: the attention core).
+  RecomputeModules recompute_modules = module_bit(RecomputeModule::kCoreAttn);
+  // Under full recomputation: Megatron-LM's --recompute-method and --recompute-num-layers.
+  RecomputeMethod recompute_method = RecomputeMethod::kUniform;
+  int recompute_num_layers = 1;
+  RecomputePolicy recompute_policy() const {
+    RecomputePolicy p{recompute, recompute_modules};
+    p.method = recompute_method;
+    p.num_layers = recompute_num_layers;
+    return p;
+  }
   bool flash_attention = false;  // WorkloadShape::flash_attention
+  // MoE routing. Drop-less routing (Megatron-LM's default) gives each rank of the expert-
+  // parallel group the tokens its experts are picked for: the busiest rank gets
+  // `expert_load_imbalance` times the mean (1: even), and the group waits for it. A capacity
+  // factor (> 0; Megatron's --moe-expert-capacity-factor) drops the tokens beyond that many
+  // times an expert's mean share, which caps the load.
+  double expert_load_imbalance = 1;
+  double expert_capacity_factor = 0;
+  double expert_load() const {
+    return expert_capacity_factor > 0 ? std::min(expert_load_imbalance, expert_capacity_factor)
+                                      : expert_load_imbalance;
+  }
   // For time-to-train: total tokens, or a dataset of `dataset_samples` seen `epochs` times,
   // or a fixed number of iterations. At most one of these is set.
   std::optional<double> total_tokens;

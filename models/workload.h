@@ -9,6 +9,7 @@
 
 #include "models/model_spec.h"
 #include "models/precision.h"
+#include "models/recompute.h"
 #include "sim/op_signature.h"
 
 namespace dtsim::models {
@@ -63,12 +64,26 @@ struct Op {
   // recomputation drops its saved_bytes and runs its forward again in the backward pass
   // (Korthikanti et al. 2022).
   bool attention_core = false;
+  // Selective recomputation by module (models/recompute.h): the modules whose recomputation
+  // runs this op's forward again in the backward pass, and those that drop its saved_bytes
+  // (a module keeps its input: a norm's output that the next op saves is dropped by
+  // layernorm, the input a checkpointed MLP starts from is not). rerun_by() and
+  // dropped_by() add core_attn to the attention core's ops.
+  RecomputeModules rerun_in = 0;
+  RecomputeModules dropped_in = 0;
+  RecomputeModules rerun_by() const { return rerun_in | core_attn(); }
+  RecomputeModules dropped_by() const { return dropped_in | core_attn(); }
   // The share of fwd_flops and bwd_flops the kernels execute. FLOPs stay counted as the
   // model defines them (MFU's convention), while causal FlashAttention skips the blocks
   // above the diagonal.
   double executed_fraction = 1;
   // A routed MoE expert: FLOPs and params divide over the expert-parallel group.
   bool expert = false;
+
+ private:
+  RecomputeModules core_attn() const {
+    return attention_core ? module_bit(RecomputeModule::kCoreAttn) : RecomputeModules{0};
+  }
 };
 
 enum class LayerKind { kEmbedding, kTransformer, kHead, kVision, kDense, kClassifier };

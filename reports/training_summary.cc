@@ -79,6 +79,19 @@ nlohmann::ordered_json make_training_summary(const LoweredScenario& scenario,
   }
   s["precision"] = models::precision_name(tw.training.precision);
   s["recompute"] = models::recompute_name(tw.training.recompute);
+  if (tw.training.recompute == models::Recompute::kSelective) {
+    auto modules = nlohmann::ordered_json::array();
+    for (models::RecomputeModule m : models::kAllRecomputeModules) {
+      if (tw.training.recompute_modules & models::module_bit(m)) {
+        modules.push_back(models::recompute_module_name(m));
+      }
+    }
+    s["recompute_modules"] = std::move(modules);
+  }
+  if (tw.training.recompute == models::Recompute::kFull) {
+    s["recompute_method"] = models::recompute_method_name(tw.training.recompute_method);
+    s["recompute_num_layers"] = tw.training.recompute_num_layers;
+  }
   s["granularity"] = models::granularity_name(tw.granularity);
   s["micro_batches"] = step.micro_batches;
   s["samples_per_iteration"] = step.samples_per_iteration;
@@ -124,6 +137,11 @@ nlohmann::ordered_json make_training_summary(const LoweredScenario& scenario,
                      {"cp", role.cp},
                      {"layers", role.layers},
                      {"micro_batch", role.micro_batch},
+                     {"params", role.params},
+                     {"model_state_bytes", role.model_state_bytes},
+                     {"activation_bytes_peak", role.activation_bytes_peak},
+                     {"comm_buffer_bytes", role.comm_buffer_bytes},
+                     {"workspace_bytes", role.workspace_bytes},
                      {"compute_s", st.compute.seconds()},
                      {"exposed_comm_s", st.exposed_communication.seconds()},
                      {"bubble_s", bubble},

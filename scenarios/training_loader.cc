@@ -96,6 +96,14 @@ std::optional<models::ModelSpec> read_model(const json& value, const std::string
   if (auto v = o->integer("vocab", Need::kOptional, 1, INT64_MAX)) spec.vocab = *v;
   if (auto v = o->integer("experts", Need::kOptional, 1)) spec.experts = static_cast<int>(*v);
   if (auto v = o->integer("top_k", Need::kOptional, 1)) spec.top_k = static_cast<int>(*v);
+  if (auto v = o->integer("moe_ffn_hidden", Need::kOptional, 1, INT64_MAX)) spec.moe_ffn_hidden = *v;
+  if (auto v = o->integer("shared_ffn_hidden", Need::kOptional, 0, INT64_MAX))
+    spec.shared_ffn_hidden = *v;
+  if (auto v = o->boolean("shared_expert_gate", Need::kOptional)) spec.shared_expert_gate = *v;
+  if (auto v = o->integer("first_dense_layers", Need::kOptional, 0))
+    spec.first_dense_layers = static_cast<int>(*v);
+  if (auto v = o->integer("moe_layer_period", Need::kOptional, 1))
+    spec.moe_layer_period = static_cast<int>(*v);
   if (auto v = o->integer("seq_len", Need::kOptional, 1, INT64_MAX)) spec.seq_len = *v;
   if (auto v = o->boolean("tied_embeddings", Need::kOptional)) spec.tied_embeddings = *v;
   if (auto v = o->integer("head_dim", Need::kOptional, 1, INT64_MAX)) spec.explicit_head_dim = *v;
@@ -143,6 +151,27 @@ std::optional<models::ModelSpec> read_model(const json& value, const std::string
   return spec;
 }
 
+// Megatron-LM's --recompute-modules: names of models::RecomputeModule, under selective
+// recomputation only.
+void read_recompute_modules(const json& value, const std::string& pointer, models::TrainingSetup& t,
+                            Diagnostics& d) {
+  const auto names = names_of(models::kAllRecomputeModules, models::recompute_module_name);
+  const json::array_t* items = read_array(value, pointer, d, "recompute module names");
+  if (!items) return;
+  models::RecomputeModules modules = 0;
+  for (size_t i = 0; i < items->size(); ++i) {
+    if (auto m = read_choice((*items)[i], child_pointer(pointer, i), d, names, "recompute module")) {
+      modules |= models::module_bit(models::kAllRecomputeModules[*m]);
+    }
+  }
+  if (t.recompute != models::Recompute::kSelective) {
+    d.error(pointer, "applies to \"recompute\": \"selective\", and recompute is \"" +
+                         std::string(models::recompute_name(t.recompute)) + "\"");
+    return;
+  }
+  t.recompute_modules = modules;
+}
+
 std::optional<models::TrainingSetup> read_setup(const json& value, const std::string& pointer,
                                                 Diagnostics& d) {
   auto o = JsonObject::open(value, pointer, d);
@@ -159,6 +188,30 @@ std::optional<models::TrainingSetup> read_setup(const json& value, const std::st
   const auto recomputes = names_of(models::kAllRecomputes, models::recompute_name);
   if (auto v = o->choice("recompute", Need::kOptional, recomputes, "recompute mode")) t.recompute = models::kAllRecomputes[*v];
   if (auto v = o->boolean("flash_attention", Need::kOptional)) t.flash_attention = *v;
+  if (const json* modules = o->get("recompute_modules", Need::kOptional, "a list of module names")) {
+    read_recompute_modules(*modules, o->pointer("recompute_modules"), t, d);
+  }
+  const auto methods = names_of(models::kAllRecomputeMethods, models::recompute_method_name);
+  const bool full = t.recompute == models::Recompute::kFull;
+  const std::string needs_full = "applies to \"recompute\": \"full\", and recompute is \"" +
+                                 std::string(models::recompute_name(t.recompute)) + "\"";
+  if (auto v = o->choice("recompute_method", Need::kOptional, methods, "recompute method")) {
+    t.recompute_method = models::kAllRecomputeMethods[*v];
+    if (!full) d.error(o->pointer("recompute_method"), needs_full);
+  }
+  if (auto v = o->integer("recompute_num_layers", Need::kOptional, 1)) {
+    t.recompute_num_layers = static_cast<int>(*v);
+    if (!full) d.error(o->pointer("recompute_num_layers"), needs_full);
+  }
+  if (auto v = o->number("expert_load_imbalance", Need::kOptional, 1)) t.expert_load_imbalance = *v;
+  if (auto v = o->number("expert_capacity_factor", Need::kOptional, 0)) {
+    t.expert_capacity_factor = *v;
+    if (*v > 0 && *v < 1) {
+      d.error(o->pointer("expert_capacity_factor"),
+              "expected 0 (drop-less) or at least 1 (an expert's share of the routed tokens), got " +
+                  std::to_string(*v));
+    }
+  }
   int amounts = 0;
   if (auto v = o->number("total_tokens", Need::kOptional, 1)) {
     t.total_tokens = *v;

@@ -9,7 +9,7 @@ namespace dtsim {
 
 namespace {
 
-constexpr std::array<std::pair<KernelKind, std::string_view>, 20> kKernelNames{{
+constexpr std::array<std::pair<KernelKind, std::string_view>, 22> kKernelNames{{
     {KernelKind::kGemm, "gemm"},
     {KernelKind::kBatchedGemm, "batched_gemm"},
     {KernelKind::kFlashAttention, "flash_attention"},
@@ -30,6 +30,8 @@ constexpr std::array<std::pair<KernelKind, std::string_view>, 20> kKernelNames{{
     {KernelKind::kOptimizerUpdate, "optimizer_update"},
     {KernelKind::kCast, "cast"},
     {KernelKind::kCopy, "copy"},
+    {KernelKind::kGroupedGemm, "grouped_gemm"},
+    {KernelKind::kPermute, "permute"},
 }};
 
 constexpr std::array<std::pair<OpPass, std::string_view>, 5> kPassNames{{

@@ -35,7 +35,14 @@ enum class KernelKind : uint8_t {
   kOptimizerUpdate,  // one optimizer step over `width` parameters
   kCast,             // dtype conversion (to FP8 before an FP8 GEMM)
   kCopy,             // device copy of `bytes`
+  // `batch` GEMMs of one weight each over the rows routed to them (MoE experts: one grouped
+  // kernel over the rank's experts, as Megatron-LM's GroupedMLP and Transformer Engine run
+  // them); `gemm` is one group's shape with the mean rows per group.
+  kGroupedGemm,
+  kPermute,  // MoE token (un)permute: `rows` rows of `width` gathered into another order
 };
+// The last kind, for loops over all of them.
+inline constexpr KernelKind kLastKernelKind = KernelKind::kPermute;
 std::string_view kernel_kind_name(KernelKind k);
 std::optional<KernelKind> kernel_kind_from_name(std::string_view name);
 

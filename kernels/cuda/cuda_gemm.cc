@@ -34,7 +34,9 @@ std::string version_text(int v, int major_div, int minor_div) {
   return std::to_string(v / major_div) + "." + std::to_string(v % major_div / minor_div);
 }
 
-bool gemm_kind(KernelKind k) { return k == KernelKind::kGemm || k == KernelKind::kBatchedGemm; }
+bool gemm_kind(KernelKind k) {
+  return k == KernelKind::kGemm || k == KernelKind::kBatchedGemm || k == KernelKind::kGroupedGemm;
+}
 
 cudaDataType_t storage_type(DType t) {
   switch (t) {
@@ -171,7 +173,8 @@ CudaGemm::CudaGemm(const OpSignature& op) : impl_(std::make_unique<Impl>()) {
                                           ? CUBLAS_COMPUTE_32F_FAST_TF32
                                           : CUBLAS_COMPUTE_32F;
   // A linear layer's weight gradient accumulates over micro-batches (beta = 1), as on the CPU.
-  s.beta = op.pass == OpPass::kBackwardWeight && op.kind == KernelKind::kGemm ? 1.0f : 0.0f;
+  // A grouped GEMM's are the experts' weights: equal groups, strided-batched.
+  s.beta = op.pass == OpPass::kBackwardWeight && op.kind != KernelKind::kBatchedGemm ? 1.0f : 0.0f;
   check(cudaStreamCreate(&s.stream), "cudaStreamCreate");
   check(lt().create(&s.handle), "cublasLtCreate");
   check(lt().desc_create(&s.desc, compute, CUDA_R_32F), "cublasLtMatmulDescCreate");

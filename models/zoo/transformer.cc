@@ -19,10 +19,16 @@
 //     their inputs 2sb(q + g)), projection input 2sbq,
 //     gate/up input 2sbh, the gate and up outputs 2 * 2sbf, down input 2sbf,
 //     and the softmax output 2as^2b, which attention over V reads (attention core).
-//   moe: llama's norms and attention; router input 2sbh; with r = top_k routed copies of every
-//   token,
-//     expert input 2rsbh, gate and up outputs 2 * 2rsbf, down input 2rsbf, and the expert
-//     outputs 2rsbh that the weighted combine needs for the routing weights' gradient.
+//   moe: llama's norms and attention; in an MoE layer (E experts of width f_e, r = top_k
+//   routed copies of every token):
+//     router input 2sbh and its fp32 probabilities 4sbE,
+//     the permutation's routing indices 4rsb (int32),
+//     expert input (the dispatched tokens) 2rsbh, fc1's gate and up outputs 2 * 2rsbf_e,
+//     fc2's input 2rsbf_e, and the expert outputs 2rsbh that the weighted combine needs for
+//     the routing weights' gradient;
+//     shared experts of width f_s: llama's MLP terms with f_s (and Qwen2-MoE's gate input
+//     2sbh, its output 2sb);
+//   the dense layers among them (first_dense_layers, moe_layer_period) keep llama's MLP.
 // Only the ops marked attention_core hold the s^2 terms, so selective recomputation keeps
 // the rest (34sbh for gpt).
 #include <algorithm>
@@ -44,6 +50,9 @@ constexpr double kGeluFlops = 8;       // bias add and the tanh approximation
 constexpr double kSwigluFlops = 5;     // gate * sigmoid(gate) (4), times up (1)
 constexpr double kRopeFlops = 3;       // rotate pairs: two multiplies and an add
 constexpr double kCombineFlops = 2;    // multiply by the routing weight, add
+// The router's probabilities in fp32 (router.py), and int32 routing indices.
+constexpr double kRouterProbBytes = 4;
+constexpr double kIndexBytes = 4;
 // Megatron-LM computes the cross-entropy in fp32 and keeps the fp32 softmax for its
 // backward (Korthikanti et al. 2022, section 4.3: 4sbv/t bytes).
 constexpr double kLossProbBytes = 4;
@@ -70,6 +79,9 @@ struct Dims {
   int64_t positions = 0;  // rows of the learned position table (gpt, bert)
   int64_t experts = 0;
   int64_t top_k = 0;
+  int64_t expert_ffn = 0;  // each expert's feed-forward width
+  int64_t shared_ffn = 0;  // the shared experts' SwiGLU width; 0 = none
+  bool shared_gate = false;
   bool tied = false;
   double act = 2;
   // gpt and bert: LayerNorm, biases, dropout, GeLU, learned positions; llama and moe:
@@ -100,6 +112,9 @@ Dims dims_of(const ModelSpec& spec, const BuildShape& shape) {
   d.positions = spec.seq_len > 0 ? spec.seq_len : shape.seq_len;
   d.experts = spec.experts;
   d.top_k = spec.top_k;
+  d.expert_ffn = spec.expert_ffn();
+  d.shared_ffn = spec.shared_ffn_hidden;
+  d.shared_gate = spec.shared_expert_gate;
   d.tied = spec.tied_embeddings;
   d.act = shape.act_bytes;
   d.flash = shape.flash_attention;
@@ -143,6 +158,12 @@ Op qk_norm_op(const Dims& d) {
   return saving(std::move(op), elements * d.act, TensorSplit::kHeads);
 }
 
+// Part of the attention core, which selective recomputation's core_attn reruns.
+Op attention_core_op(Op op) {
+  op.attention_core = true;
+  return op;
+}
+
 // A batched GEMM of the attention core: no weights, and a backward of two GEMMs of the
 // forward's size (gradients of both operands).
 Op attention_gemm(std::string name, const GemmShape& gemm, double act) {
@@ -153,7 +174,7 @@ Op attention_gemm(std::string name, const GemmShape& gemm, double act) {
   op.split = TensorSplit::kHeads;
   op.gemm = gemm;
   op.saved_split = TensorSplit::kHeads;
-  op.attention_core = true;
+  op = attention_core_op(std::move(op));
   op.fwd_flops = gemm.flops();
   op.bwd_flops = 2 * op.fwd_flops;
   const double operands = static_cast<double>(gemm.m) * gemm.k +
@@ -164,10 +185,6 @@ Op attention_gemm(std::string name, const GemmShape& gemm, double act) {
   return op;
 }
 
-Op attention_core_op(Op op) {
-  op.attention_core = true;
-  return op;
-}
 
 // FlashAttention (Dao et al. 2022; FlashAttention-2, 2023): QK^T, softmax, dropout and
 // attention over V in one kernel that keeps the scores on chip. Forward: the two GEMMs;
@@ -289,67 +306,170 @@ void add_gelu_mlp(std::vector<Op>& ops, const Dims& d) {
                        ffn_elements * d.act, TensorSplit::kRow));
 }
 
-// The SwiGLU feed-forward of `rows` rows: gate and up (column-parallel, one shared input),
-// silu(gate) * up, down (row-parallel).
-std::vector<Op> swiglu_ops(const Dims& d, const std::string& prefix, int64_t rows,
-                           TensorSplit input_split) {
-  const double ffn_elements = static_cast<double>(rows) * d.ffn;
+// The SwiGLU feed-forward of `rows` rows and width `ffn`: gate and up (column-parallel, one
+// shared input), silu(gate) * up, down (row-parallel).
+std::vector<Op> swiglu_ops(const Dims& d, const std::string& prefix, int64_t rows, int64_t ffn) {
+  const double ffn_elements = static_cast<double>(rows) * ffn;
   std::vector<Op> ops;
   ops.push_back(
-      saving(linear(prefix + ".gate", TensorSplit::kColumn, rows, d.hidden, d.ffn, false, d.act),
-             static_cast<double>(rows) * d.hidden * d.act, input_split));
+      saving(linear(prefix + ".gate", TensorSplit::kColumn, rows, d.hidden, ffn, false, d.act),
+             static_cast<double>(rows) * d.hidden * d.act, TensorSplit::kSequence));
   // Reads the same input as the gate, kept once there.
-  ops.push_back(linear(prefix + ".up", TensorSplit::kColumn, rows, d.hidden, d.ffn, false, d.act));
+  ops.push_back(linear(prefix + ".up", TensorSplit::kColumn, rows, d.hidden, ffn, false, d.act));
   ops.push_back(
       saving(run_by(memory_bound_op(prefix + ".swiglu", OpKind::kElementwise, TensorSplit::kColumn,
-                                    ffn_elements, kSwigluFlops, 3 * d.act, d.ffn),
+                                    ffn_elements, kSwigluFlops, 3 * d.act, ffn),
                     KernelKind::kSwiglu),
              2 * ffn_elements * d.act, TensorSplit::kColumn));
   ops.push_back(
-      saving(linear(prefix + ".down", TensorSplit::kRow, rows, d.ffn, d.hidden, false, d.act),
+      saving(linear(prefix + ".down", TensorSplit::kRow, rows, ffn, d.hidden, false, d.act),
              ffn_elements * d.act, TensorSplit::kRow));
   return ops;
 }
 
-// Mixtral-style MoE feed-forward: a router picks top_k of `experts` SwiGLU experts per
-// token. Expert ops count the FLOPs of tokens * top_k rows through one expert each and own
-// the weights of all experts.
+// An expert GEMM over the routed rows: one grouped kernel over the experts (Megatron-LM's
+// GroupedMLP, --moe-grouped-gemm), each group the mean rows an expert gets. It owns every
+// expert's weights; FLOPs count every routed row once.
+Op grouped_expert_gemm(std::string name, TensorSplit split, const Dims& d, int64_t in,
+                       int64_t out) {
+  const double routed = static_cast<double>(d.tokens) * d.top_k;
+  const int64_t rows_per_expert =
+      std::max<int64_t>(1, std::llround(routed / static_cast<double>(d.experts)));
+  Op op = weighted_gemm(std::move(name), OpKind::kMatmul, split,
+                        GemmShape{rows_per_expert, out, in, d.experts}, d.experts * in * out, 0,
+                        routed * in, routed * out, d.act);
+  op.kernel = KernelKind::kGroupedGemm;
+  op.fwd_flops = 2 * routed * static_cast<double>(in) * static_cast<double>(out);
+  op.bwd_flops = 2 * op.fwd_flops;
+  op.expert = true;
+  return op;
+}
+
+// Megatron-LM's MoE layer with the all-to-all token dispatcher (megatron/core/transformer/
+// moe: router.py, token_dispatcher.py, experts.py): the router scores every expert and keeps
+// the top_k; the tokens are permuted into expert order (one copy per routed expert), sent to
+// the ranks that hold their experts, run through the experts' grouped GEMMs, sent back,
+// unpermuted and summed with their routing weights. Shared experts run on every token
+// beside them and their output is added.
 void add_moe_mlp(std::vector<Op>& ops, const Dims& d) {
+  const double tokens = static_cast<double>(d.tokens);
   Op router = weighted_gemm("moe.router", OpKind::kRouter, TensorSplit::kSequence,
                             GemmShape{d.tokens, d.experts, d.hidden, 1}, d.hidden * d.experts, 0,
-                            d.token_elements(), static_cast<double>(d.tokens) * d.experts, d.act);
+                            d.token_elements(), tokens * d.experts, d.act);
   ops.push_back(saving(std::move(router), d.token_elements() * d.act, TensorSplit::kSequence));
 
   const int64_t routed = d.tokens * d.top_k;
-  for (Op& op : swiglu_ops(d, "moe.expert", routed, TensorSplit::kSequence)) {
-    op.expert = true;
-    if (op.params > 0) {
-      // Every expert's weights are read, not one expert's.
-      op.fwd_bytes += static_cast<double>(op.params) * (d.experts - 1) * d.act;
-      op.bwd_bytes = 2 * op.fwd_bytes;
-      op.params *= d.experts;
-    }
-    ops.push_back(std::move(op));
-  }
   const double routed_elements = static_cast<double>(routed) * d.hidden;
+  // A gather of every routed copy's row: reads it and writes it. The routing it carries is
+  // kept: the int32 indices that unpermute and its own backward scatter by, and the
+  // router's fp32 probabilities over every expert, which its softmax and top-k backward
+  // read (router.py computes them in fp32).
+  ops.push_back(saving(
+      run_by(memory_bound_op("moe.permute", OpKind::kElementwise, TensorSplit::kSequence,
+                             routed_elements, 0, 2 * d.act, d.hidden),
+             KernelKind::kPermute),
+      static_cast<double>(routed) * kIndexBytes + tokens * d.experts * kRouterProbBytes,
+      TensorSplit::kSequence));
+
+  // fc1 holds gate and up side by side (Megatron's gated linear unit, 2 * f_e wide).
+  ops.push_back(saving(grouped_expert_gemm("moe.expert.fc1", TensorSplit::kColumn, d, d.hidden,
+                                           2 * d.expert_ffn),
+                       routed_elements * d.act, TensorSplit::kSequence));
+  const double ffn_elements = static_cast<double>(routed) * d.expert_ffn;
+  Op act = saving(run_by(memory_bound_op("moe.expert.swiglu", OpKind::kElementwise,
+                                         TensorSplit::kColumn, ffn_elements, kSwigluFlops,
+                                         3 * d.act, d.expert_ffn),
+                         KernelKind::kSwiglu),
+                  2 * ffn_elements * d.act, TensorSplit::kColumn);
+  act.expert = true;
+  ops.push_back(std::move(act));
+  ops.push_back(saving(
+      grouped_expert_gemm("moe.expert.fc2", TensorSplit::kRow, d, d.expert_ffn, d.hidden),
+      ffn_elements * d.act, TensorSplit::kRow));
+
+  ops.push_back(run_by(memory_bound_op("moe.unpermute", OpKind::kElementwise,
+                                       TensorSplit::kSequence, routed_elements, 0, 2 * d.act,
+                                       d.hidden),
+                       KernelKind::kPermute));
+  // Reads the top_k copies of a token and its weights, writes the token; keeps the expert
+  // outputs for the routing weights' gradient.
   ops.push_back(saving(memory_bound_op("moe.combine", OpKind::kElementwise, TensorSplit::kSequence,
                                        routed_elements, kCombineFlops, 2 * d.act, d.hidden),
                        routed_elements * d.act, TensorSplit::kSequence));
+
+  if (d.shared_ffn > 0) {
+    // The shared experts read the router's input, kept there once.
+    std::vector<Op> shared = swiglu_ops(d, "moe.shared", d.tokens, d.shared_ffn);
+    shared.front().saved_bytes = 0;
+    for (Op& op : shared) ops.push_back(std::move(op));
+    if (d.shared_gate) {
+      // Qwen2-MoE: sigmoid(x W_g) scales the shared experts' output, one weight row; the
+      // scale keeps the gate's output and the shared experts' output.
+      ops.push_back(linear("moe.shared.gate", TensorSplit::kSequence, d.tokens, d.hidden, 1, false,
+                           d.act));
+      ops.push_back(saving(memory_bound_op("moe.shared.scale", OpKind::kElementwise,
+                                           TensorSplit::kSequence, d.token_elements(), kCombineFlops,
+                                           3 * d.act, d.hidden),
+                           tokens * d.act + d.token_elements() * d.act, TensorSplit::kSequence));
+    }
+    ops.push_back(memory_bound_op("moe.shared.add", OpKind::kElementwise, TensorSplit::kSequence,
+                                  d.token_elements(), kAddFlops, 3 * d.act, d.hidden));
+  }
 }
 
-void add_mlp(std::vector<Op>& ops, const Dims& d) {
-  if (d.family == ModelFamily::kMoe) {
+void add_mlp(std::vector<Op>& ops, const Dims& d, bool moe_layer) {
+  if (moe_layer) {
     add_moe_mlp(ops, d);
   } else if (d.gpt_style) {
     add_gelu_mlp(ops, d);
   } else {
-    for (Op& op : swiglu_ops(d, "mlp", d.tokens, TensorSplit::kSequence)) {
-      ops.push_back(std::move(op));
-    }
+    for (Op& op : swiglu_ops(d, "mlp", d.tokens, d.ffn)) ops.push_back(std::move(op));
   }
 }
 
-Layer block_layer(const Dims& d, int index) {
+// Megatron-LM's --recompute-modules on a pre-norm block: the norms rerun (layernorm) and
+// the ops that keep their outputs drop them; a checkpointed MLP (mlp), MoE layer (moe) or
+// shared experts reruns all of its ops and keeps only its input, which its first op saves
+// (the shared experts read the router's); moe_act reruns the experts' activation, whose
+// output fc2 keeps.
+void tag_recompute_modules(Layer& layer, bool post_norm) {
+  const auto starts = [](const Op& op, std::string_view prefix) {
+    return op.name.starts_with(prefix);
+  };
+  constexpr RecomputeModules kNorm = module_bit(RecomputeModule::kLayernorm);
+  bool first_of_mlp = true;
+  for (Op& op : layer.ops) {
+    const bool norm = op.name == "attn.norm" || op.name == "mlp.norm";
+    if (!post_norm && norm) op.rerun_in |= kNorm;
+    if (!post_norm && (op.name == "attn.qkv" || op.name == "mlp.fc1" || op.name == "mlp.gate" ||
+                       op.name == "moe.router")) {
+      op.dropped_in |= kNorm;
+    }
+    RecomputeModules module = 0;
+    if (starts(op, "moe.shared.")) {
+      module = module_bit(RecomputeModule::kSharedExperts);
+    } else if (starts(op, "moe.")) {
+      module = module_bit(RecomputeModule::kMoe);
+    } else if (starts(op, "mlp.") && !norm && op.name != "mlp.dropout_add" &&
+               op.name != "mlp.residual") {
+      module = module_bit(RecomputeModule::kMlp);
+    }
+    if (module == 0) continue;
+    op.rerun_in |= module;
+    const bool module_input = first_of_mlp && module != module_bit(RecomputeModule::kSharedExperts);
+    if (!module_input) op.dropped_in |= module;
+    first_of_mlp = false;
+    // The shared experts run inside a checkpointed MoE layer too.
+    if (module == module_bit(RecomputeModule::kSharedExperts)) {
+      op.rerun_in |= module_bit(RecomputeModule::kMoe);
+      op.dropped_in |= module_bit(RecomputeModule::kMoe);
+    }
+    if (op.name == "moe.expert.swiglu") op.rerun_in |= module_bit(RecomputeModule::kMoeAct);
+    if (op.name == "moe.expert.fc2") op.dropped_in |= module_bit(RecomputeModule::kMoeAct);
+  }
+}
+
+Layer block_layer(const Dims& d, int index, bool moe_layer) {
   Layer layer;
   layer.name = "block." + std::to_string(index);
   layer.kind = LayerKind::kTransformer;
@@ -358,7 +478,7 @@ Layer block_layer(const Dims& d, int index) {
     add_attention(layer.ops, d);
     add_residual(layer.ops, d, "attn");
     add_norm(layer.ops, d, "attn.norm");
-    add_mlp(layer.ops, d);
+    add_mlp(layer.ops, d, false);
     add_residual(layer.ops, d, "mlp");
     add_norm(layer.ops, d, "mlp.norm");
   } else {
@@ -366,9 +486,10 @@ Layer block_layer(const Dims& d, int index) {
     add_attention(layer.ops, d);
     add_residual(layer.ops, d, "attn");
     add_norm(layer.ops, d, "mlp.norm");
-    add_mlp(layer.ops, d);
+    add_mlp(layer.ops, d, moe_layer);
     add_residual(layer.ops, d, "mlp");
   }
+  tag_recompute_modules(layer, d.family == ModelFamily::kBert);
   const double hidden_bytes = d.token_elements() * d.act;
   layer.output_bytes = hidden_bytes;
   // Megatron-LM: one all-reduce after the attention projection and one after the MLP in
@@ -384,9 +505,11 @@ Layer block_layer(const Dims& d, int index) {
   const int mlp_first = index_of([](const Op& op) {
     return op.name == "mlp.fc1" || op.name == "mlp.gate" || op.kind == OpKind::kRouter;
   });
+  // The MLP ends where the residual add begins.
   const int mlp_last = index_of([](const Op& op) {
-    return op.name == "mlp.fc2" || op.name == "mlp.down" || op.name == "moe.combine";
-  });
+                         return op.name == "mlp.dropout_add" || op.name == "mlp.residual";
+                       }) -
+                       1;
   layer.tp_fwd_at = {proj + 1, mlp_last + 1};
   layer.tp_bwd_at = {qkv, mlp_first};
   layer.tp_comm_bytes = hidden_bytes;
@@ -394,10 +517,11 @@ Layer block_layer(const Dims& d, int index) {
   layer.cp_at = index_of(
       [](const Op& op) { return op.attention_core || op.kernel == KernelKind::kFlashAttention; });
   layer.kv_bytes = static_cast<double>(d.tokens) * 2 * d.kv_width * d.act;
-  if (d.family == ModelFamily::kMoe) {
-    // Tokens go to their experts after the router and come back before they are combined.
-    const int combine = index_of([](const Op& op) { return op.name == "moe.combine"; });
-    layer.ep_at = {mlp_first + 1, combine};
+  if (moe_layer) {
+    // Tokens go to their experts once permuted and come back before they are unpermuted.
+    const int fc1 = index_of([](const Op& op) { return op.name == "moe.expert.fc1"; });
+    const int unpermute = index_of([](const Op& op) { return op.name == "moe.unpermute"; });
+    layer.ep_at = {fc1, unpermute};
     layer.moe_all_to_all_bytes = hidden_bytes * static_cast<double>(d.top_k);
   }
   return layer;
@@ -518,7 +642,7 @@ std::vector<Layer> transformer_layers(const ModelSpec& spec, const BuildShape& s
   std::vector<Layer> layers;
   layers.reserve(static_cast<size_t>(spec.layers) + 2);
   layers.push_back(embedding_layer(d));
-  for (int i = 0; i < spec.layers; ++i) layers.push_back(block_layer(d, i));
+  for (int i = 0; i < spec.layers; ++i) layers.push_back(block_layer(d, i, spec.is_moe_layer(i)));
   layers.push_back(head_layer(d));
   return layers;
 }

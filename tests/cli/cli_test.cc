@@ -153,7 +153,8 @@ TEST(Cli, TrainingRunReportsTheStepAndTheReference) {
   }
   ASSERT_EQ(t.at("ranks").size(), 64u);
   for (const char* key : {"compute_s", "exposed_comm_s", "bubble_s", "idle_s", "peak_memory_bytes",
-                          "memory_capacity_bytes", "oom"}) {
+                          "memory_capacity_bytes", "oom", "params", "model_state_bytes",
+                          "activation_bytes_peak", "comm_buffer_bytes", "workspace_bytes"}) {
     EXPECT_TRUE(t.at("ranks")[0].contains(key)) << key;
   }
   const double predicted = t.at("iteration_time_s").get<double>();

@@ -67,9 +67,11 @@ TEST(HfConfigTest, ImportsEveryFixture) {
       // head_dim 128, not 1024 / 16: kept (see below).
       {"Qwen3-0.6B.json", "qwen3", ModelFamily::kLlama, 28, 1024, 16, 8, 3072, 151936, 8192, true,
        0, 0},
-      // Experts of moe_intermediate_size, not intermediate_size.
-      {"Qwen3-30B-A3B.json", "qwen3_moe", ModelFamily::kMoe, 48, 2048, 32, 4, 768, 151936, 8192,
+      // ffn_hidden is the dense width; the experts' is moe_ffn_hidden (checked below).
+      {"Qwen3-30B-A3B.json", "qwen3_moe", ModelFamily::kMoe, 48, 2048, 32, 4, 6144, 151936, 8192,
        false, 128, 8},
+      {"Qwen1.5-MoE-A2.7B.json", "qwen2_moe", ModelFamily::kMoe, 24, 2048, 16, 16, 5632, 151936,
+       8192, false, 60, 4},
   };
   for (const Expected& e : expected) {
     const ModelSpec spec = model_spec_from_hf_config(load(e.file), e.file);
@@ -106,6 +108,9 @@ TEST(HfConfigTest, ImportedParameterCounts) {
   EXPECT_NEAR(params("Qwen3-0.6B.json") / 0.596e9, 1.0, 0.01);
   EXPECT_NEAR(params("Qwen3-8B.json") / 8.19e9, 1.0, 0.005);
   EXPECT_NEAR(params("Qwen3-30B-A3B.json") / 30.5e9, 1.0, 0.01);
+  // Qwen1.5-MoE-A2.7B's model card: 14.3B in all (60 experts of 1,408 and a shared expert of
+  // 5,632 per layer; its QKV biases are left out).
+  EXPECT_NEAR(params("Qwen1.5-MoE-A2.7B.json") / 14.3e9, 1.0, 0.005);
 }
 
 // Qwen3's heads are head_dim wide whatever the hidden size: Qwen3-0.6B's QKV projection
@@ -167,18 +172,37 @@ TEST(HfConfigTest, OptionalFieldsTakeTheirDefaults) {
   EXPECT_EQ(model_spec_from_hf_config(gpt, "config.json").ffn_hidden, 3072);
 }
 
-// MoE configs dtsim cannot stack: dense layers among the MoE ones, and qwen2_moe's shared
-// expert.
-TEST(HfConfigTest, RejectsMoeLayoutsItDoesNotModel) {
+// Fine-grained MoE layouts: expert width apart from the dense one, dense layers first or on
+// a period (Qwen's decoder_sparse_step), and qwen2_moe's gated shared expert. A dense-layer
+// list other than the first layers is refused with what dtsim can take.
+TEST(HfConfigTest, MoeLayouts) {
   json config = load("Qwen3-30B-A3B.json");
+  ModelSpec spec = model_spec_from_hf_config(config, "config.json");
+  EXPECT_EQ(spec.moe_ffn_hidden, 768);
+  EXPECT_EQ(spec.expert_ffn(), 768);
+  EXPECT_EQ(spec.moe_layer_period, 1);
+  EXPECT_EQ(spec.first_dense_layers, 0);
+  EXPECT_EQ(spec.shared_ffn_hidden, 0);
   config["decoder_sparse_step"] = 2;
-  EXPECT_THAT(import_error(config), HasSubstr("config.json: decoder_sparse_step: expected 1"));
+  spec = model_spec_from_hf_config(config, "config.json");
+  EXPECT_FALSE(spec.is_moe_layer(0));
+  EXPECT_TRUE(spec.is_moe_layer(1));
   config = load("Qwen3-30B-A3B.json");
   config["mlp_only_layers"] = {0, 1};
-  EXPECT_THAT(import_error(config), HasSubstr("config.json: mlp_only_layers: expected []"));
-  config = load("Qwen3-30B-A3B.json");
-  config["model_type"] = "qwen2_moe";
-  EXPECT_THAT(import_error(config), HasSubstr("shared expert"));
+  spec = model_spec_from_hf_config(config, "config.json");
+  EXPECT_EQ(spec.first_dense_layers, 2);
+  EXPECT_FALSE(spec.is_moe_layer(1));
+  EXPECT_TRUE(spec.is_moe_layer(2));
+  config["mlp_only_layers"] = {0, 5};
+  EXPECT_THAT(import_error(config),
+              HasSubstr("config.json: mlp_only_layers: expected the first layers in order"));
+  const ModelSpec qwen2 = model_spec_from_hf_config(load("Qwen1.5-MoE-A2.7B.json"), "c");
+  EXPECT_EQ(qwen2.moe_ffn_hidden, 1408);
+  EXPECT_EQ(qwen2.shared_ffn_hidden, 5632);
+  EXPECT_TRUE(qwen2.shared_expert_gate);
+  EXPECT_FALSE(qwen2.qk_norm);
+  // Mixtral's experts are intermediate_size wide.
+  EXPECT_EQ(model_spec_from_hf_config(load("Mixtral-8x7B-v0.1.json"), "c").expert_ffn(), 14336);
 }
 
 // Mistral windows every layer's attention; Mixtral's window is null; Qwen's is off, and
@@ -231,7 +255,7 @@ TEST(HfConfigTest, UnknownModelTypeListsTheSupportedOnes) {
   json config = load("Meta-Llama-3-8B.json");
   config["model_type"] = "bert";
   EXPECT_EQ(import_error(config),
-            "config.json: model_type: expected one of llama, mistral, qwen2, qwen3, qwen3_moe, "
+            "config.json: model_type: expected one of llama, mistral, qwen2, qwen3, qwen2_moe, qwen3_moe, "
             "mixtral, gpt2, got \"bert\"");
   config.erase("model_type");
   EXPECT_THAT(import_error(config), HasSubstr("model_type: expected one of llama"));

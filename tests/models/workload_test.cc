@@ -641,22 +641,34 @@ TEST(WorkloadTest, MixtralExperts) {
   EXPECT_EQ(router.params, 4096 * 8);
   double expert_flops = 0;
   int64_t expert_params = 0;
+  int grouped = 0;
   for (const Op& op : block.ops) {
     EXPECT_EQ(op.expert, op.name.rfind("moe.expert.", 0) == 0) << op.name;
     if (op.expert && op.kind == OpKind::kMatmul) {
+      ++grouped;
       expert_flops += op.fwd_flops;
       expert_params += op.params;
-      EXPECT_EQ(op.gemm.m, b * s * 2) << op.name;
+      // One grouped GEMM over the 8 experts, each group the mean rows: 8,192 / 8.
+      EXPECT_EQ(op.kernel, KernelKind::kGroupedGemm) << op.name;
+      EXPECT_EQ(op.gemm.batch, 8) << op.name;
+      EXPECT_EQ(op.gemm.m, b * s * 2 / 8) << op.name;
     }
   }
+  // fc1 (gate and up, 2f wide) and fc2: two grouped GEMMs a pass.
+  EXPECT_EQ(grouped, 2);
+  EXPECT_EQ(op_named(block, "moe.expert.fc1").gemm.n, 2 * 14336);
   EXPECT_DOUBLE_EQ(expert_flops, 3 * 2 * routed * h * f);
   EXPECT_EQ(expert_params, int64_t{8} * 3 * 4096 * 14336);
   EXPECT_DOUBLE_EQ(block.moe_all_to_all_bytes, routed * h * 2);
-  // Dispatch after the router, combine's all-to-all before the weighted combine.
+  // The tokens are permuted into expert order and back, each a gather of every routed row.
+  EXPECT_EQ(op_named(block, "moe.permute").kernel, KernelKind::kPermute);
+  EXPECT_DOUBLE_EQ(op_named(block, "moe.permute").fwd_bytes, 2 * routed * h * 2);
+  EXPECT_EQ(op_named(block, "moe.unpermute").kernel, KernelKind::kPermute);
+  // Dispatch once permuted, the combine's all-to-all before the unpermute.
   const auto at = [&](const std::string& name) {
     return static_cast<int>(&op_named(block, name) - block.ops.data());
   };
-  EXPECT_EQ(block.ep_at, (std::vector<int>{at("moe.router") + 1, at("moe.combine")}));
+  EXPECT_EQ(block.ep_at, (std::vector<int>{at("moe.expert.fc1"), at("moe.unpermute")}));
   // Mixtral is MoE on LLaMA's attention: GQA with 8 KV heads.
   EXPECT_EQ(op_named(block, "attn.qkv").gemm.n, 4096 + 2 * 1024);
 }

@@ -155,8 +155,8 @@ TEST(Granularity, CollectivesSitWhereMegatronRunsThem) {
   const auto mixtral = lowered(all[3], "layer");
   const auto ep = around(mixtral->lowered, "ep all-to-all fwd");
   ASSERT_GE(ep.size(), 2u);
-  EXPECT_EQ(ep[0], (std::pair<std::string, std::string>{"moe.router", "moe.expert.gate"}));
-  EXPECT_EQ(ep[1], (std::pair<std::string, std::string>{"moe.expert.down", "moe.combine"}));
+  EXPECT_EQ(ep[0], (std::pair<std::string, std::string>{"moe.permute", "moe.expert.fc1"}));
+  EXPECT_EQ(ep[1], (std::pair<std::string, std::string>{"moe.expert.fc2", "moe.unpermute"}));
 }
 
 TEST(Granularity, UnknownValueIsAnError) {

@@ -25,7 +25,7 @@ std::string example(const std::string& name) {
 }
 
 bool counted(KernelKind k) {
-  return k == KernelKind::kGemm || k == KernelKind::kBatchedGemm ||
+  return k == KernelKind::kGemm || k == KernelKind::kBatchedGemm || k == KernelKind::kGroupedGemm ||
          k == KernelKind::kFlashAttention || k == KernelKind::kConv || k == KernelKind::kRouter;
 }
 

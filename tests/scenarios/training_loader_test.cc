@@ -155,6 +155,36 @@ TEST(TrainingLoader, TrainingErrors) {
                         "needs \"dataset_samples\""));
   EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, R"({"iterations": 3, "total_tokens": 1e9})")),
                         "/training", "at most one of"));
+  EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, R"({"recompute_modules": ["mlp"]})")),
+                        "/training/recompute_modules",
+                        "applies to \"recompute\": \"selective\", and recompute is \"none\""));
+  EXPECT_TRUE(has_error(
+      errors_of(training_doc(kSmallGpt, R"({"recompute": "selective", "recompute_modules": ["moe_ac"]})")),
+      "/training/recompute_modules/0", "recompute module"));
+  EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, R"({"recompute_num_layers": 2})")),
+                        "/training/recompute_num_layers", "applies to \"recompute\": \"full\""));
+  EXPECT_TRUE(has_error(
+      errors_of(training_doc(kSmallGpt, R"({"recompute": "full", "recompute_method": "blocks"})")),
+      "/training/recompute_method", "recompute method"));
+  EXPECT_TRUE(errors_of(training_doc(kSmallGpt, R"({"recompute": "full", "recompute_method": "block", "recompute_num_layers": 2})"))
+                  .empty());
+  EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, R"({"expert_capacity_factor": 0.5})")),
+                        "/training/expert_capacity_factor", "at least 1"));
+  EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, R"({"expert_load_imbalance": 0.9})")),
+                        "/training/expert_load_imbalance", ""));
+}
+
+// Fine-grained MoE keys apply to the moe family only.
+TEST(TrainingLoader, MoeKeysNeedTheMoeFamily) {
+  EXPECT_TRUE(has_error(
+      errors_of(training_doc(R"({"family": "gpt", "layers": 4, "hidden": 256, "heads": 8, "vocab": 1000, "seq_len": 64, "moe_ffn_hidden": 64})")),
+      "/model/moe_ffn_hidden", "does not apply to the gpt family"));
+  EXPECT_TRUE(has_error(
+      errors_of(training_doc(R"({"preset": "mixtral-8x7b", "layers": 2, "first_dense_layers": 2})")),
+      "/model/first_dense_layers", "leaves no MoE layer"));
+  EXPECT_TRUE(errors_of(training_doc(
+                  R"({"preset": "mixtral-8x7b", "layers": 2, "first_dense_layers": 1, "moe_ffn_hidden": 512, "shared_ffn_hidden": 256})"))
+                  .empty());
 }
 
 TEST(TrainingLoader, PlanErrorsNameTheirKey) {

@@ -137,7 +137,7 @@ TEST(OpSignature, BackwardGemmsOfALinearLayer) {
 }
 
 TEST(OpSignature, NamesRoundTrip) {
-  for (int k = 0; k <= static_cast<int>(KernelKind::kCopy); ++k) {
+  for (int k = 0; k <= static_cast<int>(kLastKernelKind); ++k) {
     const auto kind = static_cast<KernelKind>(k);
     EXPECT_EQ(kernel_kind_from_name(kernel_kind_name(kind)), kind);
   }

@@ -1,0 +1,251 @@
+// Fine-grained mixture of experts, worked by hand: the layer layout, grouped GEMMs, the
+// routing's saved tensors, expert parallelism and routing imbalance on a rank, tile
+// quantization of grouped GEMMs, and Megatron-LM's recompute modules.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <string_view>
+
+#include "models/chunk_cost.h"
+#include "models/cost_model.h"
+#include "models/memory_model.h"
+#include "models/workload.h"
+#include "sim/device_catalog.h"
+
+namespace dtsim::models {
+namespace {
+
+// Three layers, the first dense; 16 experts of 96 (top 4) and a gated shared expert of 192
+// in the others. Two samples of 128 tokens: 256 tokens, 1,024 routed rows.
+constexpr double kTokens = 256;
+constexpr double kRouted = 1024;
+constexpr double kH = 256;
+constexpr double kFe = 96;
+constexpr double kFs = 192;
+constexpr double kE = 16;
+
+ModelSpec fine_grained() {
+  ModelSpec s;
+  s.name = "fine-grained";
+  s.family = ModelFamily::kMoe;
+  s.layers = 3;
+  s.hidden = 256;
+  s.heads = 4;
+  s.kv_heads = 2;
+  s.ffn_hidden = 512;
+  s.vocab = 1000;
+  s.experts = 16;
+  s.top_k = 4;
+  s.moe_ffn_hidden = 96;
+  s.shared_ffn_hidden = 192;
+  s.shared_expert_gate = true;
+  s.first_dense_layers = 1;
+  return s;
+}
+
+Workload workload(const ModelSpec& spec = fine_grained()) {
+  return build_workload(spec, WorkloadShape{2, 128, Precision::kBf16, true});
+}
+
+const Layer& layer(const Workload& w, std::string_view name) {
+  for (const Layer& l : w.layers) {
+    if (l.name == name) return l;
+  }
+  throw std::runtime_error("no layer " + std::string(name));
+}
+
+const Op* find(const Layer& l, std::string_view name) {
+  for (const Op& op : l.ops) {
+    if (op.name == name) return &op;
+  }
+  return nullptr;
+}
+
+double saved(const Layer& l, std::string_view prefix) {
+  double bytes = 0;
+  for (const Op& op : l.ops) {
+    if (op.name.starts_with(prefix)) bytes += op.saved_bytes;
+  }
+  return bytes;
+}
+
+const DeviceSpec& h100() { return *find_builtin_device("H100"); }
+
+TEST(Moe, DenseLayersFirstAndOnAPeriod) {
+  const Workload w = workload();
+  EXPECT_NE(find(layer(w, "block.0"), "mlp.gate"), nullptr);
+  EXPECT_EQ(find(layer(w, "block.0"), "moe.router"), nullptr);
+  EXPECT_EQ(layer(w, "block.0").ep_at.size(), 0u);
+  for (const char* name : {"block.1", "block.2"}) {
+    EXPECT_NE(find(layer(w, name), "moe.router"), nullptr) << name;
+    EXPECT_EQ(find(layer(w, name), "mlp.gate"), nullptr) << name;
+  }
+  // The dense layer's MLP is ffn_hidden wide, the experts moe_ffn_hidden.
+  EXPECT_EQ(find(layer(w, "block.0"), "mlp.gate")->gemm.n, 512);
+  ModelSpec period = fine_grained();
+  period.first_dense_layers = 0;
+  period.moe_layer_period = 2;  // layer i is MoE when i + 1 is even
+  const Workload p = workload(period);
+  EXPECT_EQ(find(layer(p, "block.0"), "moe.router"), nullptr);
+  EXPECT_NE(find(layer(p, "block.1"), "moe.router"), nullptr);
+  EXPECT_EQ(find(layer(p, "block.2"), "moe.router"), nullptr);
+  period.first_dense_layers = 3;
+  EXPECT_FALSE(validate_model_spec(period).empty());
+}
+
+TEST(Moe, GroupedGemmsOverTheExperts) {
+  const Workload w = workload();
+  const Layer& l = layer(w, "block.1");
+  const Op& fc1 = *find(l, "moe.expert.fc1");
+  const Op& fc2 = *find(l, "moe.expert.fc2");
+  // One kernel over the 16 experts, each 1,024 / 16 = 64 rows; fc1 gate and up side by side.
+  EXPECT_EQ(fc1.kernel, KernelKind::kGroupedGemm);
+  EXPECT_EQ(fc1.gemm, (GemmDims{64, 192, 256, 16, false, true}));
+  EXPECT_EQ(fc2.gemm, (GemmDims{64, 256, 96, 16, false, true}));
+  EXPECT_DOUBLE_EQ(fc1.fwd_flops, 2 * kRouted * kH * 2 * kFe);
+  EXPECT_DOUBLE_EQ(fc2.fwd_flops, 2 * kRouted * kFe * kH);
+  EXPECT_EQ(fc1.params + fc2.params, static_cast<int64_t>(kE * 3 * kH * kFe));
+  int grouped = 0;
+  for (const Op& op : l.ops) grouped += op.kernel == KernelKind::kGroupedGemm ? 1 : 0;
+  EXPECT_EQ(grouped, 2);
+  // Shared expert: a dense SwiGLU of 192 and its one-row gate; router 256 x 16.
+  double shared = 0;
+  for (const Op& op : l.ops) {
+    if (op.name.starts_with("moe.shared.")) shared += static_cast<double>(op.params);
+  }
+  EXPECT_DOUBLE_EQ(shared, 3 * kH * kFs + kH);
+  EXPECT_EQ(find(l, "moe.router")->params, 256 * 16);
+  // Dispatch and combine: every routed row of h, 2 bytes each.
+  EXPECT_DOUBLE_EQ(l.moe_all_to_all_bytes, kRouted * kH * 2);
+  EXPECT_DOUBLE_EQ(find(l, "moe.permute")->fwd_bytes, 2 * kRouted * kH * 2);
+}
+
+// docs/training.md, "Mixture of experts": what an MoE layer keeps, term by term.
+TEST(Moe, SavedTensorsOfAnMoeLayer) {
+  const Workload w = workload();
+  const Layer& l = layer(w, "block.1");
+  EXPECT_DOUBLE_EQ(find(l, "moe.router")->saved_bytes, 2 * kTokens * kH);
+  // int32 routing indices and the fp32 probabilities over every expert.
+  EXPECT_DOUBLE_EQ(find(l, "moe.permute")->saved_bytes, 4 * kRouted + 4 * kTokens * kE);
+  EXPECT_DOUBLE_EQ(find(l, "moe.expert.fc1")->saved_bytes, 2 * kRouted * kH);
+  EXPECT_DOUBLE_EQ(find(l, "moe.expert.swiglu")->saved_bytes, 2 * 2 * kRouted * kFe);
+  EXPECT_DOUBLE_EQ(find(l, "moe.expert.fc2")->saved_bytes, 2 * kRouted * kFe);
+  EXPECT_DOUBLE_EQ(find(l, "moe.unpermute")->saved_bytes, 0);
+  EXPECT_DOUBLE_EQ(find(l, "moe.combine")->saved_bytes, 2 * kRouted * kH);
+  // The shared expert reads the router's input, kept once; its gate's output and its own
+  // output are kept for the scale.
+  EXPECT_DOUBLE_EQ(saved(l, "moe.shared."),
+                   2 * 2 * kTokens * kFs + 2 * kTokens * kFs + 2 * kTokens + 2 * kTokens * kH);
+  EXPECT_DOUBLE_EQ(saved(l, "moe."), 2216448);  // the sum above
+}
+
+// A rank of expert-parallel group 4 runs 4 of the 16 experts on the rows the group sends
+// them: 64 x 4 = 256 a group; with the busiest rank getting 1.5 times the mean, 384.
+TEST(Moe, ExpertParallelShardAndRoutingImbalance) {
+  const Workload w = workload();
+  const int block = 2;  // block.1
+  RankShard shard;
+  shard.ep = 4;
+  shard.expert_load = 1.5;
+  const RooflineCostModel costs;
+  const ChunkCost cc = chunk_cost(w, block, block + 1, shard, Recompute::kNone, h100(), costs);
+  const PricedOp* fc1 = nullptr;
+  for (const PricedOp& p : cc.layer_fwd_ops[0]) {
+    if (p.op.name == "moe.expert.fc1") fc1 = &p;
+  }
+  ASSERT_NE(fc1, nullptr);
+  EXPECT_EQ(fc1->op.gemm.batch, 4);
+  EXPECT_EQ(fc1->op.gemm.m, 384);
+  EXPECT_DOUBLE_EQ(fc1->op.flops, 2 * kRouted * kH * 2 * kFe * 1.5);
+  // Only the rank's four experts' weights are read.
+  EXPECT_DOUBLE_EQ(fc1->op.bytes, 4 * (384 * 256 + 256 * 192 + 384 * 192) * 2.0);
+  double a2a = 0;
+  for (const PassComm& c : cc.layer_fwd_comms[0]) {
+    if (c.kind == PassComm::Kind::kEp) a2a += c.bytes;
+  }
+  EXPECT_DOUBLE_EQ(a2a, 2 * kRouted * kH * 2 * 1.5);  // dispatch and combine
+  // The experts' saved tensors hold the busiest rank's rows.
+  const double experts_saved = 2 * kRouted * kH + 2 * 2 * kRouted * kFe + 2 * kRouted * kFe;
+  const double even = layer_activation_bytes(w.layers[block], 0, Recompute::kNone, {});
+  const double busy =
+      layer_activation_bytes(w.layers[block], 0, Recompute::kNone, {1, false, 1, 1.5});
+  EXPECT_DOUBLE_EQ(busy - even, 0.5 * experts_saved);
+  EXPECT_DOUBLE_EQ(cc.expert_params, kE / 4 * 3 * kH * kFe);
+}
+
+// A grouped kernel runs every group with one tile shape: 100 rows on 256-row tiles fill
+// 100 / 256 of a tile row, where a batched GEMM's shape is priced by its size terms alone.
+TEST(Moe, GroupedGemmTileQuantization) {
+  DeviceSpec d = h100();
+  const GemmDims shape{100, 256, 256, 8, false, true};
+  const double batched =
+      RooflineCostModel::gemm_efficiency(shape, d, KernelKind::kBatchedGemm, false, DType::kBf16);
+  const double grouped =
+      RooflineCostModel::gemm_efficiency(shape, d, KernelKind::kGroupedGemm, false, DType::kBf16);
+  EXPECT_DOUBLE_EQ(grouped / batched, 100.0 / 256.0);
+  GemmDims full = shape;
+  full.m = 512;
+  EXPECT_DOUBLE_EQ(
+      RooflineCostModel::gemm_efficiency(full, d, KernelKind::kGroupedGemm, false, DType::kBf16),
+      RooflineCostModel::gemm_efficiency(full, d, KernelKind::kBatchedGemm, false, DType::kBf16));
+}
+
+int recomputed(const PricedOps& ops, std::string_view name) {
+  int n = 0;
+  for (const PricedOp& p : ops) n += p.op.recomputed && p.op.name == name ? 1 : 0;
+  return n;
+}
+
+int recomputed_all_to_alls(const std::vector<PassComm>& comms) {
+  int n = 0;
+  for (const PassComm& c : comms) n += c.kind == PassComm::Kind::kEp && c.recomputed ? 1 : 0;
+  return n;
+}
+
+// Megatron-LM's --recompute-modules on an MoE layer: each drops what it rebuilds and
+// reruns its forward in the backward pass.
+TEST(Moe, RecomputeModules) {
+  const Workload w = workload();
+  const Layer& l = w.layers[2];  // block.1
+  const auto kept = [&](RecomputeModules modules) {
+    return layer_activation_bytes(l, 0, RecomputePolicy{Recompute::kSelective, modules}, {});
+  };
+  const double none = layer_activation_bytes(l, 0, Recompute::kNone, {});
+  const double attn_core = none - kept(module_bit(RecomputeModule::kCoreAttn));
+  // FlashAttention keeps only its fp32 log-sum-exp: 4 heads x 256 tokens x 4 bytes.
+  EXPECT_DOUBLE_EQ(attn_core, 4 * kTokens * 4);
+  // moe_act: fc2's input, the SwiGLU's output.
+  EXPECT_DOUBLE_EQ(none - kept(module_bit(RecomputeModule::kMoeAct)), 2 * kRouted * kFe);
+  // layernorm: the QKV input and the router's input (both norm outputs).
+  EXPECT_DOUBLE_EQ(none - kept(module_bit(RecomputeModule::kLayernorm)), 2 * 2 * kTokens * kH);
+  // moe: everything of the MoE layer but its input, the shared expert's included.
+  EXPECT_DOUBLE_EQ(none - kept(module_bit(RecomputeModule::kMoe)), 2216448 - 2 * kTokens * kH);
+  // shared_experts: the shared expert's own tensors.
+  EXPECT_DOUBLE_EQ(none - kept(module_bit(RecomputeModule::kSharedExperts)),
+                   saved(l, "moe.shared."));
+
+  RankShard shard;
+  shard.ep = 4;
+  const RooflineCostModel costs;
+  const auto backward = [&](RecomputePolicy policy) {
+    return chunk_cost(w, 2, 3, shard, policy, h100(), costs);
+  };
+  const ChunkCost act = backward({Recompute::kSelective, module_bit(RecomputeModule::kMoeAct)});
+  EXPECT_EQ(recomputed(act.layer_bwd_ops[0], "moe.expert.swiglu"), 1);
+  EXPECT_EQ(recomputed(act.layer_bwd_ops[0], "moe.expert.fc2"), 0);
+  EXPECT_EQ(recomputed_all_to_alls(act.layer_bwd_comms[0]), 0);
+  // A checkpointed MoE layer runs its dispatch and combine again; so does full recompute.
+  const ChunkCost moe = backward({Recompute::kSelective, module_bit(RecomputeModule::kMoe)});
+  EXPECT_EQ(recomputed(moe.layer_bwd_ops[0], "moe.expert.fc1"), 1);
+  EXPECT_EQ(recomputed(moe.layer_bwd_ops[0], "attn.qkv"), 0);
+  EXPECT_EQ(recomputed_all_to_alls(moe.layer_bwd_comms[0]), 2);
+  EXPECT_DOUBLE_EQ(moe.all_to_all_bytes_bwd, 2 * moe.all_to_all_bytes);
+  EXPECT_EQ(recomputed_all_to_alls(backward(Recompute::kFull).layer_bwd_comms[0]), 2);
+  const ChunkCost norms =
+      backward({Recompute::kSelective, module_bit(RecomputeModule::kLayernorm)});
+  EXPECT_EQ(recomputed(norms.layer_bwd_ops[0], "attn.norm"), 1);
+  EXPECT_EQ(recomputed(norms.layer_bwd_ops[0], "mlp.norm"), 1);
+}
+
+}  // namespace
+}  // namespace dtsim::models
