@@ -296,6 +296,7 @@ ChunkCost chunk_cost(const Workload& w, int begin, int end, const RankShard& sha
         }
       }
       (op.expert ? expert : dense) += local_params(op, shard);
+      if (!op.expert) out.dense_updated_params += local_params(op, shard) * op.updated_fraction;
       if (!op.expert && op.params > 0) tensors.push_back(local_params(op, shard));
     }
     fwd_before[n] = static_cast<int>(fwd_ops.size());

@@ -82,6 +82,8 @@ struct ChunkCost {
   std::vector<std::vector<double>> layer_dense_tensors;
   double dense_params = 0;
   double expert_params = 0;
+  // The dense parameters a step computes gradients for and updates (Op::updated_fraction).
+  double dense_updated_params = 0;
   double activation_bytes = 0;  // kept per micro-batch until the backward pass
   // What recomputation rebuilds at once in the backward pass: the largest of the chunk's
   // layers' activations beyond what the recompute mode keeps (a whole layer's under full

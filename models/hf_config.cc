@@ -15,8 +15,13 @@
 //    are rejected); qwen2_moe adds its gated shared expert of
 //    shared_expert_intermediate_size. Mixtral's experts are intermediate_size wide.
 //  - sliding_window (Mistral 7B v0.1: 4096) applies to every layer and cuts the attention
-//    tiles FlashAttention runs. Qwen's use_sliding_window, which windows only some layers
-//    (max_window_layers), is not modelled and is rejected when true.
+//    tiles FlashAttention runs, unless layer_types says per layer ("sliding_attention",
+//    "full_attention": GPT-OSS, newer configs) or Qwen's use_sliding_window windows the
+//    layers from max_window_layers on (Qwen2's modelling code); Qwen's window is otherwise
+//    off and its sliding_window only a size.
+//  - gpt_oss is the moe family: num_local_experts experts of intermediate_size, top
+//    num_experts_per_tok, head_dim apart from the hidden size, attention sinks, and its
+//    alternating windowed and full layers.
 //  - Attention biases (Qwen2) and rope settings do not change the FLOPs or memory the
 //    simulator prices by more than a rounding and are ignored.
 #include <algorithm>
@@ -35,7 +40,7 @@ constexpr int64_t kMaxDefaultSeqLen = 8192;
 // GPT-2's MLP width when n_inner is null.
 constexpr int64_t kGpt2FfnMultiple = 4;
 constexpr std::string_view kSupportedTypes =
-    "llama, mistral, qwen2, qwen3, qwen2_moe, qwen3_moe, mixtral, gpt2";
+    "llama, mistral, qwen2, qwen3, qwen2_moe, qwen3_moe, mixtral, gpt_oss, gpt2";
 constexpr size_t kMaxShownValueChars = 60;
 
 std::string shown(const json& value) {
@@ -174,6 +179,38 @@ void qwen_moe_layers(const ConfigReader& r, const json& config, ModelSpec& spec)
   spec.first_dense_layers = static_cast<int>(list.size());
 }
 
+// The window and the layers it applies to (see the file comment).
+void read_window(const ConfigReader& r, const json& config, bool qwen, ModelSpec& spec) {
+  const bool qwen_window = qwen && r.boolean_or("use_sliding_window", false);
+  if (!r.has("sliding_window") || (qwen && !qwen_window)) return;
+  spec.sliding_window = r.positive_int("sliding_window", std::numeric_limits<int64_t>::max());
+  if (r.has("layer_types")) {
+    const json& types = config.at("layer_types");
+    if (!types.is_array() || types.size() != static_cast<size_t>(spec.layers)) {
+      r.fail("layer_types", "a list of num_hidden_layers (" + std::to_string(spec.layers) +
+                                ") \"sliding_attention\" or \"full_attention\"",
+             shown(types));
+    }
+    spec.window_pattern.clear();
+    for (const json& t : types) {
+      if (t != "sliding_attention" && t != "full_attention") {
+        r.fail("layer_types", "\"sliding_attention\" or \"full_attention\" for each layer",
+               shown(t));
+      }
+      spec.window_pattern.push_back(t == "sliding_attention");
+    }
+  } else if (qwen_window) {
+    const int64_t from = r.positive_int_or("max_window_layers", 0);
+    for (int i = 0; i < spec.layers; ++i) spec.window_pattern.push_back(i >= from);
+  }
+  // A pattern without windowed layers leaves the window unused.
+  if (!spec.window_pattern.empty() &&
+      std::none_of(spec.window_pattern.begin(), spec.window_pattern.end(), [](bool w) { return w; })) {
+    spec.sliding_window = 0;
+    spec.window_pattern.clear();
+  }
+}
+
 std::string join(const std::vector<std::string>& parts) {
   std::string out;
   for (const std::string& part : parts) out += (out.empty() ? "" : "; ") + part;
@@ -188,12 +225,6 @@ ModelSpec model_spec_from_hf_config(const nlohmann::json& config, const std::str
       reader.string("model_type", "one of " + std::string(kSupportedTypes));
   ModelSpec spec;
   const bool qwen = model_type.starts_with("qwen");
-  if (qwen && reader.boolean_or("use_sliding_window", false)) {
-    reader.fail("use_sliding_window",
-                "false (Qwen's sliding window over some layers, max_window_layers, is not "
-                "modelled)",
-                shown(config.at("use_sliding_window")));
-  }
   if (model_type == "llama" || model_type == "mistral" || model_type == "qwen2" ||
       model_type == "qwen3") {
     spec = llama_like(reader, ModelFamily::kLlama);
@@ -209,18 +240,16 @@ ModelSpec model_spec_from_hf_config(const nlohmann::json& config, const std::str
                                                    std::numeric_limits<int64_t>::max());
       spec.shared_expert_gate = true;
     }
+  } else if (model_type == "gpt_oss") {
+    spec = llama_like(reader, ModelFamily::kMoe);
+    spec.attention_sinks = true;
   } else if (model_type == "gpt2") {
     spec = gpt2(reader);
   } else {
     reader.fail("model_type", "one of " + std::string(kSupportedTypes),
                 shown(config.at("model_type")));
   }
-  // Mistral and Mixtral window every layer; Qwen's window is off (checked above) and its
-  // sliding_window then only a size.
-  if (!qwen && model_type != "gpt2" && reader.has("sliding_window")) {
-    spec.sliding_window =
-        reader.positive_int("sliding_window", std::numeric_limits<int64_t>::max());
-  }
+  if (model_type != "gpt2") read_window(reader, config, qwen, spec);
   spec.name = reader.string_or("_name_or_path", "");
   if (spec.name.empty()) spec.name = model_type;
   const std::vector<std::string> problems = validate_model_spec(spec);

@@ -796,8 +796,15 @@ double StepEmitter::allocate_states(RankContext& rc, RankRole& role) {
   add(model_state_bytes(static_cast<int64_t>(rc.expert), precision, optimizer, zero,
                         static_cast<int>(rc.edp_group.size())));
   if (rc.classifier != nullptr) {
-    add(model_state_bytes(static_cast<int64_t>(rc.classifier->dense_params), precision, optimizer,
-                          0, 1));
+    // A sampled softmax keeps every centre and its optimizer state, and the gradients of
+    // the centres it sampled.
+    ModelStateBytes classifier = model_state_bytes(
+        static_cast<int64_t>(rc.classifier->dense_params), precision, optimizer, 0, 1);
+    classifier.gradients =
+        model_state_bytes(static_cast<int64_t>(rc.classifier->dense_updated_params), precision,
+                          optimizer, 0, 1)
+            .gradients;
+    add(classifier);
   }
   // Tensors kept whole under ZeRO-3's persistence threshold: their weights and gradients
   // on every rank, beyond the shard counted above.
@@ -1094,7 +1101,7 @@ void StepEmitter::emit_step_end(RankContext& rc) {
   const double edp_size = static_cast<double>(rc.edp_group.size());
   const double opt_params =
       (zero >= 1 ? rc.dense / dp_size + rc.expert / edp_size : rc.dense + rc.expert) +
-      (rc.classifier ? rc.classifier->dense_params : 0);
+      (rc.classifier ? rc.classifier->dense_updated_params : 0);
   OpSignature opt;
   opt.name = "optimizer";
   opt.kind = KernelKind::kOptimizerUpdate;

@@ -291,6 +291,14 @@ void check_sharded_classifier(const LoweringInput& in, Problems& errors) {
     errors.push_back(problem_at("parallelism.shard_classifier",
                                 "needs a classifier model (family \"classifier\")"));
   }
+  // Each rank samples from its own shard and updates what it sampled; replicas of one
+  // shard would sample apart and could not reduce their gradients as one tensor.
+  if (!p.shard_classifier && in.model.family == ModelFamily::kClassifier) {
+    const std::string why = "samples the classes of a sharded classifier (Partial FC, KNN "
+                            "softmax): set parallelism.shard_classifier";
+    if (in.model.sample_rate < 1) errors.push_back(problem_at("model.sample_rate", why));
+    if (in.model.knn_candidates > 0) errors.push_back(problem_at("model.knn_candidates", why));
+  }
 }
 
 // The rank of every (dp, pp, tp, cp), and whether local SGD has regions to average over.

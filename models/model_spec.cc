@@ -291,6 +291,14 @@ void check_transformer(const ModelSpec& spec, Problems& problems) {
   }
   problems.require_zero_or_positive("seq_len", spec.seq_len, "set by the training set-up");
   problems.require_zero_or_positive("sliding_window", spec.sliding_window, "no window");
+  if (!spec.window_pattern.empty() && spec.sliding_window <= 0) {
+    problems.add("window_pattern: picks the layers sliding_window applies to, and there is no "
+                 "sliding_window");
+  }
+  if (spec.window_pattern.size() > static_cast<size_t>(std::max(spec.layers, 1))) {
+    problems.add("window_pattern: at most one entry a layer (" + std::to_string(spec.layers) +
+                 "), got " + std::to_string(spec.window_pattern.size()));
+  }
   if (spec.sliding_window > 0 && spec.family == ModelFamily::kBert) {
     problems.add(
         "sliding_window: bert attends in both directions; a sliding window is "
@@ -325,6 +333,12 @@ bool is_vision(ModelFamily f) {
   return f == ModelFamily::kResnet50 || f == ModelFamily::kAlexnet || f == ModelFamily::kVgg16;
 }
 
+std::string sci(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2g", v);
+  return text;
+}
+
 void check_classifier(const ModelSpec& spec, Problems& problems) {
   const std::optional<ModelFamily> backbone = model_family_from_name(spec.backbone);
   if (!backbone || !(is_vision(*backbone) || *backbone == ModelFamily::kMlp)) {
@@ -341,12 +355,20 @@ void check_classifier(const ModelSpec& spec, Problems& problems) {
     }
   }
   check_classes(spec, problems);
-}
-
-std::string sci(double v) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.2g", v);
-  return text;
+  problems.require_zero_or_positive("embedding", spec.embedding, "the backbone's features");
+  if (!(spec.sample_rate > 0 && spec.sample_rate <= 1)) {
+    problems.add("sample_rate: must be in (0, 1] (the share of each shard's class centres a step "
+                 "samples), got " + sci(spec.sample_rate));
+  }
+  problems.require_zero_or_positive("knn_candidates", spec.knn_candidates, "the full softmax");
+  if (spec.knn_candidates > 0 && spec.sample_rate < 1) {
+    problems.add("knn_candidates: KNN softmax and Partial FC's sample_rate are two ways to sample "
+                 "the classes; give one");
+  }
+  if (spec.knn_candidates > spec.classes) {
+    problems.add("knn_candidates: must not exceed classes (" + std::to_string(spec.classes) +
+                 "), got " + std::to_string(spec.knn_candidates));
+  }
 }
 
 // Far beyond any model trained so far, and small enough that parameter and FLOP counts
@@ -377,6 +399,7 @@ bool check_bounds(const ModelSpec& spec, Problems& problems) {
   at_most("seq_len", spec.seq_len, kMaxSequence);
   at_most("sliding_window", spec.sliding_window, kMaxSequence);
   at_most("input_features", spec.input_features, kMaxWidth);
+  at_most("embedding", spec.embedding, kMaxWidth);
   at_most("image_size", spec.image_size, kMaxImageSize);
   if (!ok) return false;
   // A transformer's parameters, generously: attention, a gated FFN and every expert per
@@ -403,10 +426,19 @@ bool check_bounds(const ModelSpec& spec, Problems& problems) {
 
 }  // namespace
 
+int64_t ModelSpec::sampled_classes(int64_t batch) const {
+  if (knn_candidates > 0) {
+    const double union_bound = static_cast<double>(batch) * static_cast<double>(knn_candidates);
+    return union_bound >= static_cast<double>(classes) ? classes : batch * knn_candidates;
+  }
+  return std::max<int64_t>(1, std::llround(static_cast<double>(classes) * sample_rate));
+}
+
 std::vector<std::string_view> model_keys_used(const ModelSpec& spec) {
   static constexpr std::string_view kTransformer[] = {
       "layers", "hidden",  "heads",           "kv_heads",       "head_dim", "qk_norm", "ffn_hidden",
-      "vocab",  "seq_len", "tied_embeddings", "sliding_window", "experts",  "top_k"};
+      "vocab",  "seq_len", "tied_embeddings", "sliding_window", "experts",  "top_k",
+      "window_pattern", "attention_sinks"};
   static constexpr std::string_view kMlpBody[] = {"layers", "hidden", "input_features"};
   static constexpr std::string_view kVisionBody[] = {"image_size"};
   static constexpr std::string_view kMoe[] = {"moe_ffn_hidden", "shared_ffn_hidden",
@@ -425,6 +457,9 @@ std::vector<std::string_view> model_keys_used(const ModelSpec& spec) {
   if (spec.family == ModelFamily::kClassifier) {
     keys.push_back("backbone");
     keys.push_back("hidden");
+    keys.push_back("embedding");
+    keys.push_back("sample_rate");
+    keys.push_back("knn_candidates");
     body = model_family_from_name(spec.backbone).value_or(ModelFamily::kClassifier);
   }
   if (body == ModelFamily::kMlp) {

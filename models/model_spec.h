@@ -65,6 +65,13 @@ struct ModelSpec {
   // Sliding-window attention (Mistral 7B: 4096): each query attends to at most this many
   // tokens back, itself included; 0 = the whole causal prefix.
   int64_t sliding_window = 0;
+  // Which layers the window applies to: a pattern repeated over the layers, true for a
+  // windowed layer (Gemma 2 and GPT-OSS alternate windowed and full attention, starting
+  // windowed: {true, false}); empty = every layer.
+  std::vector<bool> window_pattern;
+  // GPT-OSS's attention sinks: a learned logit per head joins every softmax's denominator
+  // (one parameter a head, a term of the softmax a row).
+  bool attention_sinks = false;
   // Vision (resnet50, alexnet, vgg16): input resolution and classes.
   int image_size = 224;
   int64_t classes = 1000;
@@ -74,11 +81,29 @@ struct ModelSpec {
   // outputs with softmax (up to 1e8 classes).
   int64_t input_features = 0;
   std::string backbone;
+  // classifier: an embedding layer of this width between the backbone's features and the
+  // classes (a fully connected layer and batch norm, the 512-wide embedding face
+  // recognition trains, InsightFace's "E" head); 0 = the features themselves.
+  int64_t embedding = 0;
+  // classifier, sampled softmax: each step's GEMM, softmax, gradients and update cover only
+  // some of the classes, while every class centre and its optimizer state stays on its
+  // rank. Partial FC (An et al., CVPR 2022) samples `sample_rate` of each shard's centres
+  // (1 = the full softmax); KNN softmax (Song et al., KDD 2020) takes the union of each
+  // sample's `knn_candidates` nearest centres (0 = off), at most batch x candidates.
+  double sample_rate = 1;
+  int64_t knn_candidates = 0;
+  // The classes one step's softmax covers for `batch` samples.
+  int64_t sampled_classes(int64_t batch) const;
 
   // Whether block `layer` (from 0) routes its tokens to experts.
   bool is_moe_layer(int layer) const {
     return family == ModelFamily::kMoe && layer >= first_dense_layers && moe_layer_period > 0 &&
            (layer + 1) % moe_layer_period == 0;
+  }
+  // The window of block `layer`'s attention; 0 = the whole causal prefix.
+  int64_t window_of(int layer) const {
+    if (sliding_window <= 0 || window_pattern.empty()) return sliding_window;
+    return window_pattern[static_cast<size_t>(layer) % window_pattern.size()] ? sliding_window : 0;
   }
   int64_t expert_ffn() const { return moe_ffn_hidden > 0 ? moe_ffn_hidden : ffn_hidden; }
   int64_t kv_heads_or_heads() const { return kv_heads > 0 ? kv_heads : heads; }

@@ -79,6 +79,9 @@ struct Op {
   double executed_fraction = 1;
   // A routed MoE expert: FLOPs and params divide over the expert-parallel group.
   bool expert = false;
+  // The share of its parameters a step computes gradients for and updates: a sampled
+  // softmax's class centres (ModelSpec::sample_rate); 1 elsewhere.
+  double updated_fraction = 1;
 
  private:
   RecomputeModules core_attn() const {

@@ -110,10 +110,27 @@ std::optional<models::ModelSpec> read_model(const json& value, const std::string
   if (auto v = o->boolean("qk_norm", Need::kOptional)) spec.qk_norm = *v;
   if (auto v = o->integer("sliding_window", Need::kOptional, 0, INT64_MAX))
     spec.sliding_window = *v;
+  if (const json* pattern = o->get("window_pattern", Need::kOptional, "a list of \"sliding\" and \"full\"")) {
+    static constexpr std::string_view kKinds[] = {"sliding", "full"};
+    if (const json::array_t* items = read_array(*pattern, o->pointer("window_pattern"), d,
+                                                "\"sliding\" or \"full\"")) {
+      spec.window_pattern.clear();
+      for (size_t i = 0; i < items->size(); ++i) {
+        if (auto k = read_choice((*items)[i], child_pointer(o->pointer("window_pattern"), i), d,
+                                 kKinds, "layer's attention")) {
+          spec.window_pattern.push_back(*k == 0);
+        }
+      }
+    }
+  }
+  if (auto v = o->boolean("attention_sinks", Need::kOptional)) spec.attention_sinks = *v;
   if (auto v = o->integer("image_size", Need::kOptional, 1)) spec.image_size = static_cast<int>(*v);
   if (auto v = o->integer("classes", Need::kOptional, 1, INT64_MAX)) spec.classes = *v;
   if (auto v = o->integer("input_features", Need::kOptional, 1, INT64_MAX)) spec.input_features = *v;
   if (auto v = o->string("backbone", Need::kOptional)) spec.backbone = *v;
+  if (auto v = o->integer("embedding", Need::kOptional, 1, INT64_MAX)) spec.embedding = *v;
+  if (auto v = o->number("sample_rate", Need::kOptional, 0)) spec.sample_rate = *v;
+  if (auto v = o->integer("knn_candidates", Need::kOptional, 1, INT64_MAX)) spec.knn_candidates = *v;
   o->report_unknown_keys();
   if (!based || d.count() != errors_before) return std::nullopt;
   // A dimension the family does not build from would be ignored: say so instead.

@@ -83,6 +83,7 @@ struct Dims {
   int64_t shared_ffn = 0;  // the shared experts' SwiGLU width; 0 = none
   bool shared_gate = false;
   bool tied = false;
+  bool sinks = false;  // GPT-OSS's attention sinks
   double act = 2;
   // gpt and bert: LayerNorm, biases, dropout, GeLU, learned positions; llama and moe:
   // RMSNorm, no biases, no dropout, SwiGLU, rotary positions.
@@ -119,6 +120,7 @@ Dims dims_of(const ModelSpec& spec, const BuildShape& shape) {
   d.act = shape.act_bytes;
   d.flash = shape.flash_attention;
   d.window = spec.sliding_window;
+  d.sinks = spec.attention_sinks;
   return d;
 }
 
@@ -267,6 +269,12 @@ void add_attention(std::vector<Op>& ops, const Dims& d) {
     ops.push_back(flash_attention_op(d, d.family != ModelFamily::kBert));
   } else {
     add_unfused_attention_core(ops, d);
+  }
+  if (d.sinks) {
+    // One learned logit a head, in the softmax's denominator (split by heads, as the core).
+    for (Op& op : ops) {
+      if (op.name == "attn.flash" || op.name == "attn.softmax") op.params += d.heads;
+    }
   }
   ops.push_back(saving(
       linear("attn.proj", TensorSplit::kRow, d.tokens, d.q_width, d.hidden, d.gpt_style, d.act),
@@ -642,7 +650,11 @@ std::vector<Layer> transformer_layers(const ModelSpec& spec, const BuildShape& s
   std::vector<Layer> layers;
   layers.reserve(static_cast<size_t>(spec.layers) + 2);
   layers.push_back(embedding_layer(d));
-  for (int i = 0; i < spec.layers; ++i) layers.push_back(block_layer(d, i, spec.is_moe_layer(i)));
+  for (int i = 0; i < spec.layers; ++i) {
+    Dims layer = d;
+    layer.window = spec.window_of(i);
+    layers.push_back(block_layer(layer, i, spec.is_moe_layer(i)));
+  }
   layers.push_back(head_layer(d));
   return layers;
 }

@@ -72,6 +72,8 @@ TEST(HfConfigTest, ImportsEveryFixture) {
        false, 128, 8},
       {"Qwen1.5-MoE-A2.7B.json", "qwen2_moe", ModelFamily::kMoe, 24, 2048, 16, 16, 5632, 151936,
        8192, false, 60, 4},
+      {"gpt-oss-20b.json", "gpt_oss", ModelFamily::kMoe, 24, 2880, 64, 8, 2880, 201088, 8192,
+       false, 32, 4},
   };
   for (const Expected& e : expected) {
     const ModelSpec spec = model_spec_from_hf_config(load(e.file), e.file);
@@ -111,6 +113,35 @@ TEST(HfConfigTest, ImportedParameterCounts) {
   // Qwen1.5-MoE-A2.7B's model card: 14.3B in all (60 experts of 1,408 and a shared expert of
   // 5,632 per layer; its QKV biases are left out).
   EXPECT_NEAR(params("Qwen1.5-MoE-A2.7B.json") / 14.3e9, 1.0, 0.005);
+  // OpenAI's gpt-oss model card: 20.91 B in all (its attention, router and expert biases,
+  // 7 M, are left out).
+  EXPECT_NEAR(params("gpt-oss-20b.json") / 20.91e9, 1.0, 0.005);
+}
+
+// GPT-OSS alternates windowed (128 tokens) and full attention, starting windowed, and has
+// a sink logit per head: 64 parameters a layer beyond the projections.
+TEST(HfConfigTest, GptOssWindowsEveryOtherLayerAndHasSinks) {
+  const ModelSpec spec = model_spec_from_hf_config(load("gpt-oss-20b.json"), "c");
+  EXPECT_EQ(spec.window_of(0), 128);
+  EXPECT_EQ(spec.window_of(1), 0);
+  EXPECT_EQ(spec.window_of(22), 128);
+  EXPECT_TRUE(spec.attention_sinks);
+  EXPECT_EQ(spec.head_dim(), 64);
+  EXPECT_EQ(spec.expert_ffn(), 2880);
+  const Workload w = build_workload(spec, WorkloadShape{1, 4096, Precision::kBf16, true});
+  double flash_windowed = 0, flash_full = 0;
+  for (const Op& op : w.layers[1].ops) {
+    if (op.name == "attn.flash") {
+      flash_windowed = op.executed_fraction;
+      EXPECT_EQ(op.params, 64);
+    }
+  }
+  for (const Op& op : w.layers[2].ops) {
+    if (op.name == "attn.flash") flash_full = op.executed_fraction;
+  }
+  // 32 tiles a side: full causal runs 528 of 1,024; a 128-token window 2 a row (63 in all).
+  EXPECT_DOUBLE_EQ(flash_full, 528.0 / 1024);
+  EXPECT_DOUBLE_EQ(flash_windowed, 63.0 / 1024);
 }
 
 // Qwen3's heads are head_dim wide whatever the hidden size: Qwen3-0.6B's QKV projection
@@ -206,14 +237,24 @@ TEST(HfConfigTest, MoeLayouts) {
 }
 
 // Mistral windows every layer's attention; Mixtral's window is null; Qwen's is off, and
-// when on it covers only some layers, which is not modelled.
+// when on it covers the layers from max_window_layers on; layer_types says per layer.
 TEST(HfConfigTest, SlidingWindow) {
   EXPECT_EQ(model_spec_from_hf_config(load("Mistral-7B-v0.1.json"), "c").sliding_window, 4096);
   EXPECT_EQ(model_spec_from_hf_config(load("Mixtral-8x7B-v0.1.json"), "c").sliding_window, 0);
   EXPECT_EQ(model_spec_from_hf_config(load("Qwen2-7B.json"), "c").sliding_window, 0);
   json qwen = load("Qwen2-7B.json");
   qwen["use_sliding_window"] = true;
-  EXPECT_THAT(import_error(qwen), HasSubstr("use_sliding_window: expected false"));
+  // max_window_layers 28 of 28 layers: none windowed.
+  EXPECT_EQ(model_spec_from_hf_config(qwen, "c").sliding_window, 0);
+  qwen["max_window_layers"] = 20;
+  const ModelSpec windowed = model_spec_from_hf_config(qwen, "c");
+  EXPECT_EQ(windowed.window_of(19), 0);
+  EXPECT_EQ(windowed.window_of(20), qwen["sliding_window"].get<int64_t>());
+  json types = load("Mistral-7B-v0.1.json");
+  types["layer_types"] = json::array();
+  for (int i = 0; i < 32; ++i) types["layer_types"].push_back(i < 2 ? "full_attention" : "sliding");
+  EXPECT_THAT(import_error(types),
+              HasSubstr("layer_types: expected \"sliding_attention\" or \"full_attention\""));
   json mistral = load("Mistral-7B-v0.1.json");
   mistral["sliding_window"] = 0;
   EXPECT_THAT(import_error(mistral), HasSubstr("sliding_window: expected a positive integer"));
@@ -256,7 +297,7 @@ TEST(HfConfigTest, UnknownModelTypeListsTheSupportedOnes) {
   config["model_type"] = "bert";
   EXPECT_EQ(import_error(config),
             "config.json: model_type: expected one of llama, mistral, qwen2, qwen3, qwen2_moe, qwen3_moe, "
-            "mixtral, gpt2, got \"bert\"");
+            "mixtral, gpt_oss, gpt2, got \"bert\"");
   config.erase("model_type");
   EXPECT_THAT(import_error(config), HasSubstr("model_type: expected one of llama"));
   EXPECT_THAT(import_error(config), HasSubstr("missing"));

@@ -49,7 +49,7 @@ const std::set<std::string> kExactFigures = {"oom_ranks", "micro_batches", "stag
 const std::vector<std::string> kExamples = {
     "gpt3-175b-1024xA100",     "llama3-70b-64xH100",     "resnet50-256xP100",
     "hetero-a100-v100-gpt",    "geo-2regions-llama3-8b", "classifier-100m-classes-256xV100",
-    "small-transformer-2xcpu", "qwen3-30b-a3b-32xH100",
+    "small-transformer-2xcpu", "qwen3-30b-a3b-32xH100",  "partial-fc-2m-classes-32xA100",
 };
 
 std::string examples_dir() { return std::string(DTSIM_SOURCE_DIR) + "/scenarios/examples/"; }

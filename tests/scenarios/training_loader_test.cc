@@ -174,6 +174,20 @@ TEST(TrainingLoader, TrainingErrors) {
                         "/training/expert_load_imbalance", ""));
 }
 
+// Per-layer windows: a pattern of "sliding" and "full" needs a window to pick layers for.
+TEST(TrainingLoader, WindowPattern) {
+  EXPECT_TRUE(has_error(
+      errors_of(training_doc(R"({"preset": "llama3-8b", "layers": 2, "window_pattern": ["sliding", "full"]})")),
+      "/model/window_pattern", "there is no sliding_window"));
+  EXPECT_TRUE(has_error(errors_of(training_doc(
+                            R"({"preset": "llama3-8b", "layers": 2, "sliding_window": 64, "window_pattern": ["sliding", "global"]})")),
+                        "/model/window_pattern/1", "layer's attention"));
+  EXPECT_TRUE(errors_of(training_doc(
+                            R"({"preset": "llama3-8b", "layers": 2, "sliding_window": 64, "window_pattern": ["sliding", "full"], "attention_sinks": true})",
+                            R"({"flash_attention": true, "seq_len": 256})"))
+                  .empty());
+}
+
 // Fine-grained MoE keys apply to the moe family only.
 TEST(TrainingLoader, MoeKeysNeedTheMoeFamily) {
   EXPECT_TRUE(has_error(
