@@ -127,15 +127,19 @@ OpSignature split_kernel(const Op& op, bool backward, const RankShard& shard, DT
   out.flops = (backward ? op.bwd_flops : op.fwd_flops) * share * op.executed_fraction;
   out.bytes = (backward ? op.bwd_bytes : op.fwd_bytes) * share;
   if (op.kernel == KernelKind::kGroupedGemm) {
+    // `rows` holds the whole op's routed rows: the rank's experts get its share of them
+    // (the group sends a rank as many as it sends), the busiest rank `load` times that,
+    // spread over its ep-th of the experts, each group their mean.
+    const double rank_rows = static_cast<double>(op.rows) * tokens * load;
     out.gemm.batch = std::max<int64_t>(1, op.gemm.batch / shard.ep);
-    out.gemm.m = scaled(out.gemm.m, static_cast<double>(op.gemm.batch) / out.gemm.batch * load);
-    // Each group reads its rows and its expert's weights and writes its output: only the
-    // rank's experts' weights, however many rows they get.
-    const GemmDims& group = out.gemm;
-    const double m = static_cast<double>(group.m);
-    const double n = static_cast<double>(group.n);
-    const double k = static_cast<double>(group.k);
-    const double elements = static_cast<double>(group.batch) * (m * k + k * n + m * n);
+    out.gemm.m = std::max<int64_t>(1, std::llround(rank_rows / static_cast<double>(out.gemm.batch)));
+    out.rows = 0;
+    out.width = 0;
+    // It reads the rows and the weights of the experts that get any, and writes its output.
+    const double experts = std::min(static_cast<double>(out.gemm.batch), std::max(1.0, rank_rows));
+    const double n = static_cast<double>(out.gemm.n);
+    const double k = static_cast<double>(out.gemm.k);
+    const double elements = rank_rows * k + experts * k * n + rank_rows * n;
     out.bytes = elements * dtype_size_bytes(out.storage) * (backward ? 2 : 1);
   }
   return out;
@@ -143,9 +147,10 @@ OpSignature split_kernel(const Op& op, bool backward, const RankShard& shard, DT
 
 // A layer pass's collectives at their kernel positions (see PassComm): the forward's at
 // their boundaries; the backward's first those of the recomputed forward (a forward
-// collective runs again when the op it follows is rerun: full recomputation reruns them
-// all, a checkpointed MLP its TP reduce, a checkpointed MoE layer its all-to-alls), then at
-// their boundaries among the gradients, from the last op down.
+// collective runs again when the op before or after it is rerun: full recomputation reruns
+// them all, a checkpointed MLP its TP reduce, a checkpointed MoE layer its all-to-alls, a
+// recomputed attention core its context-parallel gather), then at their boundaries among
+// the gradients, from the last op down.
 std::vector<PassComm> pass_comms(const Layer& layer, const RankShard& shard, bool backward,
                                  const std::vector<bool>& rerun_op, const std::vector<int>& fwd_before,
                                  const std::vector<int>& rerun_before,
@@ -164,7 +169,15 @@ std::vector<PassComm> pass_comms(const Layer& layer, const RankShard& shard, boo
     for (int b : layer.ep_at) add(PassComm::Kind::kEp, fwd_before[b], ep_bytes);
     if (layer.cp_at >= 0) add(PassComm::Kind::kCp, fwd_before[layer.cp_at], kv_bytes);
   } else {
-    const auto reruns = [&](int b) { return b > 0 && rerun_op[static_cast<size_t>(b - 1)]; };
+    // A collective between a rerun op and its neighbour runs again: a reduce after the op
+    // that produced its input, a gather (context parallelism's keys and values, the MoE
+    // dispatch) before the op that reads it.
+    const auto reruns = [&](int b) {
+      const auto at = [&](int o) {
+        return o >= 0 && o < static_cast<int>(rerun_op.size()) && rerun_op[static_cast<size_t>(o)];
+      };
+      return at(b - 1) || at(b);
+    };
     for (int b : layer.tp_fwd_at) {
       if (reruns(b)) add(PassComm::Kind::kTp, rerun_before[b], tp_bytes, true);
     }

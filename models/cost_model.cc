@@ -119,11 +119,13 @@ DType gemm_math_dtype(DType t, const DeviceSpec& device) {
 
 // A shape with a zero dimension does no work and reaches nothing of the peak.
 double RooflineCostModel::gemm_efficiency(const GemmDims& shape, const DeviceSpec& device,
-                                          KernelKind kind, bool attention_core, DType math) {
+                                          KernelKind kind, bool attention_core, DType math,
+                                          OpPass pass) {
   if (!shape_known(shape)) return 0;
   const double min_dim = static_cast<double>(std::min({shape.m, shape.n, shape.k}));
-  const double grouped =
-      kind == KernelKind::kGroupedGemm ? group_tile_efficiency(shape, device.efficiency) : 1.0;
+  const double grouped = kind == KernelKind::kGroupedGemm && pass != OpPass::kBackwardWeight
+                             ? group_tile_efficiency(shape, device.efficiency)
+                             : 1.0;
   return gemm_like_efficiency(shape.flops(), min_dim, device.efficiency, kind, attention_core,
                               math) *
          wave_efficiency(shape, device.efficiency) * grouped;
@@ -141,7 +143,7 @@ OpCost RooflineCostModel::price(const OpSignature& op, const DeviceSpec& device)
       const bool attention = op.attention_core;
       const double efficiency =
           shape_known(op.gemm)
-              ? gemm_efficiency(op.gemm, device, op.kind, attention, math)
+              ? gemm_efficiency(op.gemm, device, op.kind, attention, math, op.pass)
               : gemm_like_efficiency(op.flops, std::nullopt, e, op.kind, attention, math);
       const FlopRate rate = device.peak_for(math);
       compute = Flops(op.flops) / FlopRate::per_s(rate.flops_per_second() * efficiency * sustained);

@@ -26,9 +26,11 @@ class RooflineCostModel final : public CostModel {
   OpCost price(const OpSignature& op, const DeviceSpec& device) const override;
   // The fraction of peak a GEMM of this shape reaches on `device` when its math runs in
   // `math` (exposed for tests and reports); attention and conv kernels reach a fraction of
-  // it (DeviceEfficiency::attention_factor, conv_factor).
+  // it (DeviceEfficiency::attention_factor, conv_factor). `pass`: a grouped GEMM's weight
+  // gradient has the routed rows as its reduction, not as its m.
   static double gemm_efficiency(const GemmDims& shape, const DeviceSpec& device, KernelKind kind,
-                                bool attention_core = false, DType math = DType::kBf16);
+                                bool attention_core = false, DType math = DType::kBf16,
+                                OpPass pass = OpPass::kForward);
 };
 
 // Whether the roofline prices `kind` as a GEMM (on the matrix units) rather than on the

@@ -83,6 +83,13 @@ class ConfigReader {
     return has(field) ? positive_int(field) : fallback;
   }
 
+  int64_t non_negative_int_or(std::string_view field, int64_t fallback) const {
+    if (!has(field)) return fallback;
+    const json& v = config_.at(field);
+    if (!v.is_number_integer() || v.get<int64_t>() < 0) fail(field, "0 or a positive integer", shown(v));
+    return v.get<int64_t>();
+  }
+
   bool boolean_or(std::string_view field, bool fallback) const {
     if (!has(field)) return fallback;
     const json& value = config_.at(field);
@@ -200,7 +207,7 @@ void read_window(const ConfigReader& r, const json& config, bool qwen, ModelSpec
       spec.window_pattern.push_back(t == "sliding_attention");
     }
   } else if (qwen_window) {
-    const int64_t from = r.positive_int_or("max_window_layers", 0);
+    const int64_t from = r.non_negative_int_or("max_window_layers", 0);
     for (int i = 0; i < spec.layers; ++i) spec.window_pattern.push_back(i >= from);
   }
   // A pattern without windowed layers leaves the window unused.

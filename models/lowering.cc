@@ -707,7 +707,7 @@ StepEmitter::RankContext StepEmitter::context_of(int rank) {
   rc.device = in_.cluster->devices[rank].spec;
   rc.w = &rp_.workloads.at(rp_.replica_micro_batch[rc.c.dp]);
   rc.shard = RankShard{rp_.tp, rp_.tp_shares[rc.c.tp], plan.sequence_parallel, rp_.cp, rp_.ep,
-                       in_.training.expert_load()};
+                       in_.training.expert_load(rp_.ep)};
   // Local SGD steps reduce gradients inside each region; the sync step averages across.
   const bool local = plan.sync_every > 1;
   rc.tp_group = pl.group(ParallelAxis::kTp, rc.c);
@@ -1191,6 +1191,25 @@ LoweredStep lower_training_step(const LoweringInput& in) {
   const Workload& any = rp.workloads.begin()->second;
   out.tokens_per_iteration = samples * any.tokens_per_sample();
   out.model_flops_per_iteration = model_flops_per_iteration(any, samples);
+  if (in.plan.shard_classifier) {
+    // The sharded classifier runs once a micro-batch round on all replicas' samples
+    // together, and a KNN softmax's classes grow with them: count it as it runs.
+    int64_t round = 0;
+    for (int64_t b : rp.replica_micro_batch) round += b;
+    const Workload at_round = build_workload(
+        in.model, WorkloadShape{round, in.training.seq_len, in.training.precision,
+                                in.training.flash_attention});
+    const auto classifier_flops = [](const Workload& w) {
+      double f = 0;
+      for (const Layer& l : w.layers) {
+        if (l.kind == LayerKind::kClassifier) f += l.fwd_flops() + l.bwd_flops();
+      }
+      return f;
+    };
+    out.model_flops_per_iteration +=
+        classifier_flops(at_round) * rp.micro_batches -
+        classifier_flops(any) * static_cast<double>(samples) / static_cast<double>(any.shape.micro_batch);
+  }
   out.model_params = any.params();
   StepEmitter emitter(in, rp, out);
   for (int r = 0; r < rp.ranks; ++r) {

@@ -69,10 +69,23 @@ class RankPace {
       blocks_end_ = i + 1;
     }
     if (blocks_end_ == 0) blocks_end_ = layers;
+    // Blocks that differ (dense layers among MoE ones, windows on some layers, full
+    // recomputation by groups or of some blocks only) are priced together, and their
+    // mean stands for a block.
+    const ModelSpec& m = in.model;
+    const TrainingSetup& t = in.training;
+    const bool uneven =
+        m.first_dense_layers > 0 || m.moe_layer_period > 1 || !m.window_pattern.empty() ||
+        (t.recompute == Recompute::kFull &&
+         (t.recompute_method == RecomputeMethod::kBlock || t.recompute_num_layers > 1));
+    if (uneven && blocks_end_ > begin_ + 1 && w.layers[begin_].kind == LayerKind::kTransformer) {
+      end_ = blocks_end_;
+      blocks_ = blocks_end_ - begin_;
+    }
   }
 
   // Seconds per block.
-  double seconds(int rank) { return passes(rank, begin_, end_).total(); }
+  double seconds(int rank) { return passes(rank, begin_, end_).total() / blocks_; }
 
   // Forward and backward seconds for layers [begin, end) of the workload.
   RangeCost passes(int rank, int begin, int end) {
@@ -83,7 +96,7 @@ class RankPace {
     const ParallelPlan& p = in_.plan;
     const RankCoords& c = plan_.placement->coords(rank);
     const RankShard shard{p.tp, plan_.tp_shares[c.tp], p.sequence_parallel, p.cp, p.ep,
-                          in_.training.expert_load()};
+                          in_.training.expert_load(p.ep)};
     const ClusterDevice& device = in_.cluster->devices[rank];
     const ChunkCost cc =
         chunk_cost(w_, begin, end, shard, in_.training.recompute_policy(), *device.spec,
@@ -96,8 +109,16 @@ class RankPace {
       const double cp = call(cp_group, cp_op, cc.kv_bytes);
       return (p.tp_comm_overlap ? std::max(compute, tp) : compute + tp) + cp;
     };
-    const RangeCost out{pass(cc.fwd, cc.tp_bytes_fwd, CollectiveOp::kAllGather),
-                        pass(cc.bwd, cc.tp_bytes_bwd, CollectiveOp::kReduceScatter),
+    // As the lowering's chunk: the all-to-alls, and the gathers a recomputed forward reruns.
+    const std::vector<int> ep_group = plan_.placement->group(ParallelAxis::kDp, c);
+    const auto all_to_all = [&](double bytes) {
+      return p.ep > 1 ? call(ep_members(ep_group), CollectiveOp::kAllToAll, bytes) : 0.0;
+    };
+    const RangeCost out{pass(cc.fwd, cc.tp_bytes_fwd, CollectiveOp::kAllGather) +
+                            all_to_all(cc.all_to_all_bytes),
+                        pass(cc.bwd, cc.tp_bytes_bwd, CollectiveOp::kReduceScatter) +
+                            all_to_all(cc.all_to_all_bytes_bwd) +
+                            call(cp_group, CollectiveOp::kAllGather, cc.kv_bytes_rerun),
                         cc.dense_params + cc.expert_params, cc.activation_bytes,
                         cc.recompute_transient_bytes};
     return seconds_[key] = out;
@@ -126,7 +147,15 @@ class RankPace {
     }
     return slowest;
   }
-  LayerRange block() const { return {begin_, end_}; }
+  // The slowest of `ranks`' mean block.
+  RangeCost group_block(const std::vector<int>& ranks) {
+    RangeCost c = group_passes(ranks, {begin_, end_});
+    c.fwd /= blocks_;
+    c.bwd /= blocks_;
+    c.params /= blocks_;
+    c.activations /= blocks_;
+    return c;
+  }
 
  private:
   // One call, as the lowering makes one per pass.
@@ -143,7 +172,20 @@ class RankPace {
   const Workload& w_;
   Router router_;
   int begin_ = 0, end_ = 0;
+  int blocks_ = 1;      // blocks in [begin_, end_)
   int blocks_end_ = 0;  // one past the last transformer block; the layer count for others
+
+  // An expert-parallel group like the rank's: the first ep replicas of its data-parallel
+  // group (the lowering carves ep consecutive replicas out of it; all such groups cross
+  // the same kind of links under the default placement).
+  std::vector<int> ep_members(const std::vector<int>& dp_group) const {
+    const int ep = in_.plan.ep;
+    std::vector<int> out;
+    for (size_t i = 0; i < dp_group.size() && static_cast<int>(out.size()) < ep; ++i) {
+      out.push_back(dp_group[i]);
+    }
+    return out;
+  }
   std::map<std::tuple<int, int, int>, RangeCost> seconds_;
 };
 
@@ -442,7 +484,7 @@ void partition_stages(const LoweringInput& in, ResolvedPlan& out, const Workload
   std::vector<RangeCost> block, fixed;    // per virtual stage
   std::vector<double> capacity(p.pp, 0);  // per stage: its smallest device's memory
   if (p.balance_stages) {
-    // Blocks are uniform, so a stage's time is its block count times its pace, plus the
+    // A stage's time is its block count times its pace (a mean block where they differ), plus the
     // embedding on the first virtual stage and the head on the last.
     const Workload at_micro_batch = workload_at(t.micro_batch);
     RankPace pace(in, out, at_micro_batch);
@@ -451,7 +493,7 @@ void partition_stages(const LoweringInput& in, ResolvedPlan& out, const Workload
       c.pp = k % p.pp;
       const std::vector<int> ranks =
           out.placement->group({ParallelAxis::kTp, ParallelAxis::kDp, ParallelAxis::kCp}, c);
-      block.push_back(pace.group_passes(ranks, pace.block()));
+      block.push_back(pace.group_block(ranks));
       RangeCost f;
       if (k == 0) f.add(pace.group_passes(ranks, pace.before_blocks()));
       if (k == stages - 1) f.add(pace.group_passes(ranks, pace.after_blocks()));
@@ -569,6 +611,33 @@ void add_notes(const LoweringInput& in, ResolvedPlan& out) {
       (t.expert_load_imbalance != 1 || t.expert_capacity_factor != 0)) {
     out.notes.push_back(
         "expert_load_imbalance and expert_capacity_factor: the model has no experts to route to");
+  } else if (in.model.family == ModelFamily::kMoe && t.expert_load_imbalance != 1 && p.ep == 1) {
+    out.notes.push_back("expert_load_imbalance: at ep 1 every rank runs every expert on all its "
+                        "routed rows, so routing imbalance changes nothing");
+  } else if (in.model.family == ModelFamily::kMoe && t.expert_load(p.ep) < t.expert_load_imbalance &&
+             t.expert_capacity_factor == 0) {
+    out.notes.push_back("expert_load_imbalance " + std::to_string(t.expert_load_imbalance) +
+                        " capped at ep (" + str(p.ep) + "): a rank gets at most every rank's rows");
+  }
+  // Recompute modules the model has no ops for change nothing.
+  if (t.recompute == Recompute::kSelective) {
+    const bool moe = in.model.family == ModelFamily::kMoe;
+    const auto asks = [&](RecomputeModule m) { return (t.recompute_modules & module_bit(m)) != 0; };
+    for (RecomputeModule m : kAllRecomputeModules) {
+      const bool absent =
+          (m == RecomputeModule::kMoe || m == RecomputeModule::kMoeAct) ? !moe
+          : m == RecomputeModule::kSharedExperts ? !(moe && in.model.shared_ffn_hidden > 0)
+          : m == RecomputeModule::kLayernorm
+              ? !is_transformer(in.model.family) || in.model.family == ModelFamily::kBert
+          : m == RecomputeModule::kMlp
+              ? !is_transformer(in.model.family) ||
+                    (moe && in.model.first_dense_layers == 0 && in.model.moe_layer_period == 1)
+              : !is_transformer(in.model.family);
+      if (asks(m) && absent) {
+        out.notes.push_back("recompute_modules: " + std::string(recompute_module_name(m)) +
+                            " has nothing to recompute in " + in.model.name);
+      }
+    }
   }
   if (p.virtual_stages > 1 && p.pp == 1) {
     out.notes.push_back("virtual_stages " + str(p.virtual_stages) +

@@ -8,6 +8,7 @@
 
 #include "models/precision.h"
 #include "models/recompute.h"
+#include "models/training_run.h"
 
 namespace dtsim::models {
 
@@ -37,9 +38,15 @@ struct TrainingSetup {
   // times an expert's mean share, which caps the load.
   double expert_load_imbalance = 1;
   double expert_capacity_factor = 0;
-  double expert_load() const {
-    return expert_capacity_factor > 0 ? std::min(expert_load_imbalance, expert_capacity_factor)
-                                      : expert_load_imbalance;
+  // The busiest rank's rows over the mean in an expert-parallel group of `ep`: at ep 1 one
+  // rank holds every expert and gets every routed row, and no rank can get more than all
+  // ep ranks' rows.
+  double expert_load(int ep) const {
+    if (ep <= 1) return 1;
+    const double load = expert_capacity_factor > 0
+                            ? std::min(expert_load_imbalance, expert_capacity_factor)
+                            : expert_load_imbalance;
+    return std::min(load, static_cast<double>(ep));
   }
   // For time-to-train: total tokens, or a dataset of `dataset_samples` seen `epochs` times,
   // or a fixed number of iterations. At most one of these is set.
@@ -47,6 +54,8 @@ struct TrainingSetup {
   std::optional<int64_t> dataset_samples;
   double epochs = 1;
   std::optional<int64_t> iterations;
+  // The rest of a whole run (evaluation, checkpoints, input pipeline, start-up).
+  RunSetup run;
 };
 
 }  // namespace dtsim::models

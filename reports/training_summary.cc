@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "models/cost_model.h"
+#include "models/workload.h"
 
 namespace dtsim {
 
@@ -18,6 +19,26 @@ double iterations_to_train(const models::TrainingSetup& t, const models::Lowered
                      static_cast<double>(step.samples_per_iteration));
   }
   return 0;
+}
+
+// The whole run's parts (models/training_run.h) around `iterations` steps of `iteration` s.
+models::RunParts run_parts(const TrainingWorkload& tw, const models::LoweredStep& step,
+                           const Cluster& cluster, double iterations, double iteration) {
+  const models::TrainingSetup& t = tw.training;
+  models::RunStep rs;
+  rs.iterations = iterations;
+  rs.iteration_s = iteration;
+  rs.samples_per_iteration = static_cast<double>(step.samples_per_iteration);
+  rs.nodes = std::max<int>(1, static_cast<int>(cluster.nodes.size()));
+  const models::PerParameterBytes per = models::per_parameter_bytes(t.precision, t.optimizer);
+  rs.checkpoint_bytes = static_cast<double>(step.model_params) * (per.weights + per.optimizer);
+  if (t.run.eval_every > 0 && rs.samples_per_iteration > 0) {
+    const models::Workload w = models::build_workload(
+        tw.model, models::WorkloadShape{1, t.seq_len, t.precision, t.flash_attention});
+    rs.eval_s_per_sample =
+        iteration / rs.samples_per_iteration * models::forward_share(w, t.recompute_policy());
+  }
+  return models::training_run_parts(t.run, rs);
 }
 
 }  // namespace
@@ -117,7 +138,11 @@ nlohmann::ordered_json make_training_summary(const LoweredScenario& scenario,
   const double iterations = iterations_to_train(tw.training, step);
   if (iterations > 0) {
     s["iterations_to_train"] = iterations;
-    s["time_to_train_s"] = iterations * iteration;
+    const models::RunParts parts = run_parts(tw, step, cluster, iterations, iteration);
+    s["time_to_train_s"] = parts.total();
+    s["run"] = {{"steps_s", parts.steps},           {"input_wait_s", parts.input_wait},
+                {"eval_s", parts.eval},             {"checkpoint_s", parts.checkpoint},
+                {"startup_s", parts.startup},       {"input_bound", parts.input_bound}};
   } else {
     s["time_to_train_s"] = nullptr;
   }

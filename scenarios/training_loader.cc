@@ -189,6 +189,53 @@ void read_recompute_modules(const json& value, const std::string& pointer, model
   t.recompute_modules = modules;
 }
 
+// training.run: the parts of a whole run besides its steps (models/training_run.h).
+void read_run(const json& value, const std::string& pointer, models::RunSetup& run,
+              Diagnostics& d) {
+  auto o = JsonObject::open(value, pointer, d);
+  if (!o) return;
+  if (auto v = o->duration("startup", Need::kOptional)) run.startup = *v;
+  if (auto v = o->integer("checkpoint_every", Need::kOptional, 1, INT64_MAX)) {
+    run.checkpoint_every = *v;
+  }
+  if (auto v = o->bandwidth("checkpoint_write_bandwidth", Need::kOptional)) {
+    run.checkpoint_write_bandwidth = *v;
+  }
+  if (auto v = o->integer("eval_every", Need::kOptional, 1, INT64_MAX)) run.eval_every = *v;
+  if (auto v = o->integer("eval_samples", Need::kOptional, 1, INT64_MAX)) run.eval_samples = *v;
+  if (auto v = o->number("input_samples_per_s_per_core", Need::kOptional, 0)) {
+    run.input_samples_per_s_per_core = *v;
+  }
+  if (auto v = o->integer("input_cores_per_node", Need::kOptional, 1)) {
+    run.input_cores_per_node = static_cast<int>(*v);
+  }
+  if (auto v = o->number("input_samples_per_s_per_node", Need::kOptional, 0)) {
+    run.input_samples_per_s_per_node = *v;
+  }
+  // Keys that only make sense together.
+  const auto needs = [&](bool present, const char* key, bool other, const std::string& what) {
+    if (present && !other) d.error(o->pointer(key), "needs " + what);
+  };
+  needs(run.checkpoint_every > 0, "checkpoint_every",
+        run.checkpoint_write_bandwidth.bytes_per_second() > 0,
+        "\"checkpoint_write_bandwidth\" (each node's storage write rate)");
+  needs(run.checkpoint_write_bandwidth.bytes_per_second() > 0, "checkpoint_write_bandwidth",
+        run.checkpoint_every > 0, "\"checkpoint_every\" (iterations between checkpoints)");
+  needs(run.eval_every > 0, "eval_every", run.eval_samples > 0,
+        "\"eval_samples\" (samples an evaluation pass runs)");
+  needs(run.eval_samples > 0, "eval_samples", run.eval_every > 0,
+        "\"eval_every\" (iterations between evaluation passes)");
+  needs(run.input_samples_per_s_per_core > 0, "input_samples_per_s_per_core",
+        run.input_cores_per_node > 0, "\"input_cores_per_node\"");
+  needs(run.input_cores_per_node > 0, "input_cores_per_node",
+        run.input_samples_per_s_per_core > 0, "\"input_samples_per_s_per_core\"");
+  if (run.input_samples_per_s_per_node > 0 && run.input_samples_per_s_per_core > 0) {
+    d.error(o->pointer("input_samples_per_s_per_node"),
+            "give a node's rate or a core's rate with the cores, not both");
+  }
+  o->report_unknown_keys();
+}
+
 std::optional<models::TrainingSetup> read_setup(const json& value, const std::string& pointer,
                                                 Diagnostics& d) {
   auto o = JsonObject::open(value, pointer, d);
@@ -248,6 +295,13 @@ std::optional<models::TrainingSetup> read_setup(const json& value, const std::st
   }
   if (amounts > 1) {
     d.error(pointer, "give at most one of \"total_tokens\", \"dataset_samples\" or \"iterations\"");
+  }
+  if (const json* run = o->get("run", Need::kOptional, "an object")) {
+    read_run(*run, o->pointer("run"), t.run, d);
+    if (amounts == 0) {
+      d.error(o->pointer("run"), "describes a whole run: give its length (\"total_tokens\", "
+                                 "\"dataset_samples\" or \"iterations\")");
+    }
   }
   o->report_unknown_keys();
   if (d.count() != errors_before) return std::nullopt;

@@ -26,8 +26,8 @@
 //     expert input (the dispatched tokens) 2rsbh, fc1's gate and up outputs 2 * 2rsbf_e,
 //     fc2's input 2rsbf_e, and the expert outputs 2rsbh that the weighted combine needs for
 //     the routing weights' gradient;
-//     shared experts of width f_s: llama's MLP terms with f_s (and Qwen2-MoE's gate input
-//     2sbh, its output 2sb);
+//     shared experts of width f_s: llama's MLP terms with f_s but its input (the router's),
+//     and Qwen2-MoE's sigmoid gate output 2sb and the shared experts' output 2sbh;
 //   the dense layers among them (first_dense_layers, moe_layer_period) keep llama's MLP.
 // Only the ops marked attention_core hold the s^2 terms, so selective recomputation keeps
 // the rest (34sbh for gpt).
@@ -347,6 +347,7 @@ Op grouped_expert_gemm(std::string name, TensorSplit split, const Dims& d, int64
                         GemmShape{rows_per_expert, out, in, d.experts}, d.experts * in * out, 0,
                         routed * in, routed * out, d.act);
   op.kernel = KernelKind::kGroupedGemm;
+  op.rows = d.tokens * d.top_k;  // every routed row, which expert parallelism spreads
   op.fwd_flops = 2 * routed * static_cast<double>(in) * static_cast<double>(out);
   op.bwd_flops = 2 * op.fwd_flops;
   op.expert = true;
@@ -380,9 +381,12 @@ void add_moe_mlp(std::vector<Op>& ops, const Dims& d) {
       TensorSplit::kSequence));
 
   // fc1 holds gate and up side by side (Megatron's gated linear unit, 2 * f_e wide).
+  // Its input, the dispatched tokens, is whole on every rank of the tensor-parallel group
+  // (Megatron gathers the group's tokens before the experts): sequence parallelism does
+  // not divide it.
   ops.push_back(saving(grouped_expert_gemm("moe.expert.fc1", TensorSplit::kColumn, d, d.hidden,
                                            2 * d.expert_ffn),
-                       routed_elements * d.act, TensorSplit::kSequence));
+                       routed_elements * d.act, TensorSplit::kReplicated));
   const double ffn_elements = static_cast<double>(routed) * d.expert_ffn;
   Op act = saving(run_by(memory_bound_op("moe.expert.swiglu", OpKind::kElementwise,
                                          TensorSplit::kColumn, ffn_elements, kSwigluFlops,
@@ -413,8 +417,8 @@ void add_moe_mlp(std::vector<Op>& ops, const Dims& d) {
     if (d.shared_gate) {
       // Qwen2-MoE: sigmoid(x W_g) scales the shared experts' output, one weight row; the
       // scale keeps the gate's output and the shared experts' output.
-      ops.push_back(linear("moe.shared.gate", TensorSplit::kSequence, d.tokens, d.hidden, 1, false,
-                           d.act));
+      ops.push_back(linear("moe.shared.sigmoid_gate", TensorSplit::kSequence, d.tokens, d.hidden, 1,
+                           false, d.act));
       ops.push_back(saving(memory_bound_op("moe.shared.scale", OpKind::kElementwise,
                                            TensorSplit::kSequence, d.token_elements(), kCombineFlops,
                                            3 * d.act, d.hidden),

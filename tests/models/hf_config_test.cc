@@ -246,6 +246,8 @@ TEST(HfConfigTest, SlidingWindow) {
   qwen["use_sliding_window"] = true;
   // max_window_layers 28 of 28 layers: none windowed.
   EXPECT_EQ(model_spec_from_hf_config(qwen, "c").sliding_window, 0);
+  qwen["max_window_layers"] = 0;  // every layer windowed
+  EXPECT_EQ(model_spec_from_hf_config(qwen, "c").window_of(0), qwen["sliding_window"].get<int64_t>());
   qwen["max_window_layers"] = 20;
   const ModelSpec windowed = model_spec_from_hf_config(qwen, "c");
   EXPECT_EQ(windowed.window_of(19), 0);

@@ -9,6 +9,7 @@
 #include "models/chunk_cost.h"
 #include "models/cost_model.h"
 #include "models/memory_model.h"
+#include "models/training.h"
 #include "models/workload.h"
 #include "sim/device_catalog.h"
 
@@ -173,6 +174,19 @@ TEST(Moe, ExpertParallelShardAndRoutingImbalance) {
   EXPECT_DOUBLE_EQ(cc.expert_params, kE / 4 * 3 * kH * kFe);
 }
 
+// The busiest rank's load: none at ep 1 (one rank runs every expert on every routed row),
+// at most ep, capped by a capacity factor.
+TEST(Moe, ExpertLoadOfTheBusiestRank) {
+  TrainingSetup t;
+  t.expert_load_imbalance = 1.5;
+  EXPECT_DOUBLE_EQ(t.expert_load(1), 1);
+  EXPECT_DOUBLE_EQ(t.expert_load(8), 1.5);
+  t.expert_load_imbalance = 3;
+  EXPECT_DOUBLE_EQ(t.expert_load(2), 2);
+  t.expert_capacity_factor = 1.25;
+  EXPECT_DOUBLE_EQ(t.expert_load(8), 1.25);
+}
+
 // A grouped kernel runs every group with one tile shape: 100 rows on 256-row tiles fill
 // 100 / 256 of a tile row, where a batched GEMM's shape is priced by its size terms alone.
 TEST(Moe, GroupedGemmTileQuantization) {
@@ -183,6 +197,10 @@ TEST(Moe, GroupedGemmTileQuantization) {
   const double grouped =
       RooflineCostModel::gemm_efficiency(shape, d, KernelKind::kGroupedGemm, false, DType::kBf16);
   EXPECT_DOUBLE_EQ(grouped / batched, 100.0 / 256.0);
+  // The weight gradient reduces over the rows: its m is a weight dimension, not rows.
+  EXPECT_DOUBLE_EQ(RooflineCostModel::gemm_efficiency(shape, d, KernelKind::kGroupedGemm, false,
+                                                      DType::kBf16, OpPass::kBackwardWeight),
+                   batched);
   GemmDims full = shape;
   full.m = 512;
   EXPECT_DOUBLE_EQ(
@@ -241,6 +259,17 @@ TEST(Moe, RecomputeModules) {
   EXPECT_EQ(recomputed_all_to_alls(moe.layer_bwd_comms[0]), 2);
   EXPECT_DOUBLE_EQ(moe.all_to_all_bytes_bwd, 2 * moe.all_to_all_bytes);
   EXPECT_EQ(recomputed_all_to_alls(backward(Recompute::kFull).layer_bwd_comms[0]), 2);
+  // Context parallelism: the rerun attention core reads keys and values gathered again.
+  RankShard cp2;
+  cp2.cp = 2;
+  const ChunkCost core = chunk_cost(w, 2, 3, cp2, Recompute::kSelective, h100(), costs);
+  int cp_reruns = 0;
+  for (const PassComm& c : core.layer_bwd_comms[0]) {
+    cp_reruns += c.kind == PassComm::Kind::kCp && c.recomputed ? 1 : 0;
+  }
+  EXPECT_EQ(cp_reruns, 1);
+  EXPECT_GT(core.kv_bytes_rerun, 0);
+  EXPECT_EQ(chunk_cost(w, 2, 3, cp2, Recompute::kNone, h100(), costs).kv_bytes_rerun, 0);
   const ChunkCost norms =
       backward({Recompute::kSelective, module_bit(RecomputeModule::kLayernorm)});
   EXPECT_EQ(recomputed(norms.layer_bwd_ops[0], "attn.norm"), 1);

@@ -171,7 +171,23 @@ TEST(TrainingLoader, TrainingErrors) {
   EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, R"({"expert_capacity_factor": 0.5})")),
                         "/training/expert_capacity_factor", "at least 1"));
   EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, R"({"expert_load_imbalance": 0.9})")),
-                        "/training/expert_load_imbalance", ""));
+                        "/training/expert_load_imbalance", "expected a number >= 1"));
+}
+
+// training.run: keys that need each other, and a run length to apply to.
+TEST(TrainingLoader, RunParts) {
+  EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, R"({"iterations": 10, "run": {"checkpoint_every": 5}})")),
+                        "/training/run/checkpoint_every", "needs \"checkpoint_write_bandwidth\""));
+  EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, R"({"iterations": 10, "run": {"eval_samples": 5}})")),
+                        "/training/run/eval_samples", "needs \"eval_every\""));
+  EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, R"({"run": {"startup": "1min"}})")),
+                        "/training/run", "give its length"));
+  EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, R"({"iterations": 10, "run": {"startup": "soon"}})")),
+                        "/training/run/startup", ""));
+  EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, R"({"iterations": 10, "run": {"warmup": 1}})")),
+                        "/training/run/warmup", ""));
+  EXPECT_TRUE(errors_of(training_doc(kSmallGpt, R"({"iterations": 10, "run": {"startup": "1min", "checkpoint_every": 5, "checkpoint_write_bandwidth": "2GB/s", "eval_every": 5, "eval_samples": 100, "input_samples_per_s_per_node": 1000}})"))
+                  .empty());
 }
 
 // Per-layer windows: a pattern of "sliding" and "full" needs a window to pick layers for.
