@@ -61,7 +61,8 @@ TEST(Classifier, AnEmbeddingOfAnyWidthBetweenBackboneAndClasses) {
 TEST(Classifier, PartialFcSamplesTheCentresAStepUses) {
   ModelSpec spec = classifier(1000000);
   spec.sample_rate = 0.1;
-  const Layer& head = build(spec).layers.back();
+  const Workload w = build(spec);
+  const Layer& head = w.layers.back();
   const Op& fc = *find(head, "fc");
   EXPECT_EQ(fc.gemm.n, 100000);
   EXPECT_DOUBLE_EQ(fc.fwd_flops, 2.0 * 64 * 512 * 100000);
@@ -80,7 +81,8 @@ TEST(Classifier, KnnSoftmaxCoversTheCandidatesUnion) {
   ModelSpec spec = classifier(1000000);
   spec.knn_candidates = 100;
   EXPECT_EQ(spec.sampled_classes(64), 6400);
-  const Op& fc = *find(build(spec).layers.back(), "fc");
+  const Workload w = build(spec);
+  const Op& fc = *find(w.layers.back(), "fc");
   EXPECT_EQ(fc.gemm.n, 6400);
   EXPECT_DOUBLE_EQ(fc.updated_fraction, 0.0064);
   // Candidates of a large batch cover every class: nothing left to sample.
