@@ -714,13 +714,8 @@ StepEmitter::RankContext StepEmitter::context_of(int rank) {
   rc.cp_group = pl.group(ParallelAxis::kCp, rc.c);
   rc.dp_group = group_in_region(pl.group({ParallelAxis::kDp, ParallelAxis::kCp}, rc.c), rank, local);
   if (local && in_.global_sync) rc.geo_group = pl.group({ParallelAxis::kDp, ParallelAxis::kCp}, rc.c);
-  for (int d = 0; d < rp_.dp; ++d) {
-    RankCoords x = rc.c;
-    x.dp = d;
-    if (d / rp_.ep == rc.c.dp / rp_.ep) rc.ep_group.push_back(pl.rank(x));
-    if (d % rp_.ep == rc.c.dp % rp_.ep) rc.edp_group.push_back(pl.rank(x));
-  }
-  rc.edp_group = group_in_region(rc.edp_group, rank, local);
+  rc.ep_group = pl.expert_group(rc.c, rp_.ep);
+  rc.edp_group = group_in_region(pl.expert_data_group(rc.c, rp_.ep), rank, local);
   const int zero = plan.zero_stage;
   rc.bucketed = rc.dp_group.size() > 1 && zero < 3;
   rc.grad_op = zero == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;

@@ -69,16 +69,15 @@ class RankPace {
       blocks_end_ = i + 1;
     }
     if (blocks_end_ == 0) blocks_end_ = layers;
-    // Blocks that differ (dense layers among MoE ones, windows on some layers, full
-    // recomputation by groups or of some blocks only) are priced together, and their
-    // mean stands for a block.
-    const ModelSpec& m = in.model;
+    // Blocks that differ (dense layers among MoE ones, windows on some layers), or that full
+    // recomputation treats apart (by groups, or some blocks only), are priced together, and
+    // their mean stands for a block.
     const TrainingSetup& t = in.training;
-    const bool uneven =
-        m.first_dense_layers > 0 || m.moe_layer_period > 1 || !m.window_pattern.empty() ||
-        (t.recompute == Recompute::kFull &&
-         (t.recompute_method == RecomputeMethod::kBlock || t.recompute_num_layers > 1));
-    if (uneven && blocks_end_ > begin_ + 1 && w.layers[begin_].kind == LayerKind::kTransformer) {
+    const bool partial_recompute =
+        t.recompute == Recompute::kFull &&
+        (t.recompute_method == RecomputeMethod::kBlock || t.recompute_num_layers > 1);
+    if (blocks_end_ > begin_ + 1 && w.layers[begin_].kind == LayerKind::kTransformer &&
+        (partial_recompute || !blocks_alike())) {
       end_ = blocks_end_;
       blocks_ = blocks_end_ - begin_;
     }
@@ -86,6 +85,29 @@ class RankPace {
 
   // Seconds per block.
   double seconds(int rank) { return passes(rank, begin_, end_).total() / blocks_; }
+
+  // Whether every block does the first one's work with its parameters and activations.
+  bool blocks_alike() const {
+    // The FLOPs its kernels run (a window runs fewer than the model counts) and the bytes
+    // it keeps.
+    const auto work = [](const Layer& l) {
+      std::pair<double, double> w;
+      for (const Op& op : l.ops) {
+        w.first += op.fwd_flops * op.executed_fraction;
+        w.second += op.saved_bytes;
+      }
+      return w;
+    };
+    const Layer& first = w_.layers[begin_];
+    for (int i = begin_ + 1; i < blocks_end_; ++i) {
+      const Layer& l = w_.layers[i];
+      if (l.ops.size() != first.ops.size() || l.params() != first.params() ||
+          work(l) != work(first)) {
+        return false;
+      }
+    }
+    return true;
+  }
 
   // Forward and backward seconds for layers [begin, end) of the workload.
   RangeCost passes(int rank, int begin, int end) {
@@ -110,9 +132,9 @@ class RankPace {
       return (p.tp_comm_overlap ? std::max(compute, tp) : compute + tp) + cp;
     };
     // As the lowering's chunk: the all-to-alls, and the gathers a recomputed forward reruns.
-    const std::vector<int> ep_group = plan_.placement->group(ParallelAxis::kDp, c);
+    const std::vector<int> ep_group = plan_.placement->expert_group(c, p.ep);
     const auto all_to_all = [&](double bytes) {
-      return p.ep > 1 ? call(ep_members(ep_group), CollectiveOp::kAllToAll, bytes) : 0.0;
+      return call(ep_group, CollectiveOp::kAllToAll, bytes);
     };
     const RangeCost out{pass(cc.fwd, cc.tp_bytes_fwd, CollectiveOp::kAllGather) +
                             all_to_all(cc.all_to_all_bytes),
@@ -175,17 +197,6 @@ class RankPace {
   int blocks_ = 1;      // blocks in [begin_, end_)
   int blocks_end_ = 0;  // one past the last transformer block; the layer count for others
 
-  // An expert-parallel group like the rank's: the first ep replicas of its data-parallel
-  // group (the lowering carves ep consecutive replicas out of it; all such groups cross
-  // the same kind of links under the default placement).
-  std::vector<int> ep_members(const std::vector<int>& dp_group) const {
-    const int ep = in_.plan.ep;
-    std::vector<int> out;
-    for (size_t i = 0; i < dp_group.size() && static_cast<int>(out.size()) < ep; ++i) {
-      out.push_back(dp_group[i]);
-    }
-    return out;
-  }
   std::map<std::tuple<int, int, int>, RangeCost> seconds_;
 };
 
@@ -579,7 +590,7 @@ void partition_stages(const LoweringInput& in, ResolvedPlan& out, const Workload
 }
 
 // What the user should know of the choices made and of settings that change nothing.
-void add_notes(const LoweringInput& in, ResolvedPlan& out) {
+void add_notes(const LoweringInput& in, const Workload& w, ResolvedPlan& out) {
   const Cluster& cluster = *in.cluster;
   const ParallelPlan& p = in.plan;
   const TrainingSetup& t = in.training;
@@ -619,21 +630,14 @@ void add_notes(const LoweringInput& in, ResolvedPlan& out) {
     out.notes.push_back("expert_load_imbalance " + std::to_string(t.expert_load_imbalance) +
                         " capped at ep (" + str(p.ep) + "): a rank gets at most every rank's rows");
   }
-  // Recompute modules the model has no ops for change nothing.
+  // Recompute modules that no op of the model belongs to change nothing.
   if (t.recompute == Recompute::kSelective) {
-    const bool moe = in.model.family == ModelFamily::kMoe;
-    const auto asks = [&](RecomputeModule m) { return (t.recompute_modules & module_bit(m)) != 0; };
+    RecomputeModules present = 0;
+    for (const Layer& layer : w.layers) {
+      for (const Op& op : layer.ops) present |= op.rerun_by() | op.dropped_by();
+    }
     for (RecomputeModule m : kAllRecomputeModules) {
-      const bool absent =
-          (m == RecomputeModule::kMoe || m == RecomputeModule::kMoeAct) ? !moe
-          : m == RecomputeModule::kSharedExperts ? !(moe && in.model.shared_ffn_hidden > 0)
-          : m == RecomputeModule::kLayernorm
-              ? !is_transformer(in.model.family) || in.model.family == ModelFamily::kBert
-          : m == RecomputeModule::kMlp
-              ? !is_transformer(in.model.family) ||
-                    (moe && in.model.first_dense_layers == 0 && in.model.moe_layer_period == 1)
-              : !is_transformer(in.model.family);
-      if (asks(m) && absent) {
+      if ((t.recompute_modules & module_bit(m)) != 0 && (present & module_bit(m)) == 0) {
         out.notes.push_back("recompute_modules: " + std::string(recompute_module_name(m)) +
                             " has nothing to recompute in " + in.model.name);
       }
@@ -685,7 +689,7 @@ ResolvedPlan resolve_plan(const LoweringInput& in) {
        std::set<int64_t>(out.replica_micro_batch.begin(), out.replica_micro_batch.end())) {
     out.workloads.emplace(b, workload_at(b));
   }
-  add_notes(in, out);
+  add_notes(in, unit_workload, out);
   return out;
 }
 

@@ -85,6 +85,26 @@ int Placement::position(const RankCoords& c) const {
 
 int Placement::rank(const RankCoords& c) const { return to_rank_[position(c)]; }
 
+std::vector<int> Placement::expert_group(const RankCoords& c, int ep) const {
+  std::vector<int> out;
+  for (int d = c.dp / ep * ep; d < (c.dp / ep + 1) * ep && d < size(ParallelAxis::kDp); ++d) {
+    RankCoords x = c;
+    x.dp = d;
+    out.push_back(rank(x));
+  }
+  return out;
+}
+
+std::vector<int> Placement::expert_data_group(const RankCoords& c, int ep) const {
+  std::vector<int> out;
+  for (int d = c.dp % ep; d < size(ParallelAxis::kDp); d += ep) {
+    RankCoords x = c;
+    x.dp = d;
+    out.push_back(rank(x));
+  }
+  return out;
+}
+
 std::vector<int> Placement::group(ParallelAxis axis, const RankCoords& c) const {
   return group({axis}, c);
 }

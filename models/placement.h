@@ -33,6 +33,11 @@ class Placement {
   std::vector<int> group(ParallelAxis axis, const RankCoords& c) const;
   // The ranks that share every coordinate of `c` except those in `axes`, in position order.
   std::vector<int> group(std::initializer_list<ParallelAxis> axes, const RankCoords& c) const;
+  // Expert parallelism carves groups of `ep` consecutive data-parallel replicas out of the
+  // data-parallel axis (Megatron-LM): the rank's expert-parallel group, and the replicas
+  // that hold the same experts as it (its expert-data-parallel group), in replica order.
+  std::vector<int> expert_group(const RankCoords& c, int ep) const;
+  std::vector<int> expert_data_group(const RankCoords& c, int ep) const;
 
  private:
   int position(const RankCoords& c) const;
