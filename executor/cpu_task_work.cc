@@ -28,7 +28,8 @@ uint64_t block_key(const TaskView& t) {
 }  // namespace
 
 CpuTaskWork::CpuTaskWork(const TaskGraph& graph, const RankPlan& plan, Communicator& comm)
-    : graph_(graph), comm_(comm), op_ns_(plan.tasks.size()) {
+    : graph_(graph), comm_(comm), tensors_(graph, plan), op_ns_(plan.tasks.size()) {
+  operand_bytes_ = tensors_.bytes();
   for (uint32_t local = 0; local < plan.tasks.size(); ++local) {
     const TaskId id = plan.tasks[local];
     const TaskView t = graph.task(id);
@@ -36,12 +37,31 @@ CpuTaskWork::CpuTaskWork(const TaskGraph& graph, const RankPlan& plan, Communica
     if (t.kind == TaskKind::kCompute && t.ops != kNoOps)
       op_ns_[local].resize(graph.op_list(t.ops).size());
     if (t.kind == TaskKind::kCompute && t.ops != kNoOps && !operands_.contains(operand_key(t))) {
+      const auto ops = graph.op_list(t.ops);
+      const auto bindings = graph.op_operands(t.ops);
+      auto [bound, fresh] = bound_.try_emplace(t.ops);
       std::vector<std::unique_ptr<kernels::OperandBuffers>> sets;
-      for (const OpSignature& op : graph.op_list(t.ops)) {
+      for (size_t i = 0; i < ops.size(); ++i) {
+        const OpSignature& op = ops[i];
         if (const std::string why = kernels::cpu_unsupported_reason(op); !why.empty()) {
           throw kernels::UnsupportedOp(describe(id, t) + ", op \"" + op.name + "\": " + why);
         }
-        sets.push_back(std::make_unique<kernels::OperandBuffers>(op));
+        // Bound operands point at their tensors (of this task's micro-batch for now; each
+        // run points them at its own), the others get scratch of their own.
+        const std::vector<kernels::OperandSpec> specs = kernels::cpu_operands(op);
+        std::vector<std::byte*> external(specs.size(), nullptr);
+        std::vector<BoundOperand> placed;
+        for (const OperandBinding& b : bindings[i]) {
+          size_t k = 0;
+          while (specs[k].name != b.operand) ++k;  // TensorStore checked that it exists
+          const TensorStore::Location at = tensors_.locate(b.tensor);
+          const int64_t offset = b.offset * kernels::element_bytes(specs[k].type);
+          placed.push_back({k, at, offset});
+          external[k] =
+              (at.per_micro_batch ? tensors_.frame(t.tag) + at.frame_offset : at.state) + offset;
+        }
+        if (fresh) bound->second.push_back(std::move(placed));
+        sets.push_back(std::make_unique<kernels::OperandBuffers>(op, external));
         operand_bytes_ += sets.back()->total_bytes();
       }
       operands_.emplace(operand_key(t), std::move(sets));
@@ -105,9 +125,15 @@ void CpuTaskWork::compute(TaskId id, const TaskView& task) {
   }
   const auto ops = graph_.op_list(task.ops);
   auto& sets = operands_.at(operand_key(task));
+  const auto& bound = bound_.at(task.ops);
+  std::byte* const frame = tensors_.frame(task.tag);
   std::vector<int64_t>& times = op_ns_[local_.at(id)];
   int64_t before = steady_now_ns();
   for (size_t i = 0; i < ops.size(); ++i) {
+    for (const BoundOperand& b : bound[i]) {
+      sets[i]->point(b.operand, (b.at.per_micro_batch ? frame + b.at.frame_offset : b.at.state) +
+                                    b.offset_bytes);
+    }
     kernels::run_cpu(ops[i], *sets[i]);
     const int64_t after = steady_now_ns();
     times[i] = after - before;

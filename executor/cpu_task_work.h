@@ -1,6 +1,7 @@
 // Running a rank's tasks on the CPU: each compute task's ops through kernels/ (OpenBLAS and
-// our CPU kernels) on buffers of their own, allocations and frees by buffer id, host
-// copies, and messages through a Communicator.
+// our CPU kernels) on the tensors they bind (the rank's model state, the task's
+// micro-batch's activations) and scratch of their own, allocations and frees by buffer id,
+// host copies, and messages through a Communicator.
 #pragma once
 
 #include <cstddef>
@@ -13,6 +14,7 @@
 #include "executor/communicator.h"
 #include "executor/rank_plan.h"
 #include "executor/task_work.h"
+#include "executor/tensor_store.h"
 #include "kernels/kernel.h"
 #include "sim/task_graph.h"
 
@@ -21,19 +23,22 @@ namespace dtsim::executor {
 class CpuTaskWork final : public TaskWork {
  public:
   // Prepares every buffer the rank's tasks use, so that no step times an allocation of its
-  // operands: one set per op of each op list (a layer's GEMM and the next layer's do not
-  // share weights, as in a real step; the micro-batches of a stage share them, as a framework
-  // reuses its allocations). Throws kernels::UnsupportedOp naming the task and the op for an
-  // op the CPU backend cannot run, and std::invalid_argument for a task the CPU cannot
-  // (a copy to or from another rank's device).
+  // operands: the tensors the ops bind (TensorStore: one op's result is the next op's
+  // input, a weight is read forward and backward and updated by the optimizer, each
+  // micro-batch has its activations), and per op of each op list its unbound operands
+  // (scratch, reused by every micro-batch as a framework reuses its allocations). Throws
+  // kernels::UnsupportedOp naming the task and the op for an op the CPU backend cannot run,
+  // and std::invalid_argument for a task the CPU cannot (a copy to or from another rank's
+  // device) or a binding TensorStore refuses.
   CpuTaskWork(const TaskGraph& graph, const RankPlan& plan, Communicator& comm);
   ~CpuTaskWork() override;
 
   void run(TaskId id, const TaskView& task) override;
 
-  // Bytes of the ops' operand buffers (prepared once), and the most bytes the graph's own
-  // allocations held at once so far.
+  // Bytes of the ops' scratch operands and of the tensors they bind (prepared once), and
+  // the most bytes the graph's own allocations held at once so far.
   int64_t operand_bytes() const { return operand_bytes_; }
+  const TensorStore& tensors() const { return tensors_; }
   int64_t peak_allocated_bytes() const;
   // The last step's op durations (ns), per local index of the plan: one per op of a compute
   // task's list, in order; empty for the other tasks.
@@ -51,6 +56,14 @@ class CpuTaskWork final : public TaskWork {
 
   const TaskGraph& graph_;
   Communicator& comm_;
+  TensorStore tensors_;
+  // Per op of each op list: its operands bound to tensors, where they lie.
+  struct BoundOperand {
+    size_t operand = 0;  // index into the kernel's operands
+    TensorStore::Location at;
+    int64_t offset_bytes = 0;
+  };
+  std::unordered_map<OpListId, std::vector<std::vector<BoundOperand>>> bound_;
   std::unordered_map<TaskId, uint32_t> local_;  // task id -> local index of the plan
   // Written by each compute task into its own slot only, so the streams need no lock.
   std::vector<std::vector<int64_t>> op_ns_;

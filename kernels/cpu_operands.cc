@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <string>
 
 #include "kernels/cpu_kernels.h"
 #include "kernels/kernel.h"
@@ -236,49 +237,76 @@ std::vector<OperandSpec> cpu_operands(const OpSignature& op) {
 
 void OperandBuffers::Free::operator()(std::byte* p) const { std::free(p); }
 
-OperandBuffers::OperandBuffers(const OpSignature& op) : op_(op), specs_(cpu_operands(op)) {
-  uint64_t state = 0x9E3779B97F4A7C15ULL;  // one fixed stream: runs are reproducible
+void fill_operand(const OpSignature& op, const OperandSpec& s, std::byte* p, uint64_t& state) {
   const auto next = [&] {
     state = state * 6364136223846793005ULL + 1442695040888963407ULL;
     return static_cast<uint32_t>(state >> 33);
   };
-  for (const OperandSpec& s : specs_) {
+  const bool positive = s.name == "v" || s.name == "rstd";
+  if (s.type == ElementType::kFloat32) {
+    auto* f = reinterpret_cast<float*>(p);
+    for (int64_t i = 0; i < s.elements; ++i) {
+      const float u = static_cast<float>(next()) / 2147483648.0f;  // [0, 1)
+      f[i] = positive ? 0.5f + u : 2 * u - 1;
+    }
+  } else if (s.type == ElementType::kUInt16) {
+    // bf16 bit patterns of values in [-1, 1): the upper half of a float's bits.
+    auto* v = reinterpret_cast<uint16_t*>(p);
+    for (int64_t i = 0; i < s.elements; ++i) {
+      const float f = static_cast<float>(next()) / 1073741824.0f - 1.0f;
+      uint32_t bits;
+      std::memcpy(&bits, &f, sizeof bits);
+      v[i] = static_cast<uint16_t>(bits >> 16);
+    }
+  } else if (s.type == ElementType::kInt32) {
+    // Embedding ids index the table's rows; labels index a row's classes.
+    const int64_t bound = op_bound(op, s.name);
+    auto* v = reinterpret_cast<int32_t*>(p);
+    for (int64_t i = 0; i < s.elements; ++i) v[i] = static_cast<int32_t>(next() % bound);
+  } else {
+    auto* m = reinterpret_cast<uint8_t*>(p);
+    for (int64_t i = 0; i < s.elements; ++i) m[i] = (next() % 10) != 0;  // keep 90%
+  }
+}
+
+OperandBuffers::OperandBuffers(const OpSignature& op, std::span<std::byte* const> external)
+    : op_(op), specs_(cpu_operands(op)) {
+  uint64_t state = kFillSeed;
+  if (!external.empty() && external.size() != specs_.size()) {
+    throw std::invalid_argument(
+        "OperandBuffers for \"" + op.name + "\": " + std::to_string(external.size()) +
+        " external buffers for " + std::to_string(specs_.size()) + " operands");
+  }
+  for (size_t i = 0; i < specs_.size(); ++i) {
+    if (!external.empty() && external[i] != nullptr) {
+      data_.push_back(external[i]);
+      owned_.emplace_back();
+      continue;
+    }
+    const OperandSpec& s = specs_[i];
     const auto bytes = static_cast<size_t>(s.elements) * static_cast<size_t>(element_bytes(s.type));
     const size_t rounded = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
     auto* p = static_cast<std::byte*>(std::aligned_alloc(64, rounded));
     if (p == nullptr) throw std::bad_alloc();
-    buffers_.emplace_back(p);
-    const bool positive = s.name == "v" || s.name == "rstd";
-    if (s.type == ElementType::kFloat32) {
-      auto* f = reinterpret_cast<float*>(p);
-      for (int64_t i = 0; i < s.elements; ++i) {
-        const float u = static_cast<float>(next()) / 2147483648.0f;  // [0, 1)
-        f[i] = positive ? 0.5f + u : 2 * u - 1;
-      }
-    } else if (s.type == ElementType::kUInt16) {
-      // bf16 bit patterns of values in [-1, 1): the upper half of a float's bits.
-      auto* v = reinterpret_cast<uint16_t*>(p);
-      for (int64_t i = 0; i < s.elements; ++i) {
-        const float f = static_cast<float>(next()) / 1073741824.0f - 1.0f;
-        uint32_t bits;
-        std::memcpy(&bits, &f, sizeof bits);
-        v[i] = static_cast<uint16_t>(bits >> 16);
-      }
-    } else if (s.type == ElementType::kInt32) {
-      // Embedding ids index the table's rows; labels index a row's classes.
-      const int64_t bound = op_bound(op, s.name);
-      auto* v = reinterpret_cast<int32_t*>(p);
-      for (int64_t i = 0; i < s.elements; ++i) v[i] = static_cast<int32_t>(next() % bound);
-    } else {
-      auto* m = reinterpret_cast<uint8_t*>(p);
-      for (int64_t i = 0; i < s.elements; ++i) m[i] = (next() % 10) != 0;  // keep 90%
-    }
+    owned_.emplace_back(p);
+    data_.push_back(p);
+    fill_operand(op, s, p, state);
   }
+}
+
+void OperandBuffers::point(size_t i, std::byte* data) {
+  if (owned_.at(i) || data == nullptr) {
+    throw std::invalid_argument("OperandBuffers for \"" + op_.name + "\": operand \"" +
+                                specs_[i].name + "\" was not given from outside");
+  }
+  data_[i] = data;
 }
 
 int64_t OperandBuffers::total_bytes() const {
   int64_t n = 0;
-  for (const OperandSpec& s : specs_) n += s.elements * element_bytes(s.type);
+  for (size_t i = 0; i < specs_.size(); ++i) {
+    if (owned_[i]) n += specs_[i].elements * element_bytes(specs_[i].type);
+  }
   return n;
 }
 

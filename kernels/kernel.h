@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -40,20 +41,33 @@ std::vector<OperandSpec> cpu_operands(const OpSignature& op);
 // Empty when the CPU backend runs `op`; otherwise why not, in a sentence.
 std::string cpu_unsupported_reason(const OpSignature& op);
 
-// One 64-byte aligned buffer per operand, filled with values every kernel accepts (floats
-// in [-1, 1), labels and indices in range, masks of 0 and 1), reused across runs as a
-// framework reuses its allocations.
+// Fills an operand's buffer with values every kernel accepts (floats in [-1, 1), positive
+// where a kernel divides by or takes the root of them, labels and indices in range, masks of
+// 0 and 1), drawn from the random stream `state` (start it at kFillSeed: runs are then
+// reproducible), which it advances.
+inline constexpr uint64_t kFillSeed = 0x9E3779B97F4A7C15ULL;
+void fill_operand(const OpSignature& op, const OperandSpec& spec, std::byte* data, uint64_t& state);
+
+// The operands' buffers, 64-byte aligned and filled by fill_operand, reused across runs as a
+// framework reuses its allocations. Operands given a buffer from outside (a tensor the
+// caller holds, `external[i]` not null, at least the operand's size) use it; the others get
+// one of their own.
 class OperandBuffers {
  public:
-  explicit OperandBuffers(const OpSignature& op);
+  explicit OperandBuffers(const OpSignature& op, std::span<std::byte* const> external = {});
   const OpSignature& made_for() const { return op_; }
   size_t size() const { return specs_.size(); }
   const OperandSpec& spec(size_t i) const { return specs_[i]; }
-  std::byte* data(size_t i) { return buffers_[i].get(); }
+  std::byte* data(size_t i) { return data_[i]; }
+  // Points operand i, given from outside at construction, at another buffer the caller
+  // holds (the same tensor of another micro-batch); std::invalid_argument for an operand
+  // whose buffer is its own.
+  void point(size_t i, std::byte* data);
   template <typename T>
   T* as(size_t i) {
     return reinterpret_cast<T*>(data(i));
   }
+  // Bytes of the buffers it holds itself.
   int64_t total_bytes() const;
 
  private:
@@ -62,7 +76,8 @@ class OperandBuffers {
   };
   OpSignature op_;
   std::vector<OperandSpec> specs_;
-  std::vector<std::unique_ptr<std::byte[], Free>> buffers_;
+  std::vector<std::byte*> data_;
+  std::vector<std::unique_ptr<std::byte[], Free>> owned_;  // null where external
 };
 
 // Runs `op` on the CPU over `buffers`, which must have been made for an equal signature

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "models/memory_model.h"
+#include "models/operand_binding.h"
 
 namespace dtsim::models {
 
@@ -228,7 +229,7 @@ std::vector<OpSignature> op_kernels(const Op& op, bool backward, const RankShard
 }
 
 PricedOp price_op(const OpSignature& op, const DeviceSpec& device, const CostModel& costs) {
-  return PricedOp{op, costs.price(op, device), device.efficiency.kernel_launch};
+  return PricedOp{op, costs.price(op, device), device.efficiency.kernel_launch, {}};
 }
 
 Duration total_time(const PricedOps& ops) {
@@ -302,6 +303,7 @@ ChunkCost chunk_cost(const Workload& w, int begin, int end, const RankShard& sha
       rerun_op[o] = rerun_all || layer_policy.selects(op.rerun_by());
       for (const OpSignature& k : op_kernels(op, false, shard, dtype, device)) {
         fwd_ops.push_back(price_op(k, device, costs));
+        fwd_ops.back().operands = bind_operands(w, i, static_cast<int>(o), k);
         // Recomputation runs forward kernels again inside the backward pass.
         if (rerun_op[o]) {
           rerun.push_back(fwd_ops.back());
@@ -318,6 +320,7 @@ ChunkCost chunk_cost(const Workload& w, int begin, int end, const RankShard& sha
     for (size_t o = n; o-- > 0;) {
       for (const OpSignature& k : op_kernels(layer.ops[o], true, shard, dtype, device)) {
         grad_ops.push_back(price_op(k, device, costs));
+        grad_ops.back().operands = bind_operands(w, i, static_cast<int>(o), k);
       }
       grad_after[o] = static_cast<int>(grad_ops.size());
     }

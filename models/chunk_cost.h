@@ -8,6 +8,7 @@
 
 #include "models/cost_model.h"
 #include "models/workload.h"
+#include "sim/op_operands.h"
 
 namespace dtsim::models {
 
@@ -35,6 +36,7 @@ struct PricedOp {
   OpSignature op;
   OpCost cost;
   Duration launch;
+  OpOperands operands;  // the tensors it binds (models/operand_binding.h)
   Duration total() const { return cost.time + launch; }
 };
 using PricedOps = std::vector<PricedOp>;

@@ -7,6 +7,7 @@ namespace dtsim {
 inline constexpr const char* kLoweredGraphFormat = "dtsim-lowered-graph";
 // 2: collectives carry dtype and reduce; alloc and free tasks their buffer and category.
 // 3: pipeline sends and recvs carry the tensor they move.
-inline constexpr int kLoweredGraphVersion = 3;
+// 4: op lists carry their ops' bound operands; a compute task's tag is its micro-batch.
+inline constexpr int kLoweredGraphVersion = 4;
 
 }  // namespace dtsim

@@ -14,6 +14,7 @@
 #include "models/lowering_detail.h"
 #include "models/memory_model.h"
 #include "models/nccl_buffers.h"
+#include "models/operand_binding.h"
 #include "sim/check.h"
 #include "sim/collectives/planner.h"
 #include "sim/group_links.h"
@@ -132,6 +133,9 @@ class StepEmitter {
     // Buffers: the next id, and the activations each forward step keeps, by step id.
     uint32_t next_buffer = 1;
     std::map<std::string, uint32_t> kept;
+    // The micro-batch whose forward or backward is being emitted: its compute tasks' ops
+    // bind that micro-batch's activations.
+    uint32_t micro_batch = kNoMicroBatch;
   };
 
   RankContext context_of(int rank);
@@ -281,9 +285,14 @@ const ChunkCost& StepEmitter::cost(const RankContext& rc, int chunk_index, int b
 
 StepEmitter::TaskOps StepEmitter::add_ops(const PricedOps& ops) {
   std::vector<OpSignature> signatures;
+  std::vector<OpOperands> operands;
   signatures.reserve(ops.size());
-  for (const PricedOp& p : ops) signatures.push_back(p.op);
-  return TaskOps{g_.add_op_list(signatures), total_time(ops), tally_of(ops)};
+  operands.reserve(ops.size());
+  for (const PricedOp& p : ops) {
+    signatures.push_back(p.op);
+    operands.push_back(p.operands);
+  }
+  return TaskOps{g_.add_op_list(signatures, operands), total_time(ops), tally_of(ops)};
 }
 
 const StepEmitter::TaskOps& StepEmitter::pass_ops(const ChunkCost& cc, bool forward, int first,
@@ -426,7 +435,9 @@ const StepEmitter::TaskOps& StepEmitter::kernel_ops(const RankContext& rc, const
   for (const auto& [signature, ops] : known) {
     if (signature == op) return ops;
   }
-  const PricedOps ops(static_cast<size_t>(times), price_op(op, *rc.device, *in_.costs));
+  PricedOp priced = price_op(op, *rc.device, *in_.costs);
+  if (op.kind == KernelKind::kOptimizerUpdate) priced.operands = optimizer_operands();
+  const PricedOps ops(static_cast<size_t>(times), priced);
   known.emplace_back(op, add_ops(ops));
   return known.back().second;
 }
@@ -440,6 +451,7 @@ TaskId StepEmitter::compute(const RankContext& rc, std::string name, const TaskO
   t.name = std::move(name);
   t.duration = ops.time;
   t.ops = ops.id;
+  t.tag = rc.micro_batch;
   t.deps = std::move(deps);
   out_.costs.add(ops.tally);
   return g_.add(std::move(t));
@@ -1145,11 +1157,14 @@ void StepEmitter::emit_rank(int rank) {
   rc.step_compute.resize(order.size());
   for (int i = 0; i < static_cast<int>(order.size()); ++i) {
     if (order[i].forward) {
+      rc.micro_batch = static_cast<uint32_t>(order[i].micro_batch);
       emit_forward(rc, order[i], i);
     } else {
+      rc.micro_batch = static_cast<uint32_t>(order[i].micro_batch);
       emit_backward(rc, order[i], i, i == last_bwd[order[i].chunk]);
     }
   }
+  rc.micro_batch = kNoMicroBatch;
   emit_step_end(rc);
 
   role.dp = rc.c.dp;
@@ -1229,11 +1244,13 @@ LoweredStep lower_training_step(const LoweringInput& in) {
 
 namespace {
 
-// Heap bytes of the ops' vector and their names beyond the short-string buffer.
+// Heap bytes of the ops' vector, their names beyond the short-string buffer and their
+// bound operands.
 double priced_ops_bytes(const PricedOps& ops) {
   double b = static_cast<double>(ops.capacity() * sizeof(PricedOp));
   for (const PricedOp& p : ops) {
     if (p.op.name.size() > 15) b += static_cast<double>(p.op.name.capacity() + 1);
+    b += static_cast<double>(p.operands.capacity() * sizeof(OperandBinding));
   }
   return b;
 }

@@ -133,4 +133,46 @@ OpSignature op_signature_from_json(const json& o) {
   return op;
 }
 
+json op_operands_to_json(const OpOperands& operands) {
+  json out = json::array();
+  for (const OperandBinding& b : operands) {
+    const int64_t layer = b.tensor.layer == kModelInput ? -1 : static_cast<int64_t>(b.tensor.layer);
+    out.push_back({b.operand, tensor_role_name(b.tensor.role), layer, b.tensor.op, b.offset});
+  }
+  return out;
+}
+
+OpOperands op_operands_from_json(const json& value) {
+  if (!value.is_array()) throw std::invalid_argument("expected an array of bound operands");
+  OpOperands out;
+  for (size_t i = 0; i < value.size(); ++i) {
+    const json& e = value[i];
+    const std::string where = "[" + std::to_string(i) + "]: ";
+    const auto integer_at = [&](size_t k, int64_t low, int64_t high) {
+      if (!e[k].is_number_integer() || e[k].get<int64_t>() < low || e[k].get<int64_t>() > high) {
+        throw std::invalid_argument(where + "entry " + std::to_string(k) +
+                                    ": expected an integer from " + std::to_string(low) + " to " +
+                                    std::to_string(high));
+      }
+      return e[k].get<int64_t>();
+    };
+    if (!e.is_array() || e.size() != 5 || !e[0].is_string() || !e[1].is_string()) {
+      throw std::invalid_argument(where + "expected [operand, role, layer, op, offset]");
+    }
+    const auto role = tensor_role_from_name(e[1].get<std::string>());
+    if (!role) {
+      throw std::invalid_argument(where + "\"" + e[1].get<std::string>() +
+                                  "\" is not a tensor role (output, weight, grads, ...)");
+    }
+    const int64_t layer = integer_at(2, -1, INT32_MAX);
+    OperandBinding b;
+    b.operand = e[0].get<std::string>();
+    b.tensor = {*role, layer < 0 ? kModelInput : static_cast<uint32_t>(layer),
+                static_cast<uint32_t>(integer_at(3, 0, INT32_MAX))};
+    b.offset = integer_at(4, 0, INT64_MAX);
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
 }  // namespace dtsim::models

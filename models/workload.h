@@ -82,6 +82,11 @@ struct Op {
   // The share of its parameters a step computes gradients for and updates: a sampled
   // softmax's class centres (ModelSpec::sample_rate); 1 elsewhere.
   double updated_fraction = 1;
+  // Data flow: the ops of its layer whose results its kernel reads, by index, in the order
+  // the kernel takes its inputs (kLayerInput: the layer's input, which is the previous
+  // layer's result). Empty: the previous op's result, or the layer's input for the first.
+  std::vector<int> reads;
+  static constexpr int kLayerInput = -1;
 
  private:
   RecomputeModules core_attn() const {

@@ -2,6 +2,7 @@
 // templates, then one line per rank.
 #include "reports/lowered_graph_writer.h"
 
+#include <algorithm>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -102,7 +103,14 @@ LoweredGraphStats write_lowered_graph(std::ostream& out, const TaskGraph& g, int
   for (OpListId l = 0; l < g.num_op_lists(); ++l) {
     json ops = json::array();
     for (const OpSignature& op : g.op_list(l)) ops.push_back(models::op_signature_to_json(op));
-    out << json{{"op_list", l}, {"ops", ops}}.dump() << "\n";
+    json line = {{"op_list", l}, {"ops", ops}};
+    const auto bound = g.op_operands(l);
+    if (std::any_of(bound.begin(), bound.end(), [](const OpOperands& o) { return !o.empty(); })) {
+      json operands = json::array();
+      for (const OpOperands& o : bound) operands.push_back(models::op_operands_to_json(o));
+      line["operands"] = std::move(operands);
+    }
+    out << line.dump() << "\n";
   }
   for (size_t c = 0; c < g.collectives().size(); ++c) {
     const CollectiveCall& call = g.collectives()[c];

@@ -147,7 +147,23 @@ std::optional<TaskGraph> read_lowered_graph(std::istream& in, int ranks, std::st
           throw LineError(std::string("\"ops\"[") + std::to_string(ops.size()) + "]: " + e.what());
         }
       }
-      if (g.add_op_list(ops) != static_cast<OpListId>(l))
+      std::vector<OpOperands> operands;
+      if (o.contains("operands")) {
+        const json& bound = o.at("operands");
+        if (!bound.is_array() || bound.size() != ops.size()) {
+          throw LineError("\"operands\": expected one list of bound operands per op (" +
+                          std::to_string(ops.size()) + ")");
+        }
+        for (const json& b : bound) {
+          try {
+            operands.push_back(models::op_operands_from_json(b));
+          } catch (const std::invalid_argument& e) {
+            throw LineError(std::string("\"operands\"[") + std::to_string(operands.size()) + "]" +
+                            e.what());
+          }
+        }
+      }
+      if (g.add_op_list(ops, operands) != static_cast<OpListId>(l))
         throw LineError("the op list repeats an earlier one");
     }
     for (int64_t c = 0; c < collectives; ++c) {

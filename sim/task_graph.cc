@@ -145,19 +145,37 @@ std::optional<PipelineTransfer> TaskGraph::transfer(TaskId id) const {
   return transfers_[it->second];
 }
 
-OpListId TaskGraph::add_op_list(std::span<const OpSignature> ops) {
+OpListId TaskGraph::add_op_list(std::span<const OpSignature> ops,
+                                std::span<const OpOperands> operands) {
+  if (!operands.empty() && operands.size() != ops.size()) {
+    throw std::invalid_argument("an op list's operands: " + std::to_string(operands.size()) +
+                                " entries for " + std::to_string(ops.size()) +
+                                " ops (one per op, or none)");
+  }
+  const OpOperands none;
+  const auto operands_of = [&](size_t i) -> const OpOperands& {
+    return operands.empty() ? none : operands[i];
+  };
   size_t h = ops.size();
-  for (const OpSignature& op : ops) h = h * 1000003 ^ hash_value(op);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    h = h * 1000003 ^ hash_value(ops[i]);
+    if (!operands_of(i).empty()) h = h * 1000003 ^ hash_value(operands_of(i));
+  }
   const auto [first, last] = op_list_index_.equal_range(h);
   for (auto it = first; it != last; ++it) {
     const std::span<const OpSignature> held = op_list(it->second);
-    if (std::equal(held.begin(), held.end(), ops.begin(), ops.end())) return it->second;
+    const std::span<const OpOperands> bound = op_operands(it->second);
+    if (!std::equal(held.begin(), held.end(), ops.begin(), ops.end())) continue;
+    bool same = true;
+    for (size_t i = 0; i < ops.size() && same; ++i) same = bound[i] == operands_of(i);
+    if (same) return it->second;
   }
   if (ops_.size() + ops.size() >= std::numeric_limits<uint32_t>::max()) {
     throw std::length_error("a TaskGraph holds at most 2^32 - 1 op signatures");
   }
   const auto id = static_cast<OpListId>(num_op_lists());
   ops_.insert(ops_.end(), ops.begin(), ops.end());
+  for (size_t i = 0; i < ops.size(); ++i) operands_.push_back(operands_of(i));
   op_list_end_.push_back(static_cast<uint32_t>(ops_.size()));
   op_list_index_.emplace(h, id);
   return id;
@@ -170,6 +188,8 @@ size_t TaskGraph::op_list_bytes() const {
   for (const OpSignature& op : ops_) {
     if (op.name.capacity() > 15) bytes += op.name.capacity() + 1;  // beyond the small-string buffer
   }
+  bytes += operands_.capacity() * sizeof(OpOperands);
+  for (const OpOperands& o : operands_) bytes += o.capacity() * sizeof(OperandBinding);
   return bytes;
 }
 

@@ -17,6 +17,7 @@
 #include "sim/device.h"
 #include "sim/dtype.h"
 #include "sim/observer.h"
+#include "sim/op_operands.h"
 #include "sim/op_signature.h"
 #include "sim/task_graph_counts.h"
 #include "sim/units.h"
@@ -27,6 +28,8 @@ using TaskId = uint32_t;
 // The kernels a compute task runs, in order: an index into TaskGraph's op lists.
 using OpListId = uint32_t;
 inline constexpr OpListId kNoOps = UINT32_MAX;
+// A compute task of no micro-batch (the optimizer step): its ops bind no activations.
+inline constexpr uint32_t kNoMicroBatch = UINT32_MAX;
 
 enum class MemcpyKind : uint8_t { kHostToDevice, kDeviceToHost, kDeviceToDevice, kPeer };
 std::string_view memcpy_kind_name(MemcpyKind k);
@@ -96,6 +99,9 @@ struct TaskFields {
   // memcpy (peer for kPeer)
   int peer = -1;
   uint32_t collective = 0;  // collective: index into TaskGraph::collectives()
+  // send, recv: the tag they match by. compute: the micro-batch whose activations its ops'
+  // operands bind (TaskGraph::op_operands; kNoMicroBatch for none): the same op list runs
+  // for every micro-batch, on that micro-batch's tensors.
   uint32_t tag = 0;
   // compute: the kernels it runs (TaskGraph::op_list); kNoOps when the scenario gave only
   // a duration.
@@ -148,11 +154,20 @@ class TaskGraph {
   // A compute task's duration, set once its ops are priced.
   void set_duration(TaskId id, Duration d) { records_[id].fields.duration = d; }
 
-  // Returns the list's id: the one it already has when an equal list was added before.
-  OpListId add_op_list(std::span<const OpSignature> ops);
+  // Returns the list's id: the one it already has when an equal list (signatures and
+  // operands) was added before. `operands` holds one entry per op, or none when the ops
+  // bind no tensors (each runs on scratch operands of its own); std::invalid_argument
+  // otherwise.
+  OpListId add_op_list(std::span<const OpSignature> ops, std::span<const OpOperands> operands = {});
   std::span<const OpSignature> op_list(OpListId id) const {
     const uint32_t first = id == 0 ? 0 : op_list_end_[id - 1];
     return {ops_.data() + first, op_list_end_[id] - first};
+  }
+  // The tensors each op of the list binds, one entry per op (empty entries for ops that
+  // bind none).
+  std::span<const OpOperands> op_operands(OpListId id) const {
+    const uint32_t first = id == 0 ? 0 : op_list_end_[id - 1];
+    return {operands_.data() + first, op_list_end_[id] - first};
   }
   size_t num_op_lists() const { return op_list_end_.size(); }
   // Bytes the op lists take (signatures and their index), for memory reports.
@@ -240,6 +255,7 @@ class TaskGraph {
   std::vector<PipelineTransfer> transfers_;                     // each distinct one once
   std::map<std::tuple<PipelineTensor, uint32_t, uint32_t>, uint32_t> transfer_index_;
   std::vector<OpSignature> ops_;
+  std::vector<OpOperands> operands_;   // beside ops_, one per op
   std::vector<uint32_t> op_list_end_;  // list i is ops_[end[i - 1] (0 for the first), end[i])
   std::unordered_multimap<size_t, OpListId> op_list_index_;  // by the list's hash
 };

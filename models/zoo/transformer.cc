@@ -481,6 +481,30 @@ void tag_recompute_modules(Layer& layer, bool post_norm) {
   }
 }
 
+// The block's data flow where an op reads other than the op before it: the residual adds
+// read their sublayer's result and the residual stream, attention over V reads V from the
+// QKV tensor, and the feed-forward's branches (gate and up, router and dispatch, the
+// shared experts) all read the norm before them.
+void wire_block(Layer& layer, const Dims& d) {
+  const bool post_norm = d.family == ModelFamily::kBert;
+  const std::string attn_residual = d.gpt_style ? "attn.dropout_add" : "attn.residual";
+  const std::string mlp_residual = d.gpt_style ? "mlp.dropout_add" : "mlp.residual";
+  read_from(layer, attn_residual, {kPrevious, kInput});
+  read_from(layer, mlp_residual, {kPrevious, post_norm ? "attn.norm" : attn_residual});
+  read_from(layer, "attn.context", {kPrevious, d.gpt_style ? "attn.qkv_bias" : "attn.rope"});
+  for (const std::string prefix : {"mlp", "moe.shared"}) {
+    read_from(layer, prefix + ".gate", {"mlp.norm"});
+    read_from(layer, prefix + ".up", {"mlp.norm"});
+    read_from(layer, prefix + ".swiglu", {prefix + ".gate", prefix + ".up"});
+  }
+  read_from(layer, "moe.router", {"mlp.norm"});
+  read_from(layer, "moe.permute", {"mlp.norm"});
+  read_from(layer, "moe.combine", {"moe.unpermute", "moe.router"});
+  read_from(layer, "moe.shared.sigmoid_gate", {"mlp.norm"});
+  read_from(layer, "moe.shared.scale", {"moe.shared.down", "moe.shared.sigmoid_gate"});
+  read_from(layer, "moe.shared.add", {"moe.combine", kPrevious});
+}
+
 Layer block_layer(const Dims& d, int index, bool moe_layer) {
   Layer layer;
   layer.name = "block." + std::to_string(index);
@@ -502,6 +526,7 @@ Layer block_layer(const Dims& d, int index, bool moe_layer) {
     add_residual(layer.ops, d, "mlp");
   }
   tag_recompute_modules(layer, d.family == ModelFamily::kBert);
+  wire_block(layer, d);
   const double hidden_bytes = d.token_elements() * d.act;
   layer.output_bytes = hidden_bytes;
   // Megatron-LM: one all-reduce after the attention projection and one after the MLP in
@@ -577,6 +602,10 @@ Layer embedding_layer(const Dims& d) {
                       KernelKind::kDropout),
                elements * kMaskBytes, TensorSplit::kSequence));
   }
+  // Positions and token types are added into the tokens' embedding, which the layer's
+  // next op reads.
+  read_from(layer, d.family == ModelFamily::kBert ? "embed.norm" : "embed.dropout",
+            {"embed.tokens"});
   layer.output_bytes = elements * d.act;
   // The vocabulary-parallel lookup sums the ranks' partial results.
   layer.tp_fwd_at = {1};
@@ -635,6 +664,8 @@ Layer head_layer(const Dims& d) {
   layer.kind = LayerKind::kHead;
   if (d.family == ModelFamily::kBert) {
     add_bert_heads(layer.ops, d);
+    // The pooler reads each sample's first token of the layer's input.
+    read_from(layer, "head.pooler", {kInput});
   } else {
     add_norm(layer.ops, d, "head.norm");
     add_lm_logits_and_loss(layer.ops, d, "head", false);

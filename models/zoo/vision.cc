@@ -6,6 +6,7 @@
 // Saved activations: every convolution, batch norm, pool and linear layer keeps its input;
 // ReLU runs in place and keeps its output only where the op after it does not (before a
 // dropout, which keeps just its mask); the residual add keeps nothing.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -132,6 +133,12 @@ class NetBuilder {
     layer.kind = LayerKind::kVision;
     layer.ops = std::move(ops_);
     ops_.clear();
+    // A bottleneck's shortcut: the projection reads the block's input, and the add reads
+    // the main path and the shortcut (projected, or the input itself).
+    const bool projected = std::any_of(layer.ops.begin(), layer.ops.end(),
+                                       [](const Op& op) { return op.name == "downsample.bn"; });
+    read_from(layer, "downsample.conv", {kInput});
+    read_from(layer, "add", {"bn_c", projected ? "downsample.bn" : kInput});
     layer.output_bytes =
         loss_done_ ? static_cast<double>(batch_) * kLossOutputBytes : elements() * act_;
     return layer;

@@ -4,7 +4,9 @@
 
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -45,6 +47,13 @@ std::vector<Layer> classifier_layers(const ModelSpec& spec, const BuildShape& sh
 // The index of the layer's vocabulary- (or class-) split GEMM: the logits, whose input
 // gradient is summed over the tensor-parallel group. Checked to exist.
 int vocab_logits(const Layer& layer);
+
+// Data flow: op `op` of `layer` reads the results of `inputs`, ops of the layer by name
+// (kInput: the layer's input; kPrevious: the op before it), in its kernel's input order.
+// Nothing when the layer has no op `op`; an input it lacks is an internal error.
+inline constexpr std::string_view kInput = "(input)";
+inline constexpr std::string_view kPrevious = "(previous)";
+void read_from(Layer& layer, std::string_view op, std::initializer_list<std::string_view> inputs);
 
 // FLOPs per element of memory-bound ops in the forward pass; backward does about twice as
 // many. They are small next to the GEMMs but keep the vector-unit work visible.

@@ -95,6 +95,92 @@ TEST(CpuTaskWork, OneOpListOnTwoStreamsGetsTwoSetsOfBuffers) {
   EXPECT_EQ(work.operand_bytes(), 2 * 4 * (3 * 16 * 16));
 }
 
+OpSignature fp32_relu(int64_t rows, int64_t width) {
+  OpSignature op;
+  op.name = "relu";
+  op.kind = KernelKind::kRelu;
+  op.storage = op.math = DType::kFp32;
+  op.rows = rows;
+  op.width = width;
+  op.bytes = 2.0 * 4 * static_cast<double>(rows * width);
+  return op;
+}
+
+// A linear layer (its weight bound, its input the kernel's own) and a ReLU that reads its
+// result, for micro-batch `mb`.
+TaskId add_linear_relu(TaskGraph& g, uint32_t mb) {
+  const TensorRef linear_out{TensorRole::kOutput, 0, 0};
+  const std::vector<OpOperands> operands = {
+      {{"b", {TensorRole::kWeight, 0, 0}, 0}, {"c", linear_out, 0}},
+      {{"x", linear_out, 0}, {"y", {TensorRole::kOutput, 0, 1}, 0}}};
+  Task t;
+  t.kind = TaskKind::kCompute;
+  t.name = "layer mb" + std::to_string(mb);
+  t.stream = g.stream("compute");
+  t.ops = g.add_op_list(std::vector<OpSignature>{fp32_gemm(8, 16, 4), fp32_relu(8, 16)}, operands);
+  t.tag = mb;
+  return g.add(t);
+}
+
+TEST(CpuTaskWork, OpsRunOnTheTensorsTheyBindOneSetOfActivationsPerMicroBatch) {
+  TaskGraph g;
+  add_linear_relu(g, 0);
+  add_linear_relu(g, 1);
+  const RankPlan plan = plan_rank(g, 0);
+  NoMessages comm;
+  CpuTaskWork work(g, plan, comm);
+  const TensorStore& store = work.tensors();
+  EXPECT_EQ(store.state_tensors(), 1u);
+  EXPECT_EQ(store.activation_tensors(), 2u);
+  EXPECT_EQ(store.micro_batches(), 2u);
+  RankExecutor ex(g, plan, work);
+  ex.run_step();
+  // The ReLU read the GEMM's result: its output is that result's positive part, per
+  // micro-batch, and the two micro-batches' tensors are apart.
+  for (uint32_t mb : {0u, 1u}) {
+    const auto* x = reinterpret_cast<const float*>(store.data({TensorRole::kOutput, 0, 0}, mb));
+    const auto* y = reinterpret_cast<const float*>(store.data({TensorRole::kOutput, 0, 1}, mb));
+    int positive = 0;
+    for (int i = 0; i < 8 * 16; ++i) {
+      ASSERT_EQ(y[i], x[i] > 0 ? x[i] : 0.0f) << "micro-batch " << mb << ", element " << i;
+      positive += x[i] > 0;
+    }
+    EXPECT_GT(positive, 0);
+    EXPECT_LT(positive, 8 * 16);
+  }
+  EXPECT_NE(store.data({TensorRole::kOutput, 0, 0}, 0), store.data({TensorRole::kOutput, 0, 0}, 1));
+  // The weight is one tensor for both.
+  EXPECT_EQ(store.data({TensorRole::kWeight, 0, 0}, 0), store.data({TensorRole::kWeight, 0, 0}, 1));
+  // Only the GEMM's input is its own scratch now (A of 8 x 4 per stream's set).
+  EXPECT_EQ(work.operand_bytes(), store.bytes() + 4 * 8 * 4);
+}
+
+TEST(CpuTaskWork, RefusesBindingsItCannotHonourNamingTheTaskAndTheOp) {
+  const auto refusal = [](OpOperands operands, uint32_t mb) {
+    TaskGraph g;
+    Task t;
+    t.kind = TaskKind::kCompute;
+    t.name = "odd layer";
+    t.stream = g.stream("compute");
+    t.ops = g.add_op_list(std::vector<OpSignature>{fp32_gemm(8, 8, 8)},
+                          std::vector<OpOperands>{std::move(operands)});
+    t.tag = mb;
+    g.add(t);
+    NoMessages comm;
+    try {
+      CpuTaskWork work(g, plan_rank(g, 0), comm);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  const std::string unknown = refusal({{"z", {TensorRole::kWeight, 0, 0}, 0}}, 0);
+  EXPECT_NE(unknown.find("\"odd layer\""), std::string::npos) << unknown;
+  EXPECT_NE(unknown.find("operand \"z\""), std::string::npos) << unknown;
+  const std::string no_mb = refusal({{"c", {TensorRole::kOutput, 0, 0}, 0}}, kNoMicroBatch);
+  EXPECT_NE(no_mb.find("no micro-batch"), std::string::npos) << no_mb;
+}
+
 TEST(CpuTaskWork, RefusesAnOpTheCpuCannotRunBeforeAnyStep) {
   TaskGraph g;
   OpSignature bf16 = fp32_gemm(8, 8, 8);

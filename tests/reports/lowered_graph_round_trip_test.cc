@@ -2,6 +2,8 @@
 // step (layer granularity, pipeline, recomputation, data parallelism) is the same graph.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <set>
 #include <sstream>
 
 #include "reports/lowered_graph_writer.h"
@@ -30,6 +32,8 @@ TEST(LoweredGraphFile, RoundTripsEveryField) {
   EXPECT_GT(a.num_transfers(), 0u);  // pp 2: the pipeline's sends say what they move
   EXPECT_EQ(a.num_transfers(), b->num_transfers());
   EXPECT_EQ(a.streams(), b->streams());
+  int bound_ops = 0;  // ops of compute tasks that bind tensors
+  std::set<uint32_t> micro_batches;
   for (TaskId id = 0; id < a.num_tasks(); ++id) {
     const TaskView x = a.task(id);
     const TaskView y = b->task(id);
@@ -55,10 +59,20 @@ TEST(LoweredGraphFile, RoundTripsEveryField) {
       const auto xo = a.op_list(x.ops);
       const auto yo = b->op_list(y.ops);
       EXPECT_TRUE(std::equal(xo.begin(), xo.end(), yo.begin(), yo.end()));
+      const auto xb = a.op_operands(x.ops);
+      const auto yb = b->op_operands(y.ops);
+      EXPECT_TRUE(std::equal(xb.begin(), xb.end(), yb.begin(), yb.end()));
+      bound_ops += static_cast<int>(
+          std::count_if(xb.begin(), xb.end(), [](const OpOperands& o) { return !o.empty(); }));
     }
+    if (x.kind == TaskKind::kCompute && x.ops != kNoOps) micro_batches.insert(x.tag);
     EXPECT_EQ(std::vector<TaskId>(x.deps.begin(), x.deps.end()),
               std::vector<TaskId>(y.deps.begin(), y.deps.end()));
   }
+  EXPECT_GT(bound_ops, 0);
+  // Compute tasks name their micro-batch (4 per replica: 16 over dp 4), the optimizer none.
+  EXPECT_TRUE(micro_batches.contains(kNoMicroBatch));
+  EXPECT_TRUE(micro_batches.contains(3));
   ASSERT_EQ(a.collectives().size(), b->collectives().size());
   for (size_t c = 0; c < a.collectives().size(); ++c) {
     const CollectiveCall& x = a.collectives()[c];

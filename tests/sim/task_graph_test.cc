@@ -120,6 +120,21 @@ TEST(TaskGraphStorage, StoresEachDistinctOpListOnce) {
   EXPECT_EQ(g.num_op_lists(), 3u);
   EXPECT_EQ(g.op_list(c)[0], gemm);
   EXPECT_EQ(g.op_list(b)[1].gemm.transpose_b, false);
+  // The same kernels on other tensors (the next layer's) are a list of their own; the
+  // same kernels on the same tensors are the same list.
+  const std::vector<OpOperands> layer3 = {{{"x", {TensorRole::kOutput, 3, 0}, 0}},
+                                          {{"b", {TensorRole::kWeight, 3, 1}, 0}}};
+  std::vector<OpOperands> layer4 = layer3;
+  layer4[0][0].tensor.layer = 4;
+  layer4[1][0].tensor.layer = 4;
+  const std::vector<OpSignature> kernels{norm, gemm};
+  const OpListId d = g.add_op_list(kernels, layer3);
+  EXPECT_NE(d, a);
+  EXPECT_NE(g.add_op_list(kernels, layer4), d);
+  EXPECT_EQ(g.add_op_list(kernels, layer3), d);
+  EXPECT_EQ(g.op_operands(d)[1][0].tensor, (TensorRef{TensorRole::kWeight, 3, 1}));
+  EXPECT_TRUE(g.op_operands(a)[0].empty());
+  EXPECT_THROW(g.add_op_list(kernels, std::vector<OpOperands>(1)), std::invalid_argument);
 }
 
 // A linear layer's backward GEMMs (Megatron's QKV: 2048 tokens, 12288 in, 4608 out per

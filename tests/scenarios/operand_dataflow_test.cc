@@ -1,0 +1,97 @@
+// The tensors a lowered step's ops bind form the model's data flow: on each rank, every
+// activation an op reads was written earlier by an op of the same micro-batch (or is the
+// model's input), every weight the backward reads is one the forward read, every bound
+// operand is an operand of its kernel, and only scratch is left unbound.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+#include <tuple>
+
+#include "kernels/kernel.h"
+#include "tests/prepared_scenario.h"
+#include "tests/scenarios/cpu_zoo_cases.h"
+
+namespace dtsim {
+namespace {
+
+// Operands a kernel may keep as its own: token ids and labels, im2col's columns, the
+// router's logits gradient, and a pointwise op's bias where it has none (its only input
+// read twice, or no bias parameters).
+bool scratch(const std::string& operand) {
+  static const std::set<std::string> kScratch = {"ids",  "labels", "col", "dlogits",
+                                                 "bias", "dbias",  "db"};
+  return kScratch.contains(operand);
+}
+
+TEST(OperandDataflow, EveryTensorAnOpReadsWasWrittenBeforeInItsMicroBatch) {
+  for (const nlohmann::json& doc : test_support::cpu_zoo_cases()) {
+    SCOPED_TRACE(doc["model"].dump() + " " + doc["training"].dump());
+    const auto p = test_support::prepare(doc);
+    const TaskGraph& g = p->lowered.graph;
+    std::set<std::pair<uint32_t, TensorRef>> written;  // (micro-batch, activation)
+    std::set<TensorRef> forward_weights, backward_weights;
+    int bound_ops = 0, optimizer_ops = 0;
+    for (const TaskView t : g.tasks()) {
+      if (t.rank != 0 || t.kind != TaskKind::kCompute || t.ops == kNoOps) continue;
+      const auto ops = g.op_list(t.ops);
+      const auto bound = g.op_operands(t.ops);
+      for (size_t i = 0; i < ops.size(); ++i) {
+        const OpSignature& op = ops[i];
+        SCOPED_TRACE(std::string(t.name) + ", " + op.name + " (" +
+                     std::string(op_pass_name(op.pass)) + ")");
+        if (op.kind == KernelKind::kCast || op.kind == KernelKind::kCopy) continue;
+        ++bound_ops;
+        const auto specs = kernels::cpu_operands(op);
+        std::map<std::string, const OperandBinding*> by_operand;
+        for (const OperandBinding& b : bound[i]) {
+          EXPECT_TRUE(by_operand.emplace(b.operand, &b).second) << "bound twice: " << b.operand;
+        }
+        for (const kernels::OperandSpec& s : specs) {
+          const auto it = by_operand.find(s.name);
+          if (it == by_operand.end()) {
+            EXPECT_TRUE(scratch(s.name)) << "unbound operand " << s.name;
+            continue;
+          }
+          const TensorRef& tensor = it->second->tensor;
+          by_operand.erase(it);
+          if (tensor.role == TensorRole::kParams) ++optimizer_ops;
+          if (op_state(tensor.role) && tensor.role == TensorRole::kWeight) {
+            (op.pass == OpPass::kForward ? forward_weights : backward_weights).insert(tensor);
+          }
+          if (!per_micro_batch(tensor.role)) continue;
+          ASSERT_NE(t.tag, kNoMicroBatch);
+          // Reads first: a kernel that writes a tensor does not read it.
+          if (!s.written && tensor.layer != kModelInput) {
+            EXPECT_TRUE(written.contains({t.tag, tensor}))
+                << s.name << " reads " << tensor_role_name(tensor.role) << " of op " << tensor.op
+                << " of layer " << tensor.layer << " of micro-batch " << t.tag
+                << " before any op wrote it";
+          }
+        }
+        EXPECT_TRUE(by_operand.empty()) << "binds an operand its kernel lacks: "
+                                        << (by_operand.empty() ? "" : by_operand.begin()->first);
+        for (const OperandBinding& b : bound[i]) {
+          const auto s = std::find_if(specs.begin(), specs.end(),
+                                      [&](const auto& x) { return x.name == b.operand; });
+          if (s != specs.end() && s->written && per_micro_batch(b.tensor.role)) {
+            written.insert({t.tag, b.tensor});
+          }
+        }
+      }
+    }
+    EXPECT_GT(bound_ops, 0);
+    EXPECT_EQ(optimizer_ops, 1);  // one update over the rank's whole state
+    EXPECT_FALSE(forward_weights.empty());
+    for (const TensorRef& w : backward_weights) {
+      EXPECT_TRUE(forward_weights.contains(w)) << "a backward kernel reads a weight the forward "
+                                                  "did not: op "
+                                               << w.op << " of layer " << w.layer;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace dtsim
