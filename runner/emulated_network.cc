@@ -203,6 +203,12 @@ EmulatedNetwork::EmulatedNetwork(int ranks, const std::vector<EmulatedPath>& pat
            "the namespace named as the host, with a session folder of its own\n"
            "while [ $# -gt 0 ]; do case \"$1\" in -*) shift;; *) break;; esac; done\n"
            "host=$1; shift\n"
+           "# A rank with a CPU quota joins its cgroup here: inside the namespace, ip netns\n"
+           "# exec's own sysfs hides the cgroup hierarchy (runner/cpu_quota.h).\n"
+           "rank=${host##*-r}\n"
+           "if [ -n \"$DTSIM_CPU_QUOTAS\" ] && [ -d \"$DTSIM_CPU_QUOTAS/rank$rank\" ]; then\n"
+           "  echo $$ > \"$DTSIM_CPU_QUOTAS/rank$rank/cgroup.procs\" || exit 1\n"
+           "fi\n"
            "session=\""
         << (folder_ / "session-").string()
         << "$host\"\n"

@@ -10,12 +10,13 @@
 
 #include "calibration/calibrate.h"
 #include "calibration/child_process.h"
-#include "calibration/mpirun.h"
 #include "calibration/cost_database.h"
+#include "calibration/mpirun.h"
 #include "executor/rank_plan.h"
 #include "kernels/kernel.h"
 #include "reports/atomic_file.h"
 #include "runner/cost_database_file.h"
+#include "runner/cpu_quota.h"
 #include "runner/emulated_network.h"
 #include "runner/in_step_costs.h"
 #include "runner/rank_timeline_file.h"
@@ -71,8 +72,27 @@ void check_runnable(const std::string& source, const LoweredScenario& lowered, i
   }
 }
 
+// Each rank's share of its core: its device's speed (a node group's compute_share, a
+// unit's draw below its catalog figures). A rank cannot run faster than the core it has.
+std::vector<double> core_shares(const std::string& source, const Cluster& cluster, int ranks) {
+  std::vector<double> shares;
+  for (int r = 0; r < ranks; ++r) {
+    const double speed = cluster.devices.at(static_cast<size_t>(r)).speed;
+    if (speed > 1) {
+      throw InputError(source, {{"/cluster", fmt::format("rank {} runs at {:.3f} of its device's "
+                                                         "figures; a real rank cannot run faster "
+                                                         "than its core (speed_variation draws "
+                                                         "above 1)",
+                                                         r, speed)}});
+    }
+    shares.push_back(speed);
+  }
+  return shares;
+}
+
 std::vector<std::string> rank_command(const RealRunOptions& o, int ranks,
-                                      const EmulatedNetwork* network) {
+                                      const EmulatedNetwork* network,
+                                      const std::filesystem::path& cgroups) {
   std::vector<std::string> program = {o.rank_program.string(), "--scenario",
                                       std::filesystem::absolute(o.scenario).string()};
   for (const std::string& s : o.overrides) program.insert(program.end(), {"--set", s});
@@ -84,6 +104,9 @@ std::vector<std::string> rank_command(const RealRunOptions& o, int ranks,
   program.insert(program.end(), {"--warmup", std::to_string(o.warmup), "--iterations",
                                  std::to_string(o.iterations), "--out",
                                  std::filesystem::absolute(o.folder).string()});
+  // Ranks on this machine's own hosts join their quota's cgroup themselves; in emulated
+  // namespaces the launch agent does (their sysfs hides the cgroup hierarchy).
+  if (!cgroups.empty() && !network) program.insert(program.end(), {"--cgroups", cgroups.string()});
   if (network) {
     program.insert(program.end(), {"--pin-core", "1"});
     return calibration::mpirun_command(ranks, network->mpirun_options(), program, false);
@@ -218,16 +241,22 @@ RealValidation validate_for_real(const RealRunOptions& o) {
     std::filesystem::remove(rank_timeline_path(o.folder, r), ignored);
     std::filesystem::remove(rank_progress_path(o.folder, r), ignored);
   }
+  // Slower devices as CPU quotas, which the ranks join before MPI starts.
+  CpuQuotas quotas(core_shares(o.scenario, v.scenario->cluster, ranks));
   std::unique_ptr<EmulatedNetwork> network;
   if (o.emulate_links) {
     network = std::make_unique<EmulatedNetwork>(ranks, emulated_paths(v.scenario->cluster, ranks),
                                                 o.link_emulator, o.folder / "network");
   }
   // One BLAS thread per rank (the rank sets it too; this covers the library's start-up).
-  const std::vector<std::string> env = {"OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1"};
-  const calibration::ChildResult r = calibration::run_child(
-      rank_command(o, ranks, network.get()), env, o.folder / "mpirun.log", o.timeout, o.stop);
+  std::vector<std::string> env = {"OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1"};
+  if (network && !quotas.folder().empty())
+    env.push_back("DTSIM_CPU_QUOTAS=" + quotas.folder().string());
+  const calibration::ChildResult r =
+      calibration::run_child(rank_command(o, ranks, network.get(), quotas.folder()), env,
+                             o.folder / "mpirun.log", o.timeout, o.stop);
   network.reset();  // the namespaces go before anything else can fail
+  quotas.remove();
   if (r.end == calibration::ChildResult::End::kStopped) {
     v.cancelled = true;
     return v;

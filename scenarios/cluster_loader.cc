@@ -87,6 +87,7 @@ NodeGroupRead read_node_group(const json& value, const std::string& pointer,
     o->accept({"nic_bandwidth", "nic_latency"});
   }
   if (auto v = o->bandwidth("host_bandwidth", Need::kOptional)) g.host_bandwidth = *v;
+  read_in_range(*o, "compute_share", kFraction, g.compute_share);
   o->report_unknown_keys();
 
   if (device != nullptr) {

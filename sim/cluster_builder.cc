@@ -68,8 +68,9 @@ FabricNode build_node(Cluster& c, const NodeGroupSpec& g, const std::string& nam
     t.connect(v, pcie[d * pcie_switches / g.devices_per_node], pcie_rate, g.pcie_latency,
               LinkKind::kPcie);
     node.devices.push_back(static_cast<int>(c.devices.size()));
-    c.devices.push_back(ClusterDevice{v, g.device, node_index, d, region,
-                                      unit_speed(speed_seed, c.devices.size(), g.speed_variation)});
+    c.devices.push_back(ClusterDevice{
+        v, g.device, node_index, d, region,
+        unit_speed(speed_seed, c.devices.size(), g.speed_variation) * g.compute_share});
   }
   if (g.devices_per_node > 1 && g.intra == IntraNodeKind::kNvSwitch) {
     const VertexId nvswitch = vertex("nvswitch", VertexKind::kSwitch);

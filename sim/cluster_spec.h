@@ -36,6 +36,10 @@ struct NodeGroupSpec {
   double intra_efficiency = 1.0;
   double pcie_efficiency = 1.0;
   double speed_variation = 0;  // DeviceEfficiency::speed_variation; the loader copies it
+  // The share of its devices' compute that the group's ranks get, in (0, 1]: a device
+  // partitioned or throttled (a CPU quota) runs every kernel 1/share as long. A real run
+  // emulates it with a CPU quota per rank (runner/cpu_quota.h).
+  double compute_share = 1;
   int nics = 1;  // NIC i serves devices [i*d/nics, (i+1)*d/nics): one rail per NIC
   Bandwidth nic_bandwidth = Bandwidth::gbps(100);
   Duration nic_latency = Duration::ns(1000);

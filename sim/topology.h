@@ -76,7 +76,9 @@ struct ClusterDevice {
   int node = 0;
   int local_index = 0;  // index inside its node
   int region = 0;
-  double speed = 1;  // of the device's catalog figures (DeviceEfficiency::speed_variation)
+  // Of the device's catalog figures: its unit's draw (DeviceEfficiency::speed_variation)
+  // times its node group's compute_share.
+  double speed = 1;
 };
 
 struct ClusterNode {

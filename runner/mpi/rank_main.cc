@@ -8,8 +8,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <optional>
@@ -24,6 +26,7 @@
 #include "executor/rank_executor.h"
 #include "executor/rank_plan.h"
 #include "kernels/kernel.h"
+#include "runner/cpu_quota.h"
 #include "runner/rank_timeline_file.h"
 #include "runner/scenario_runner.h"
 #include "scenarios/loader.h"
@@ -71,6 +74,8 @@ std::optional<RankArgs> parse(int argc, char** argv, std::string& error) {
         a.out = value;
       } else if (key == "--pin-core") {
         a.pin_core = value == "1";
+      } else if (key == "--cgroups") {
+        // Joined before MPI_Init (main).
       } else {
         throw std::invalid_argument("unknown option " + key);
       }
@@ -181,11 +186,20 @@ extern "C" const char* __asan_default_options() { return "leak_check_at_exit=0";
 #endif
 
 int main(int argc, char** argv) {
+  // Before MPI starts its threads, so that they are pinned and quota-bound with the rank.
   for (int i = 1; i + 1 < argc; ++i) {
     if (std::string(argv[i]) == "--pin-core" && std::string(argv[i + 1]) == "1" &&
         !pin_to_rank_core()) {
       std::fprintf(stderr, "dtsim-rank: cannot pin to a core of its own\n");
       return 1;
+    }
+    if (std::string(argv[i]) == "--cgroups") {
+      const char* env = std::getenv("OMPI_COMM_WORLD_RANK");
+      if (env == nullptr || !dtsim::join_rank_cgroup(argv[i + 1], std::atoi(env))) {
+        std::fprintf(stderr, "dtsim-rank: cannot join its CPU quota's cgroup under %s: %s\n",
+                     argv[i + 1], std::strerror(errno));
+        return 1;
+      }
     }
   }
   int provided = 0;

@@ -1,8 +1,9 @@
 // dtsim validate for real: two MPI ranks run the data-parallel transformer's step and the
 // report holds the measured and predicted figures; a rank that is killed or hangs ends the
 // run with an error naming it and its last task, and no rank process is left behind.
-#include <gtest/gtest.h>
+#include "runner/real_validation.h"
 
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -11,15 +12,14 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
 
-#include <nlohmann/json.hpp>
-
 #include "executor/progress_board.h"
+#include "runner/cpu_quota.h"
 #include "runner/emulated_network.h"
 #include "runner/rank_timeline_file.h"
-#include "runner/real_validation.h"
 
 namespace dtsim {
 namespace {
@@ -229,6 +229,42 @@ TEST(RealValidation, TheGeoCaseRunsOverItsEmulatedWanAndLeavesNoNamespace) {
   EXPECT_GT(collective->busy.measured_s, 2 * 1.76);
   EXPECT_GT(v.comparison.step.predicted_s, 1.76);
   EXPECT_GT(v.comparison.step.measured_s, 1.76);
+  EXPECT_TRUE(our_namespaces().empty());
+  std::filesystem::remove_all(folder);
+}
+
+// One rank of two at half a core: the launch agent puts it under its CPU quota inside its
+// namespace, so its compute takes as much longer against the full-speed rank's as the
+// simulator says (the ratio of the two ranks' compute, measured over predicted, near 1; it
+// would be near 0.5 if the quota had not taken), and the cgroups are gone afterwards.
+TEST(RealValidation, TheSlowerRankRunsUnderItsCpuQuotaAndNothingIsLeft) {
+  if (const std::string why = emulation_unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
+  if (const CpuCgroupRoot root = find_cpu_cgroup_root(); root.root.empty()) {
+    GTEST_SKIP() << root.why;
+  }
+  const auto folder = scratch("hetero");
+  RealRunOptions o;
+  o.scenario = std::string(DTSIM_SOURCE_DIR) + "/scenarios/validation/real/hetero-2ranks.json";
+  o.rank_program = DTSIM_RANK;
+  o.emulate_links = true;
+  o.link_emulator = DTSIM_LINK_EMULATOR;
+  o.warmup = 1;
+  o.iterations = 2;
+  o.timeout = std::chrono::minutes(2);
+  o.folder = folder;
+  const RealValidation v = validate_for_real(o);
+  ASSERT_EQ(v.comparison.ranks.size(), 2u);
+  const executor::ErrorFigure& fast = v.comparison.ranks[0].compute_busy;
+  const executor::ErrorFigure& slow = v.comparison.ranks[1].compute_busy;
+  ASSERT_GT(fast.measured_s, 0);
+  ASSERT_GT(fast.predicted_s, 0);
+  const double ratio = (slow.measured_s / fast.measured_s) / (slow.predicted_s / fast.predicted_s);
+  EXPECT_GT(ratio, 0.75) << slow.measured_s << " / " << fast.measured_s << " measured, "
+                         << slow.predicted_s << " / " << fast.predicted_s << " predicted";
+  EXPECT_LT(ratio, 1.33);
+  const std::filesystem::path quotas =
+      find_cpu_cgroup_root().root / ("dtsim-" + std::to_string(::getpid()));
+  EXPECT_FALSE(std::filesystem::exists(quotas));
   EXPECT_TRUE(our_namespaces().empty());
   std::filesystem::remove_all(folder);
 }

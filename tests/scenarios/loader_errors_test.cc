@@ -70,6 +70,17 @@ TEST(ScenarioErrors, ValidBaseDocumentLoads) {
   EXPECT_TRUE(errors_of(doc(kCluster, kSweep)).empty());
 }
 
+TEST(ScenarioErrors, ComputeShareIsAFractionOfTheDevice) {
+  for (const char* bad : {"0", "1.5", "-0.5", "\"half\""}) {
+    auto e = errors_of(doc(cluster_with_node(std::string(R"("compute_share": )") + bad), kSweep));
+    EXPECT_TRUE(has_error(e, "/cluster/nodes/0/compute_share", "a fraction in (0, 1]")) << bad;
+  }
+  EXPECT_TRUE(
+      errors_of(
+          doc(cluster_with_node(R"("nic_bandwidth": "100Gbps", "compute_share": 0.25)"), kSweep))
+          .empty());
+}
+
 TEST(ScenarioErrors, SpeedVariationAndSeed) {
   const std::string nodes = R"("nodes": [{"count": 1, "device": "H100", "devices_per_node": 2, "nics": 0}])";
   auto e = errors_of(doc("{" + nodes + R"(, "speed_variation": 1, "speed_seed": -1})", kSweep));

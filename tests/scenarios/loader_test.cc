@@ -114,6 +114,20 @@ TEST(ScenarioLoader, ClusterSpeedVariationOverridesTheDevicesAndSeedsTheDraws) {
   for (const ClusterDevice& d : ideal.cluster.devices) EXPECT_EQ(d.speed, 1.0);
 }
 
+// A node group's compute share slows its devices by that factor, on top of the unit's draw.
+TEST(ScenarioLoader, ComputeShareSlowsTheGroupsDevices) {
+  const Scenario s = load(doc(R"({"nodes": [{"count": 1, "device": "CPU", "devices_per_node": 1,
+                                             "nic_bandwidth": "10Gbps"},
+                                            {"count": 1, "device": "CPU", "devices_per_node": 2,
+                                             "nic_bandwidth": "10Gbps", "compute_share": 0.5}],
+                                  "fabric": {"kind": "single_switch"}})"));
+  ASSERT_EQ(s.cluster.devices.size(), 3u);
+  EXPECT_EQ(s.cluster.devices[0].speed, 1.0);
+  EXPECT_EQ(s.cluster.devices[1].speed, 0.5);
+  EXPECT_EQ(s.cluster.devices[2].speed, 0.5);
+  EXPECT_EQ(s.cluster_spec.regions[0].node_groups[1].compute_share, 0.5);
+}
+
 TEST(ScenarioLoader, DeviceWithoutNvLinkDefaultsToPcie) {
   const Scenario s = load(doc(R"({"nodes": [{"count": 1, "device": "P40", "devices_per_node": 4,
                                              "nics": 0}]})"));

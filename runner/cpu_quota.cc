@@ -1,0 +1,132 @@
+// CpuQuotas: a cgroup per slowed rank, v1 (cpu.cfs_period_us, cpu.cfs_quota_us) or v2
+// (cpu.max), whichever this machine mounts.
+#include "runner/cpu_quota.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+#include <system_error>
+
+namespace dtsim {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Writes `text` to a cgroup file; a cgroup file reports a refused value on the write.
+void write_file(const fs::path& file, const std::string& text) {
+  std::ofstream out(file);
+  out << text;
+  out.flush();
+  if (!out) {
+    throw std::runtime_error("cannot write \"" + text + "\" to " + file.string() + ": " +
+                             std::strerror(errno));
+  }
+}
+
+bool writable(const fs::path& p) { return ::access(p.c_str(), W_OK) == 0; }
+
+}  // namespace
+
+CpuCgroupRoot find_cpu_cgroup_root() {
+  CpuCgroupRoot r;
+  // v1: a hierarchy with the cpu controller (cpu, or cpu,cpuacct co-mounted).
+  for (const char* v1 : {"/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpu,cpuacct"}) {
+    if (fs::exists(fs::path(v1) / "cpu.cfs_quota_us")) {
+      r.root = v1;
+      break;
+    }
+  }
+  // v2: the unified hierarchy, where the root's children may get the cpu controller.
+  if (r.root.empty() && fs::exists("/sys/fs/cgroup/cgroup.controllers")) {
+    std::ifstream in("/sys/fs/cgroup/cgroup.controllers");
+    std::string controllers((std::istreambuf_iterator<char>(in)), {});
+    if (controllers.find("cpu") == std::string::npos) {
+      r.why = "the unified cgroup hierarchy (v2) has no cpu controller";
+      return r;
+    }
+    r.root = "/sys/fs/cgroup";
+    r.v2 = true;
+  }
+  if (r.root.empty()) {
+    r.why =
+        "no cgroup hierarchy with the cpu controller is mounted (v1 /sys/fs/cgroup/cpu or "
+        "v2 /sys/fs/cgroup)";
+  } else if (!writable(r.root)) {
+    r.why = r.root.string() + " is not writable (CPU quotas need root)";
+    r.root.clear();
+  }
+  return r;
+}
+
+CpuQuotas::CpuQuotas(const std::vector<double>& shares) {
+  bool any = false;
+  for (double s : shares) any = any || s < 1;
+  if (!any) return;
+  const CpuCgroupRoot root = find_cpu_cgroup_root();
+  if (root.root.empty()) throw std::runtime_error("CPU quotas for slower ranks: " + root.why);
+  folder_ = root.root / ("dtsim-" + std::to_string(::getpid()));
+  try {
+    if (root.v2) write_file(root.root / "cgroup.subtree_control", "+cpu");
+    fs::create_directory(folder_);
+    groups_.push_back(folder_);
+    if (root.v2) write_file(folder_ / "cgroup.subtree_control", "+cpu");
+    for (size_t r = 0; r < shares.size(); ++r) {
+      if (!(shares[r] > 0 && shares[r] <= 1)) {
+        throw std::runtime_error("rank " + std::to_string(r) + "'s share of a core is " +
+                                 std::to_string(shares[r]) + "; a quota needs one in (0, 1]");
+      }
+      if (shares[r] >= 1) continue;
+      const fs::path group = folder_ / ("rank" + std::to_string(r));
+      fs::create_directory(group);
+      groups_.push_back(group);
+      const auto quota = std::lround(shares[r] * kQuotaPeriodMicroseconds);
+      if (root.v2) {
+        write_file(group / "cpu.max",
+                   std::to_string(quota) + " " + std::to_string(kQuotaPeriodMicroseconds));
+      } else {
+        write_file(group / "cpu.cfs_period_us", std::to_string(kQuotaPeriodMicroseconds));
+        write_file(group / "cpu.cfs_quota_us", std::to_string(quota));
+      }
+    }
+  } catch (const std::exception& e) {
+    remove();
+    throw std::runtime_error(std::string("CPU quotas for slower ranks: ") + e.what());
+  } catch (...) {
+    remove();
+    throw;
+  }
+}
+
+CpuQuotas::~CpuQuotas() { remove(); }
+
+void CpuQuotas::remove() {
+  // Children before their parent; a cgroup is removed with rmdir once no process is in it,
+  // and a rank that has just exited may still be counted for a moment.
+  for (auto it = groups_.rbegin(); it != groups_.rend(); ++it) {
+    for (int attempt = 0; ::rmdir(it->c_str()) != 0 && errno == EBUSY && attempt < 200; ++attempt)
+      ::usleep(10'000);
+  }
+  groups_.clear();
+}
+
+bool join_rank_cgroup(const fs::path& folder, int rank) {
+  // A folder this process cannot see (another mount namespace) is a failure, not a rank
+  // without a quota.
+  if (!fs::is_directory(folder)) {
+    errno = ENOENT;
+    return false;
+  }
+  const fs::path group = folder / ("rank" + std::to_string(rank));
+  if (!fs::exists(group)) return true;
+  std::ofstream out(group / "cgroup.procs");
+  out << ::getpid();
+  out.flush();
+  return static_cast<bool>(out);
+}
+
+}  // namespace dtsim
