@@ -17,6 +17,7 @@ namespace dtsim::executor {
 namespace {
 
 constexpr int64_t kAlign = 64;
+constexpr int64_t kMaxOffset = int64_t{1} << 40;
 
 // How a weight starts: a constant, or uniform within 1/sqrt(fan_in) (fan_in 0: [-1, 1)).
 struct Init {
@@ -95,11 +96,16 @@ Init init_of(const OpSignature& op, const std::string& operand) {
 
 }  // namespace
 
+void TensorStore::Free::operator()(std::byte* p) const { std::free(p); }
+
 TensorStore::Block TensorStore::allocate(int64_t bytes) {
   auto* p =
       static_cast<std::byte*>(std::aligned_alloc(kAlign, static_cast<size_t>(aligned(bytes))));
   if (p == nullptr) throw std::bad_alloc();
-  return Block{p, bytes};
+  Block b;
+  b.memory.reset(p);
+  b.bytes = bytes;
+  return b;
 }
 
 TensorStore::TensorStore(const TaskGraph& graph, const RankPlan& plan) {
@@ -118,6 +124,9 @@ TensorStore::TensorStore(const TaskGraph& graph, const RankPlan& plan) {
       const std::string where = "task " + std::to_string(id) + " (\"" + std::string(t.name) +
                                 "\", rank " + std::to_string(t.rank) + "), op \"" + ops[i].name +
                                 "\"";
+      if (const std::string why = kernels::cpu_unsupported_reason(ops[i]); !why.empty()) {
+        throw kernels::UnsupportedOp(where + ": " + why);
+      }
       const std::vector<kernels::OperandSpec> specs = kernels::cpu_operands(ops[i]);
       for (const OperandBinding& b : bound[i]) {
         const auto spec = std::find_if(specs.begin(), specs.end(),
@@ -127,6 +136,13 @@ TensorStore::TensorStore(const TaskGraph& graph, const RankPlan& plan) {
                                       "\", which its kernel does not have");
         }
         const int64_t size = kernels::element_bytes(spec->type);
+        // Offsets come from the lowering or a file: a negative one, or one past any memory
+        // (2^40 elements), is refused before it can wrap.
+        if (b.offset < 0 || b.offset > kMaxOffset) {
+          throw std::invalid_argument(where + " binds operand \"" + b.operand + "\" at offset " +
+                                      std::to_string(b.offset) + "; expected 0 to " +
+                                      std::to_string(kMaxOffset) + " elements");
+        }
         const int64_t bytes = (b.offset + spec->elements) * size;
         if (whole_state(b.tensor.role)) {
           whole[b.tensor.role] = std::max(whole[b.tensor.role], bytes);
@@ -177,27 +193,25 @@ TensorStore::TensorStore(const TaskGraph& graph, const RankPlan& plan) {
                                       {&grads_, TensorRole::kGrads},
                                       {&moment1_, TensorRole::kMoment1},
                                       {&moment2_, TensorRole::kMoment2}}) {
-      fill(block->data, block->bytes, kernels::ElementType::kFloat32, role, Init{}, seed);
+      fill(block->data(), block->bytes, kernels::ElementType::kFloat32, role, Init{}, seed);
     }
     for (const auto& [tensor, need] : state) {
       if (need.init.constant || need.init.fan_in > 0) {
-        fill(params_.data + state_offset_.at(tensor), need.bytes, need.type, tensor.role, need.init,
-             seed);
+        fill(params_.data() + state_offset_.at(tensor), need.bytes, need.type, tensor.role,
+             need.init, seed);
       }
     }
   }
   for (const uint32_t mb : micro_batches) {
     Block& frame = frames_[mb] = allocate(frame_bytes_);
     for (const auto& [tensor, need] : activations) {
-      fill(frame.data + frame_offset_.at(tensor), need.bytes, need.type, tensor.role, Init{}, seed);
+      fill(frame.data() + frame_offset_.at(tensor), need.bytes, need.type, tensor.role, Init{},
+           seed);
     }
   }
 }
 
-TensorStore::~TensorStore() {
-  for (Block* b : {&params_, &grads_, &moment1_, &moment2_}) std::free(b->data);
-  for (auto& [mb, frame] : frames_) std::free(frame.data);
-}
+TensorStore::~TensorStore() = default;
 
 int64_t TensorStore::bytes() const {
   int64_t n = frame_bytes_ * static_cast<int64_t>(frames_.size());
@@ -208,19 +222,19 @@ int64_t TensorStore::bytes() const {
 TensorStore::Location TensorStore::locate(const TensorRef& t) const {
   switch (t.role) {
     case TensorRole::kParams:
-      return {false, params_.data, 0};
+      return {false, params_.data(), 0};
     case TensorRole::kGrads:
-      return {false, grads_.data, 0};
+      return {false, grads_.data(), 0};
     case TensorRole::kMoment1:
-      return {false, moment1_.data, 0};
+      return {false, moment1_.data(), 0};
     case TensorRole::kMoment2:
-      return {false, moment2_.data, 0};
+      return {false, moment2_.data(), 0};
     default:
       break;
   }
   if (per_micro_batch(t.role)) return {true, nullptr, frame_offset_.at(t)};
   const bool gradient = t.role == TensorRole::kWeightGrad || t.role == TensorRole::kBiasGrad;
-  return {false, (gradient ? grads_.data : params_.data) + state_offset_.at(state_slot(t)), 0};
+  return {false, (gradient ? grads_.data() : params_.data()) + state_offset_.at(state_slot(t)), 0};
 }
 
 }  // namespace dtsim::executor

@@ -39,7 +39,7 @@ class TensorStore {
   // The activations' buffer of `micro_batch`; null for one whose activations no op binds.
   std::byte* frame(uint32_t micro_batch) const {
     const auto it = frames_.find(micro_batch);
-    return it == frames_.end() ? nullptr : it->second.data;
+    return it == frames_.end() ? nullptr : it->second.data();
   }
   std::byte* data(const TensorRef& tensor, uint32_t micro_batch) const {
     const Location l = locate(tensor);
@@ -54,9 +54,13 @@ class TensorStore {
   size_t micro_batches() const { return frames_.size(); }
 
  private:
+  struct Free {
+    void operator()(std::byte* p) const;
+  };
   struct Block {
-    std::byte* data = nullptr;
+    std::unique_ptr<std::byte[], Free> memory;
     int64_t bytes = 0;
+    std::byte* data() const { return memory.get(); }
   };
   static Block allocate(int64_t bytes);
 

@@ -169,7 +169,7 @@ OpOperands op_operands_from_json(const json& value) {
     b.operand = e[0].get<std::string>();
     b.tensor = {*role, layer < 0 ? kModelInput : static_cast<uint32_t>(layer),
                 static_cast<uint32_t>(integer_at(3, 0, INT32_MAX))};
-    b.offset = integer_at(4, 0, INT64_MAX);
+    b.offset = integer_at(4, 0, int64_t{1} << 40);  // elements: past any memory beyond
     out.push_back(std::move(b));
   }
   return out;

@@ -219,7 +219,9 @@ OpOperands bind_operands(const Workload& w, int layer, int op, const OpSignature
       break;
     case KernelKind::kBatchedGemm: {
       // Attention's QK^T reads K after Q in the QKV tensor; attention over V reads the
-      // probabilities and V, after Q and K in the tensor it names second.
+      // probabilities and V, after Q and K in the tensor it names second. The unfused
+      // kernels' shapes count K and V per query head (grouped-query attention repeats them),
+      // so V lies after a K of Q's size.
       const GemmDims f = forward_gemm(k, o.gemm.transpose_b);
       const bool two = b.inputs() > 1;
       const size_t second = two ? 1 : 0;
@@ -304,8 +306,9 @@ OpOperands bind_operands(const Workload& w, int layer, int op, const OpSignature
     }
     case KernelKind::kEmbedding: {
       // Token ids stay the kernel's own: they index the rows it reads. A lookup after
-      // another (positions, token types) adds into the tokens' embedding: it writes that
-      // tensor, and its gradient is that tensor's.
+      // another (positions, token types) is added to the tokens' embedding: it writes that
+      // tensor (the CPU gather overwrites where a framework adds, with the same traffic), and
+      // its gradient is that tensor's.
       const auto& ops = w.layers[static_cast<size_t>(layer)].ops;
       int first = op;
       while (first > 0 && ops[static_cast<size_t>(first) - 1].kernel == KernelKind::kEmbedding)
@@ -342,19 +345,20 @@ OpOperands bind_operands(const Workload& w, int layer, int op, const OpSignature
       }
       break;
     case KernelKind::kFlashAttention: {
-      // Q, K and V one after another in the tensor it reads (QKV, rotated).
+      // Q, K and V one after another in the QKV tensor; with rotary positions Q and K from
+      // the rotated copy (its first input) and V from the projection's result (its second).
       const QkvSizes n = qkv_sizes(k.attention);
-      const TensorRef qkv = b.input(0), dqkv = b.input_grad(0);
-      b.bind("q", qkv);
-      b.bind("k", qkv, n.q);
-      b.bind("v", qkv, n.q + n.kv);
+      const size_t v_from = b.inputs() > 1 ? 1 : 0;
+      b.bind("q", b.input(0));
+      b.bind("k", b.input(0), n.q);
+      b.bind("v", b.input(v_from), n.q + n.kv);
       b.bind("o", out);
       b.bind("lse", b.own(TensorRole::kLse));
       if (bwd) {
         b.bind("do", dout);
-        b.bind("dq", dqkv);
-        b.bind("dk", dqkv, n.q);
-        b.bind("dv", dqkv, n.q + n.kv);
+        b.bind("dq", b.input_grad(0));
+        b.bind("dk", b.input_grad(0), n.q);
+        b.bind("dv", b.input_grad(v_from), n.q + n.kv);
       }
       break;
     }

@@ -4,8 +4,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
@@ -44,8 +46,9 @@ CpuCgroupRoot find_cpu_cgroup_root() {
   // v2: the unified hierarchy, where the root's children may get the cpu controller.
   if (r.root.empty() && fs::exists("/sys/fs/cgroup/cgroup.controllers")) {
     std::ifstream in("/sys/fs/cgroup/cgroup.controllers");
-    std::string controllers((std::istreambuf_iterator<char>(in)), {});
-    if (controllers.find("cpu") == std::string::npos) {
+    bool cpu = false;
+    for (std::string word; in >> word;) cpu = cpu || word == "cpu";  // not "cpuset"
+    if (!cpu) {
       r.why = "the unified cgroup hierarchy (v2) has no cpu controller";
       return r;
     }
@@ -69,6 +72,7 @@ CpuQuotas::CpuQuotas(const std::vector<double>& shares) {
   if (!any) return;
   const CpuCgroupRoot root = find_cpu_cgroup_root();
   if (root.root.empty()) throw std::runtime_error("CPU quotas for slower ranks: " + root.why);
+  root_ = root.root;
   folder_ = root.root / ("dtsim-" + std::to_string(::getpid()));
   try {
     if (root.v2) write_file(root.root / "cgroup.subtree_control", "+cpu");
@@ -84,12 +88,12 @@ CpuQuotas::CpuQuotas(const std::vector<double>& shares) {
       const fs::path group = folder_ / ("rank" + std::to_string(r));
       fs::create_directory(group);
       groups_.push_back(group);
-      const auto quota = std::lround(shares[r] * kQuotaPeriodMicroseconds);
+      const int64_t period = quota_period_us(shares[r]);
+      const auto quota = std::lround(shares[r] * static_cast<double>(period));
       if (root.v2) {
-        write_file(group / "cpu.max",
-                   std::to_string(quota) + " " + std::to_string(kQuotaPeriodMicroseconds));
+        write_file(group / "cpu.max", std::to_string(quota) + " " + std::to_string(period));
       } else {
-        write_file(group / "cpu.cfs_period_us", std::to_string(kQuotaPeriodMicroseconds));
+        write_file(group / "cpu.cfs_period_us", std::to_string(period));
         write_file(group / "cpu.cfs_quota_us", std::to_string(quota));
       }
     }
@@ -106,12 +110,34 @@ CpuQuotas::~CpuQuotas() { remove(); }
 
 void CpuQuotas::remove() {
   // Children before their parent; a cgroup is removed with rmdir once no process is in it,
-  // and a rank that has just exited may still be counted for a moment.
+  // and a rank that has just exited may still be counted for a moment. A process still in
+  // one after that (a daemon that outlived the run) is moved to the root so the group goes.
   for (auto it = groups_.rbegin(); it != groups_.rend(); ++it) {
-    for (int attempt = 0; ::rmdir(it->c_str()) != 0 && errno == EBUSY && attempt < 200; ++attempt)
+    const auto gone = [&] { return ::rmdir(it->c_str()) == 0 || errno == ENOENT; };
+    bool removed = gone();
+    for (int attempt = 0; !removed && errno == EBUSY && attempt < 200; ++attempt) {
       ::usleep(10'000);
+      removed = gone();
+    }
+    if (!removed) {
+      std::ifstream procs(*it / "cgroup.procs");
+      for (std::string pid; std::getline(procs, pid);) {
+        std::ofstream(root_ / "cgroup.procs") << pid << std::flush;
+      }
+      removed = gone();
+    }
+    if (!removed) {
+      std::fprintf(stderr, "dtsim: could not remove the CPU quota cgroup %s: %s\n", it->c_str(),
+                   std::strerror(errno));
+    }
   }
   groups_.clear();
+}
+
+int64_t quota_period_us(double share) {
+  // The kernel's smallest quota is 1 ms: a share below a tenth gets a longer period.
+  return std::max<int64_t>(kQuotaPeriodMicroseconds,
+                           static_cast<int64_t>(std::ceil(1000.0 / share)));
 }
 
 bool join_rank_cgroup(const fs::path& folder, int rank) {

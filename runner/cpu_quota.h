@@ -4,6 +4,7 @@
 // is over, failed or interrupted.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -25,6 +26,9 @@ CpuCgroupRoot find_cpu_cgroup_root();
 // its core whole; at 10 ms a busy loop measured 1.92-1.96x slower at share 0.5 (0.11 and
 // 0.37 s of work).
 inline constexpr int kQuotaPeriodMicroseconds = 10'000;
+// The period for `share`: 10 ms, longer below a share of 0.1 (the kernel refuses quotas
+// under 1 ms).
+int64_t quota_period_us(double share);
 
 class CpuQuotas {
  public:
@@ -38,10 +42,12 @@ class CpuQuotas {
 
   // The folder whose "rank<r>" cgroups the ranks join; empty when no rank has a quota.
   const std::filesystem::path& folder() const { return folder_; }
-  // Removes the cgroups (their ranks must have exited); what the destructor does.
+  // Removes the cgroups (their ranks must have exited); what the destructor does. A cgroup
+  // that cannot be removed is named on standard error.
   void remove();
 
  private:
+  std::filesystem::path root_;
   std::filesystem::path folder_;
   std::vector<std::filesystem::path> groups_;
 };

@@ -491,7 +491,10 @@ void wire_block(Layer& layer, const Dims& d) {
   const std::string mlp_residual = d.gpt_style ? "mlp.dropout_add" : "mlp.residual";
   read_from(layer, attn_residual, {kPrevious, kInput});
   read_from(layer, mlp_residual, {kPrevious, post_norm ? "attn.norm" : attn_residual});
-  read_from(layer, "attn.context", {kPrevious, d.gpt_style ? "attn.qkv_bias" : "attn.rope"});
+  // GPT's bias add writes Q, K and V; rotary (llama, moe) rewrites Q and K only, so the
+  // attention reads V from the QKV projection's result.
+  read_from(layer, "attn.context", {kPrevious, d.gpt_style ? "attn.qkv_bias" : "attn.qkv"});
+  if (!d.gpt_style) read_from(layer, "attn.flash", {kPrevious, "attn.qkv"});
   for (const std::string prefix : {"mlp", "moe.shared"}) {
     read_from(layer, prefix + ".gate", {"mlp.norm"});
     read_from(layer, prefix + ".up", {"mlp.norm"});

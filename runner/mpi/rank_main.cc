@@ -195,7 +195,11 @@ int main(int argc, char** argv) {
     }
     if (std::string(argv[i]) == "--cgroups") {
       const char* env = std::getenv("OMPI_COMM_WORLD_RANK");
-      if (env == nullptr || !dtsim::join_rank_cgroup(argv[i + 1], std::atoi(env))) {
+      if (env == nullptr) {
+        std::fprintf(stderr, "dtsim-rank: --cgroups needs mpirun's OMPI_COMM_WORLD_RANK\n");
+        return 1;
+      }
+      if (!dtsim::join_rank_cgroup(argv[i + 1], std::atoi(env))) {
         std::fprintf(stderr, "dtsim-rank: cannot join its CPU quota's cgroup under %s: %s\n",
                      argv[i + 1], std::strerror(errno));
         return 1;

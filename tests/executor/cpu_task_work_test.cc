@@ -179,6 +179,30 @@ TEST(CpuTaskWork, RefusesBindingsItCannotHonourNamingTheTaskAndTheOp) {
   EXPECT_NE(unknown.find("operand \"z\""), std::string::npos) << unknown;
   const std::string no_mb = refusal({{"c", {TensorRole::kOutput, 0, 0}, 0}}, kNoMicroBatch);
   EXPECT_NE(no_mb.find("no micro-batch"), std::string::npos) << no_mb;
+  const std::string negative = refusal({{"c", {TensorRole::kOutput, 0, 0}, -1}}, 0);
+  EXPECT_NE(negative.find("\"odd layer\""), std::string::npos) << negative;
+  EXPECT_NE(negative.find("offset -1"), std::string::npos) << negative;
+}
+
+// An op the CPU cannot run is refused naming its task, bound operands or not.
+TEST(CpuTaskWork, RefusesABoundOpTheCpuCannotRunNamingItsTask) {
+  TaskGraph g;
+  OpSignature bf16 = fp32_gemm(8, 8, 8);
+  bf16.storage = bf16.math = DType::kBf16;
+  Task t;
+  t.kind = TaskKind::kCompute;
+  t.name = "bf16 layer";
+  t.stream = g.stream("compute");
+  t.ops = g.add_op_list(std::vector<OpSignature>{bf16},
+                        std::vector<OpOperands>{{{"b", {TensorRole::kWeight, 0, 0}, 0}}});
+  g.add(t);
+  NoMessages comm;
+  try {
+    CpuTaskWork work(g, plan_rank(g, 0), comm);
+    FAIL() << "expected kernels::UnsupportedOp";
+  } catch (const kernels::UnsupportedOp& e) {
+    EXPECT_NE(std::string(e.what()).find("\"bf16 layer\""), std::string::npos) << e.what();
+  }
 }
 
 TEST(CpuTaskWork, RefusesAnOpTheCpuCannotRunBeforeAnyStep) {

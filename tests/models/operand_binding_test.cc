@@ -102,6 +102,34 @@ TEST(OperandBinding, AttentionOverVReadsVAfterQAndKInTheQkvTensor) {
   EXPECT_EQ(bound(flash[0].second, "dk").tensor.role, TensorRole::kOutputGrad);
 }
 
+// With rotary positions (llama) the rotated tensor holds Q and K only: attention reads
+// them from it and V, and writes V's gradient, from the QKV projection's result.
+TEST(OperandBinding, RotaryAttentionReadsVFromTheQkvProjection) {
+  ModelSpec s = find_model_preset("llama3-8b")->spec;
+  s.layers = 1;
+  s.hidden = 64;
+  s.heads = 4;
+  s.kv_heads = 2;
+  s.ffn_hidden = 128;
+  s.vocab = 512;
+  for (bool flash : {true, false}) {
+    const Workload w = build_workload(s, WorkloadShape{2, 32, Precision::kFp32, flash});
+    const TensorRef qkv = output_of(w, 1, "attn.qkv");
+    const TensorRef rope = output_of(w, 1, "attn.rope");
+    if (flash) {
+      const auto bwd = kernels_of(w, 1, "attn.flash", true);
+      EXPECT_EQ(bound(bwd[0].second, "q").tensor, rope);
+      EXPECT_EQ(bound(bwd[0].second, "k").tensor, rope);
+      EXPECT_EQ(bound(bwd[0].second, "v").tensor, qkv);
+      EXPECT_EQ(bound(bwd[0].second, "dv").tensor,
+                (TensorRef{TensorRole::kOutputGrad, qkv.layer, qkv.op}));
+    } else {
+      EXPECT_EQ(bound(kernels_of(w, 1, "attn.context", false)[0].second, "b").tensor, qkv);
+      EXPECT_EQ(bound(kernels_of(w, 1, "attn.score", false)[0].second, "b").tensor, rope);
+    }
+  }
+}
+
 TEST(OperandBinding, ALinearLayersBackwardReadsItsWeightAndWritesItsGradient) {
   const Workload w = gpt(false);
   const int block = 2;

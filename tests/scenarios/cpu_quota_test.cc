@@ -95,6 +95,14 @@ TEST(CpuQuotas, AKilledRanksCgroupIsRemovedToo) {
   EXPECT_FALSE(std::filesystem::exists(folder));
 }
 
+// The kernel's smallest quota is 1 ms: shares below a tenth get a longer period.
+TEST(CpuQuotas, SmallSharesGetALongerPeriod) {
+  EXPECT_EQ(quota_period_us(0.5), 10'000);
+  EXPECT_EQ(quota_period_us(0.1), 10'000);
+  EXPECT_EQ(quota_period_us(0.05), 20'000);
+  EXPECT_GE(quota_period_us(0.001) * 0.001, 1000 - 1e-9);
+}
+
 TEST(CpuQuotas, WholeCoresNeedNoCgroupAndSharesOutOfRangeAreRefused) {
   const CpuQuotas none({1.0, 1.0});
   EXPECT_TRUE(none.folder().empty());
