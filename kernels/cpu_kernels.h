@@ -9,9 +9,6 @@
 
 namespace dtsim::kernels {
 
-// A generic elementwise op moves 3 streams (a + b = y: residual adds) or 2 (x + bias = y,
-// the bias broadcast along rows), as the workload model counted its bytes.
-int elementwise_streams(const OpSignature& op);
 // The exclusive bound of an integer operand's values: embedding ids (the table's rows),
 // labels (a row's classes).
 int64_t op_bound(const OpSignature& op, std::string_view operand);

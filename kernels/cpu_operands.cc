@@ -53,15 +53,6 @@ int64_t pool_window(const OpSignature& op) {
   return std::max<int64_t>(1, std::llround(op.flops / outputs));
 }
 
-int elementwise_streams(const OpSignature& op) {
-  const double elements = static_cast<double>(op.rows) * static_cast<double>(op.width);
-  if (elements <= 0) return 2;
-  // The backward pass moves twice the forward's traffic (zoo::memory_bound_op).
-  const double per_pass = is_backward(op) ? op.bytes / 2 : op.bytes;
-  const double streams = per_pass / (elements * dtype_size_bytes(op.storage));
-  return streams >= 2.5 ? 3 : 2;
-}
-
 std::string cpu_unsupported_reason(const OpSignature& op) {
   const std::string what = std::string(kernel_kind_name(op.kind)) + " (" +
                            std::string(op_pass_name(op.pass)) + ", \"" + op.name + "\")";

@@ -161,6 +161,18 @@ void bind_unary(Binder& b, bool backward, const char* saved) {
   b.bind("dx", b.input_grad(0));
 }
 
+// A kernel that maps its input to its result and back, reading nothing saved (pooling,
+// (un)permuting, dropout with its mask): x -> y, dy -> dx.
+void bind_one_to_one(Binder& b, bool backward) {
+  if (!backward) {
+    b.bind("x", b.input(0));
+    b.bind("y", b.own(TensorRole::kOutput));
+  } else {
+    b.bind("dy", b.own(TensorRole::kOutputGrad));
+    b.bind("dx", b.input_grad(0));
+  }
+}
+
 // Elementwise kernels: a + b -> y over two inputs, or x + bias -> y. `three` says which,
 // as kernels/ tells them apart (by the op's traffic).
 void bind_elementwise(Binder& b, bool backward, bool three) {
@@ -263,13 +275,8 @@ OpOperands bind_operands(const Workload& w, int layer, int op, const OpSignature
       bind_unary(b, bwd, "x");
       break;
     case KernelKind::kPool:
-      if (!bwd) {
-        b.bind("x", b.input(0));
-        b.bind("y", out);
-      } else {
-        b.bind("dy", dout);
-        b.bind("dx", b.input_grad(0));
-      }
+    case KernelKind::kPermute:
+      bind_one_to_one(b, bwd);
       break;
     case KernelKind::kSwiglu: {
       // Gate and up from two GEMMs, or both halves of one (an expert's fc1).
@@ -287,23 +294,12 @@ OpOperands bind_operands(const Workload& w, int layer, int op, const OpSignature
       break;
     }
     case KernelKind::kDropout:
-      if (!bwd) {
-        b.bind("x", b.input(0));
-        b.bind("y", out);
-      } else {
-        b.bind("dy", dout);
-        b.bind("dx", b.input_grad(0));
-      }
+      bind_one_to_one(b, bwd);
       b.bind("mask", b.own(TensorRole::kMask));
       break;
-    case KernelKind::kElementwise: {
-      // kernels/ reads a third stream from the op's traffic, as the zoo counts it.
-      const double elements = static_cast<double>(k.rows) * static_cast<double>(k.width);
-      const double per_pass = bwd ? k.bytes / 2 : k.bytes;
-      const bool three = elements > 0 && per_pass / (elements * dtype_size_bytes(k.storage)) >= 2.5;
-      bind_elementwise(b, bwd, three);
+    case KernelKind::kElementwise:
+      bind_elementwise(b, bwd, elementwise_streams(k) == 3);
       break;
-    }
     case KernelKind::kEmbedding: {
       // Token ids stay the kernel's own: they index the rows it reads. A lookup after
       // another (positions, token types) is added to the tokens' embedding: it writes that
@@ -325,15 +321,6 @@ OpOperands bind_operands(const Workload& w, int layer, int op, const OpSignature
       }
       break;
     }
-    case KernelKind::kPermute:
-      if (!bwd) {
-        b.bind("x", b.input(0));
-        b.bind("y", out);
-      } else {
-        b.bind("dy", dout);
-        b.bind("dx", b.input_grad(0));
-      }
-      break;
     case KernelKind::kCrossEntropy:
       if (!bwd) {
         b.bind("logits", b.input(0));

@@ -115,6 +115,15 @@ size_t hash_value(const OpSignature& op) {
   return h;
 }
 
+int elementwise_streams(const OpSignature& op) {
+  const double elements = static_cast<double>(op.rows) * static_cast<double>(op.width);
+  if (elements <= 0) return 2;
+  // The backward pass moves twice the forward's traffic (zoo::memory_bound_op).
+  const double per_pass = op.pass == OpPass::kForward ? op.bytes : op.bytes / 2;
+  const double streams = per_pass / (elements * dtype_size_bytes(op.storage));
+  return streams >= 2.5 ? 3 : 2;
+}
+
 GemmDims backward_data_gemm(const GemmDims& f) {
   // dA[m, k] = dC[m, n] op(B)^T: B as stored when the forward transposed it.
   return GemmDims{f.m, f.k, f.n, f.batch, false, !f.transpose_b};

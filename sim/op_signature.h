@@ -124,6 +124,11 @@ struct OpSignature {
 
 size_t hash_value(const OpSignature& op);
 
+// How many tensors a pointwise kernel (kElementwise) streams, as its traffic says: 3 for
+// a + b -> y (a residual add), 2 for x (+ bias) -> y. Kernels run it so, and operand
+// bindings follow it.
+int elementwise_streams(const OpSignature& op);
+
 // The two backward GEMMs of a forward GEMM C = op(A) op(B) [m, n, k]: the data gradient
 // dA[m, k] = dC op(B)^T, and the weight gradient in the layout of B (B[n, k] when the
 // forward transposed it, as a linear layer's weight, else B[k, n]).

@@ -184,44 +184,28 @@ TEST(CpuTaskWork, RefusesBindingsItCannotHonourNamingTheTaskAndTheOp) {
   EXPECT_NE(negative.find("offset -1"), std::string::npos) << negative;
 }
 
-// An op the CPU cannot run is refused naming its task, bound operands or not.
-TEST(CpuTaskWork, RefusesABoundOpTheCpuCannotRunNamingItsTask) {
-  TaskGraph g;
-  OpSignature bf16 = fp32_gemm(8, 8, 8);
-  bf16.storage = bf16.math = DType::kBf16;
-  Task t;
-  t.kind = TaskKind::kCompute;
-  t.name = "bf16 layer";
-  t.stream = g.stream("compute");
-  t.ops = g.add_op_list(std::vector<OpSignature>{bf16},
-                        std::vector<OpOperands>{{{"b", {TensorRole::kWeight, 0, 0}, 0}}});
-  g.add(t);
-  NoMessages comm;
-  try {
-    CpuTaskWork work(g, plan_rank(g, 0), comm);
-    FAIL() << "expected kernels::UnsupportedOp";
-  } catch (const kernels::UnsupportedOp& e) {
-    EXPECT_NE(std::string(e.what()).find("\"bf16 layer\""), std::string::npos) << e.what();
-  }
-}
-
+// An op the CPU cannot run is refused before any step, naming its task, whether its
+// operands are its own or bound to tensors.
 TEST(CpuTaskWork, RefusesAnOpTheCpuCannotRunBeforeAnyStep) {
-  TaskGraph g;
   OpSignature bf16 = fp32_gemm(8, 8, 8);
   bf16.storage = bf16.math = DType::kBf16;
-  Task t;
-  t.kind = TaskKind::kCompute;
-  t.name = "bf16 layer";
-  t.stream = g.stream("compute");
-  t.ops = g.add_op_list(std::vector<OpSignature>{bf16});
-  g.add(t);
-  NoMessages comm;
-  try {
-    CpuTaskWork work(g, plan_rank(g, 0), comm);
-    FAIL() << "expected kernels::UnsupportedOp";
-  } catch (const kernels::UnsupportedOp& e) {
-    EXPECT_NE(std::string(e.what()).find("\"bf16 layer\""), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("bf16"), std::string::npos) << e.what();
+  for (const OpOperands& operands :
+       {OpOperands{}, OpOperands{{"b", {TensorRole::kWeight, 0, 0}, 0}}}) {
+    TaskGraph g;
+    Task t;
+    t.kind = TaskKind::kCompute;
+    t.name = "bf16 layer";
+    t.stream = g.stream("compute");
+    t.ops = g.add_op_list(std::vector<OpSignature>{bf16}, std::vector<OpOperands>{operands});
+    g.add(t);
+    NoMessages comm;
+    try {
+      CpuTaskWork work(g, plan_rank(g, 0), comm);
+      FAIL() << "expected kernels::UnsupportedOp";
+    } catch (const kernels::UnsupportedOp& e) {
+      EXPECT_NE(std::string(e.what()).find("\"bf16 layer\""), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("bf16"), std::string::npos) << e.what();
+    }
   }
 }
 

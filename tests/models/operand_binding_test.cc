@@ -17,13 +17,18 @@
 namespace dtsim::models {
 namespace {
 
-Workload gpt(bool flash) {
-  ModelSpec s = find_model_preset("gpt2")->spec;
-  s.layers = 2;
+// A preset's family at a test's size: `layers` blocks of hidden 64 over 4 heads.
+ModelSpec tiny(std::string_view preset, int layers) {
+  ModelSpec s = find_model_preset(preset)->spec;
+  s.layers = layers;
   s.hidden = 64;
   s.heads = 4;
   s.vocab = 512;
-  return build_workload(s, WorkloadShape{2, 32, Precision::kFp32, flash});
+  return s;
+}
+
+Workload gpt(bool flash) {
+  return build_workload(tiny("gpt2", 2), WorkloadShape{2, 32, Precision::kFp32, flash});
 }
 
 int index_of(const Layer& layer, std::string_view name) {
@@ -105,13 +110,9 @@ TEST(OperandBinding, AttentionOverVReadsVAfterQAndKInTheQkvTensor) {
 // With rotary positions (llama) the rotated tensor holds Q and K only: attention reads
 // them from it and V, and writes V's gradient, from the QKV projection's result.
 TEST(OperandBinding, RotaryAttentionReadsVFromTheQkvProjection) {
-  ModelSpec s = find_model_preset("llama3-8b")->spec;
-  s.layers = 1;
-  s.hidden = 64;
-  s.heads = 4;
+  ModelSpec s = tiny("llama3-8b", 1);
   s.kv_heads = 2;
   s.ffn_hidden = 128;
-  s.vocab = 512;
   for (bool flash : {true, false}) {
     const Workload w = build_workload(s, WorkloadShape{2, 32, Precision::kFp32, flash});
     const TensorRef qkv = output_of(w, 1, "attn.qkv");
@@ -162,12 +163,8 @@ TEST(OperandBinding, TheFirstLayerReadsTheModelsInput) {
 // Positions and token types are looked up and added into the tokens' embedding: they
 // write that tensor, and read its gradient.
 TEST(OperandBinding, LookupsAfterTheTokensAddIntoTheirEmbedding) {
-  ModelSpec s = find_model_preset("bert-base")->spec;
-  s.layers = 1;
-  s.hidden = 64;
-  s.heads = 4;
-  s.vocab = 512;
-  const Workload w = build_workload(s, WorkloadShape{2, 32, Precision::kFp32, false});
+  const Workload w =
+      build_workload(tiny("bert-base", 1), WorkloadShape{2, 32, Precision::kFp32, false});
   const TensorRef tokens = output_of(w, 0, "embed.tokens");
   for (const char* lookup : {"embed.positions", "embed.token_types"}) {
     EXPECT_EQ(bound(kernels_of(w, 0, lookup, false)[0].second, "y").tensor, tokens) << lookup;

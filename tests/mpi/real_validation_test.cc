@@ -207,11 +207,10 @@ std::vector<std::string> our_namespaces() {
 const std::string kGeoCase =
     std::string(DTSIM_SOURCE_DIR) + "/scenarios/validation/real/geo-2ranks-100mbit-20ms.json";
 
-TEST(RealValidation, TheGeoCaseRunsOverItsEmulatedWanAndLeavesNoNamespace) {
-  if (const std::string why = emulation_unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
-  const auto folder = scratch("geo");
+// A short run of `scenario` over emulated links: one warm-up and two measured steps.
+RealRunOptions emulated_run(const std::string& scenario, const std::filesystem::path& folder) {
   RealRunOptions o;
-  o.scenario = kGeoCase;
+  o.scenario = scenario;
   o.rank_program = DTSIM_RANK;
   o.emulate_links = true;
   o.link_emulator = DTSIM_LINK_EMULATOR;
@@ -219,7 +218,13 @@ TEST(RealValidation, TheGeoCaseRunsOverItsEmulatedWanAndLeavesNoNamespace) {
   o.iterations = 2;
   o.timeout = std::chrono::minutes(2);
   o.folder = folder;
-  const RealValidation v = validate_for_real(o);
+  return o;
+}
+
+TEST(RealValidation, TheGeoCaseRunsOverItsEmulatedWanAndLeavesNoNamespace) {
+  if (const std::string why = emulation_unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
+  const auto folder = scratch("geo");
+  const RealValidation v = validate_for_real(emulated_run(kGeoCase, folder));
   // The 22 MB gradient all-reduce crosses a 100 Mbit/s link: each rank sends and receives
   // its 22 MB once (ring of two), at least 1.76 s, which the prediction holds too.
   const auto collective =
@@ -243,16 +248,8 @@ TEST(RealValidation, TheSlowerRankRunsUnderItsCpuQuotaAndNothingIsLeft) {
     GTEST_SKIP() << root.why;
   }
   const auto folder = scratch("hetero");
-  RealRunOptions o;
-  o.scenario = std::string(DTSIM_SOURCE_DIR) + "/scenarios/validation/real/hetero-2ranks.json";
-  o.rank_program = DTSIM_RANK;
-  o.emulate_links = true;
-  o.link_emulator = DTSIM_LINK_EMULATOR;
-  o.warmup = 1;
-  o.iterations = 2;
-  o.timeout = std::chrono::minutes(2);
-  o.folder = folder;
-  const RealValidation v = validate_for_real(o);
+  const RealValidation v = validate_for_real(emulated_run(
+      std::string(DTSIM_SOURCE_DIR) + "/scenarios/validation/real/hetero-2ranks.json", folder));
   ASSERT_EQ(v.comparison.ranks.size(), 2u);
   const executor::ErrorFigure& fast = v.comparison.ranks[0].compute_busy;
   const executor::ErrorFigure& slow = v.comparison.ranks[1].compute_busy;
