@@ -57,8 +57,7 @@ CpuTaskWork::CpuTaskWork(const TaskGraph& graph, const RankPlan& plan, Communica
           const TensorStore::Location at = tensors_.locate(b.tensor);
           const int64_t offset = b.offset * kernels::element_bytes(specs[k].type);
           placed.push_back({k, at, offset});
-          external[k] =
-              (at.per_micro_batch ? tensors_.frame(t.tag) + at.frame_offset : at.state) + offset;
+          external[k] = at.in(tensors_.frame(t.tag)) + offset;
         }
         if (fresh) bound->second.push_back(std::move(placed));
         sets.push_back(std::make_unique<kernels::OperandBuffers>(op, external));
@@ -131,8 +130,7 @@ void CpuTaskWork::compute(TaskId id, const TaskView& task) {
   int64_t before = steady_now_ns();
   for (size_t i = 0; i < ops.size(); ++i) {
     for (const BoundOperand& b : bound[i]) {
-      sets[i]->point(b.operand, (b.at.per_micro_batch ? frame + b.at.frame_offset : b.at.state) +
-                                    b.offset_bytes);
+      sets[i]->point(b.operand, b.at.in(frame) + b.offset_bytes);
     }
     kernels::run_cpu(ops[i], *sets[i]);
     const int64_t after = steady_now_ns();

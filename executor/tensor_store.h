@@ -34,6 +34,10 @@ class TensorStore {
     bool per_micro_batch = false;
     std::byte* state = nullptr;
     int64_t frame_offset = 0;
+    // The tensor's start, given the buffer of the micro-batch that reads it (frame()).
+    std::byte* in(std::byte* micro_batch_frame) const {
+      return per_micro_batch ? micro_batch_frame + frame_offset : state;
+    }
   };
   Location locate(const TensorRef& tensor) const;
   // The activations' buffer of `micro_batch`; null for one whose activations no op binds.
@@ -42,8 +46,7 @@ class TensorStore {
     return it == frames_.end() ? nullptr : it->second.data();
   }
   std::byte* data(const TensorRef& tensor, uint32_t micro_batch) const {
-    const Location l = locate(tensor);
-    return l.per_micro_batch ? frame(micro_batch) + l.frame_offset : l.state;
+    return locate(tensor).in(frame(micro_batch));
   }
 
   // Bytes of the buffers it holds: the state's four, and every micro-batch's activations.
