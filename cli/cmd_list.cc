@@ -57,11 +57,7 @@ void list_collectives() {
     std::cout << fmt::format("  {:<15} {}\n", collective_op_name(op), algos);
   }
   std::cout << "\nalgorithms:\n";
-  for (CollectiveAlgorithm a :
-       {CollectiveAlgorithm::kAuto, CollectiveAlgorithm::kRing, CollectiveAlgorithm::kTree,
-        CollectiveAlgorithm::kHalvingDoubling, CollectiveAlgorithm::kHierarchical,
-        CollectiveAlgorithm::kTorus2D, CollectiveAlgorithm::kCrossRegion,
-        CollectiveAlgorithm::kDirect}) {
+  for (CollectiveAlgorithm a : kAllCollectiveAlgorithms) {
     std::cout << fmt::format("  {:<17} {}\n", algorithm_name(a), algorithm_description(a));
   }
 }

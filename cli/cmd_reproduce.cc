@@ -31,7 +31,7 @@ struct ReproduceArgs {
 
 // What one case gave: its row, or why it has none.
 struct CaseOutcome {
-  std::optional<ValidationRow> row;
+  std::vector<ValidationRow> rows;
   std::string skipped;  // no reference block
   std::string failure;
   bool bad_input = false;
@@ -40,7 +40,7 @@ struct CaseOutcome {
 CaseOutcome run_case(const std::string& file, uint64_t& peak) {
   CaseOutcome out;
   try {
-    out.row = run_validation_case(file, &peak);
+    out.rows = run_validation_case(file, &peak);
   } catch (const NoReference& e) {
     out.skipped = e.what();
   } catch (const InputError& e) {
@@ -117,7 +117,7 @@ int reproduce(const ReproduceArgs& args) {
   size_t failed = 0, invalid = 0;
   for (size_t i = 0; i < files.size(); ++i) {
     const CaseOutcome& o = outcomes[i];
-    if (o.row) rows.push_back(*o.row);
+    rows.insert(rows.end(), o.rows.begin(), o.rows.end());
     if (!o.skipped.empty()) std::cout << "skipped " << files[i] << ": no \"reference\" block\n";
     if (!o.failure.empty()) {
       std::cerr << "error: " << o.failure << "\n";
@@ -125,13 +125,21 @@ int reproduce(const ReproduceArgs& args) {
       invalid += o.bad_input ? 1 : 0;
     }
   }
+  std::vector<ValidationRow> training;
   for (const ValidationRow& r : rows) {
-    std::cout << fmt::format("{:<40} {:<18} reference {:>10.4g}  predicted {:>10.4g}  error {:+6.1f}%\n",
-                             r.name, r.metric, r.reference, r.predicted, 100 * r.error);
+    const std::string name = r.collective() ? fmt::format("{} @ {} B", r.name, r.bytes) : r.name;
+    std::cout << fmt::format(
+        "{:<40} {:<18} reference {:>10.4g}  predicted {:>10.4g}  error {:+6.1f}%{}\n", name,
+        r.metric, r.reference, r.predicted, 100 * r.error,
+        r.stack_modelled ? "" : "  (legacy stack)");
+    if (!r.collective() && r.stack_modelled) training.push_back(r);
   }
-  if (!rows.empty()) {
-    std::cout << fmt::format("median |error| {:.1f}%, worst {:.1f}%\n",
-                             100 * median_abs_error(rows), 100 * worst_abs_error(rows));
+  if (!training.empty()) {
+    std::cout << fmt::format(
+        "training cases whose stack is modelled: median |error| {:.1f}%, worst {:.1f}%, mean "
+        "{:+.1f}%\n",
+        100 * median_abs_error(training), 100 * worst_abs_error(training),
+        100 * mean_error(training));
   }
   std::cerr << fmt::format(
       "{} case(s) in {:.1f} s on {} job(s)\n", files.size(),

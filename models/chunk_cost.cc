@@ -200,6 +200,11 @@ std::vector<PassComm> pass_comms(const Layer& layer, const RankShard& shard, boo
 
 }  // namespace
 
+std::vector<CollectiveOp> tp_exchange_ops(bool sequence_parallel) {
+  if (sequence_parallel) return {CollectiveOp::kReduceScatter, CollectiveOp::kAllGather};
+  return {CollectiveOp::kAllReduce};
+}
+
 std::vector<OpSignature> op_kernels(const Op& op, bool backward, const RankShard& shard, DType math,
                                     const DeviceSpec& device) {
   OpSignature k = split_kernel(op, backward, shard, math, device);
@@ -362,9 +367,11 @@ ChunkCost chunk_cost(const Workload& w, int begin, int end, const RankShard& sha
       (c.kind == PassComm::Kind::kTp   ? out.tp_bytes_fwd
        : c.kind == PassComm::Kind::kEp ? out.all_to_all_bytes
                                        : out.kv_bytes) += c.bytes;
+      out.tp_calls_fwd += c.kind == PassComm::Kind::kTp ? 1 : 0;
     }
     for (const PassComm& c : out.layer_bwd_comms.back()) {
       if (c.kind == PassComm::Kind::kTp) out.tp_bytes_bwd += c.bytes;
+      out.tp_calls_bwd += c.kind == PassComm::Kind::kTp ? 1 : 0;
       if (c.kind == PassComm::Kind::kEp) out.all_to_all_bytes_bwd += c.bytes;
       if (c.kind == PassComm::Kind::kCp && c.recomputed) out.kv_bytes_rerun += c.bytes;
     }

@@ -8,6 +8,7 @@
 
 #include "models/cost_model.h"
 #include "models/workload.h"
+#include "sim/collectives/collective_plan.h"
 #include "sim/op_operands.h"
 
 namespace dtsim::models {
@@ -61,6 +62,14 @@ struct PassComm {
   bool recomputed = false;
 };
 
+// The collectives of one tensor-parallel exchange of a tensor: an all-reduce, or under
+// sequence parallelism a reduce-scatter into sequence shards and an all-gather out of them
+// (Megatron-LM's reduce_scatter_to_sequence_parallel_region and
+// gather_from_sequence_parallel_region, with the shard's norm and dropout between). Both
+// move the bytes of the all-reduce, but NCCL runs them as different calls, and NVLink
+// SHARP speeds up only the all-reduce.
+std::vector<CollectiveOp> tp_exchange_ops(bool sequence_parallel);
+
 struct ChunkCost {
   Duration fwd;
   Duration bwd;  // with the recomputation the set-up asks for
@@ -96,6 +105,8 @@ struct ChunkCost {
   // The layers' collectives summed, as chunk granularity makes them (one call each):
   double tp_bytes_fwd = 0;      // the forward's TP collectives
   double tp_bytes_bwd = 0;      // with the recomputed forward's under full recomputation
+  int tp_calls_fwd = 0;         // how many exchanges those bytes are (one per PassComm)
+  int tp_calls_bwd = 0;
   double kv_bytes = 0;          // context-parallel gather of keys and values
   double all_to_all_bytes = 0;  // expert-parallel dispatch + combine, the forward pass
   // The backward pass's: the gradients' and, when recomputation reruns them, the forward's.

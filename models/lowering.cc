@@ -10,6 +10,7 @@
 #include <set>
 #include <tuple>
 #include <unordered_map>
+#include <utility>
 
 #include "models/lowering_detail.h"
 #include "models/memory_model.h"
@@ -214,7 +215,12 @@ class StepEmitter {
                                    uint16_t stream, CollectiveOp op, double bytes,
                                    std::string label, std::vector<TaskId> deps = {},
                                    CollectiveAlgorithm algorithm = CollectiveAlgorithm::kAuto,
-                                   bool analytical = false);
+                                   bool analytical = false, int calls = 1);
+  // One tensor-parallel exchange of `bytes` (tp_exchange_ops: an all-reduce, or a
+  // reduce-scatter and an all-gather), standing for `calls` exchanges of bytes / calls; the
+  // first call waits for `deps`. Returns the last call.
+  std::optional<TaskId> tp_exchange(RankContext& rc, double bytes, const std::string& label,
+                                    std::vector<TaskId> deps, int calls = 1);
   // A pipeline send or recv of `transfer`, tagged by it.
   TaskId p2p(const RankContext& rc, bool send, int peer, uint16_t stream, PipelineTransfer transfer,
              double bytes, std::string name, std::vector<TaskId> deps = {});
@@ -398,9 +404,7 @@ TaskId StepEmitter::pass_tasks(RankContext& rc, const ChunkCost& cc, bool forwar
       std::optional<TaskId> t;
       switch (comm.kind) {
         case PassComm::Kind::kTp:
-          t = collective(rc, GroupKind::kTp, rc.tp_group, s_.tp, CollectiveOp::kAllReduce,
-                         comm.bytes, "tp" + pass + at, overlap ? inputs : after,
-                         CollectiveAlgorithm::kAuto, rc.tp_analytical);
+          t = tp_exchange(rc, comm.bytes, "tp" + pass + at, overlap ? inputs : after);
           if (t && overlap) {
             rc.pending_tp = t;
             t.reset();
@@ -486,7 +490,8 @@ std::optional<TaskId> StepEmitter::collective(RankContext& rc, GroupKind kind,
                                               const std::vector<int>& group, uint16_t stream,
                                               CollectiveOp op, double bytes, std::string label,
                                               std::vector<TaskId> deps,
-                                              CollectiveAlgorithm algorithm, bool analytical) {
+                                              CollectiveAlgorithm algorithm, bool analytical,
+                                              int calls) {
   if (group.size() <= 1 || bytes <= 0) return std::nullopt;
   CollectiveCall proto;
   proto.op = op;
@@ -495,6 +500,7 @@ std::optional<TaskId> StepEmitter::collective(RankContext& rc, GroupKind kind,
   proto.bytes = bytes_of(bytes);
   proto.label = label;
   proto.analytical = analytical;
+  proto.calls = std::max(1, calls);
   // Activations, weights and gradients travel in their stored type; the softmax's maxima
   // and sums of the sharded classifier in fp32. Data-parallel groups average gradients
   // (and local SGD's regions their parameters); model-parallel groups sum partial results.
@@ -518,6 +524,24 @@ std::optional<TaskId> StepEmitter::collective(RankContext& rc, GroupKind kind,
     rc.has_dp = true;
   }
   return id;
+}
+
+std::optional<TaskId> StepEmitter::tp_exchange(RankContext& rc, double bytes,
+                                               const std::string& label, std::vector<TaskId> deps,
+                                               int calls) {
+  const std::vector<CollectiveOp> ops = tp_exchange_ops(in_.plan.sequence_parallel);
+  std::optional<TaskId> last;
+  for (CollectiveOp op : ops) {
+    // Later calls follow the first on the TP stream.
+    const std::string name =
+        ops.size() > 1 ? label + " " + std::string(collective_op_name(op)) : label;
+    if (auto t = collective(rc, GroupKind::kTp, rc.tp_group, s_.tp, op, bytes, name,
+                            std::exchange(deps, {}), CollectiveAlgorithm::kAuto, rc.tp_analytical,
+                            calls)) {
+      last = t;
+    }
+  }
+  return last;
 }
 
 // Pipeline messages are tagged by what they move: the micro-batch, and the virtual stage
@@ -565,10 +589,9 @@ PassEnd StepEmitter::model_parallel_comms(RankContext& rc, const ChunkCost& cc, 
   }
   const std::string kind = forward ? " fwd " : " bwd ";
   const bool overlap = in_.plan.tp_comm_overlap;
-  const auto tp = collective(rc, GroupKind::kTp, rc.tp_group, s_.tp, CollectiveOp::kAllReduce,
-                             forward ? cc.tp_bytes_fwd : cc.tp_bytes_bwd, "tp" + kind + id,
-                             overlap ? inputs : std::vector<TaskId>{}, CollectiveAlgorithm::kAuto,
-                             rc.tp_analytical);
+  const auto tp = tp_exchange(rc, forward ? cc.tp_bytes_fwd : cc.tp_bytes_bwd, "tp" + kind + id,
+                              overlap ? inputs : std::vector<TaskId>{},
+                              forward ? cc.tp_calls_fwd : cc.tp_calls_bwd);
   if (tp && overlap) {
     end.overlapped_tp = *tp;
   } else if (tp) {

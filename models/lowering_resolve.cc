@@ -125,9 +125,15 @@ class RankPace {
                    *in_.costs);
     const std::vector<int> tp_group = plan_.placement->group(ParallelAxis::kTp, c);
     const std::vector<int> cp_group = plan_.placement->group(ParallelAxis::kCp, c);
-    const auto pass = [&](Duration compute_time, double tp_bytes, CollectiveOp cp_op) {
+    const auto pass = [&](Duration compute_time, double tp_bytes, int tp_calls,
+                          CollectiveOp cp_op) {
       const double compute = compute_time.seconds() / device.speed;
-      const double tp = call(tp_group, CollectiveOp::kAllReduce, tp_bytes);
+      // As the lowering: each exchange its own calls.
+      double tp = 0;
+      if (tp_calls > 0) {
+        for (CollectiveOp op : tp_exchange_ops(p.sequence_parallel))
+          tp += tp_calls * call(tp_group, op, tp_bytes / tp_calls);
+      }
       const double cp = call(cp_group, cp_op, cc.kv_bytes);
       return (p.tp_comm_overlap ? std::max(compute, tp) : compute + tp) + cp;
     };
@@ -136,13 +142,13 @@ class RankPace {
     const auto all_to_all = [&](double bytes) {
       return call(ep_group, CollectiveOp::kAllToAll, bytes);
     };
-    const RangeCost out{pass(cc.fwd, cc.tp_bytes_fwd, CollectiveOp::kAllGather) +
-                            all_to_all(cc.all_to_all_bytes),
-                        pass(cc.bwd, cc.tp_bytes_bwd, CollectiveOp::kReduceScatter) +
-                            all_to_all(cc.all_to_all_bytes_bwd) +
-                            call(cp_group, CollectiveOp::kAllGather, cc.kv_bytes_rerun),
-                        cc.dense_params + cc.expert_params, cc.activation_bytes,
-                        cc.recompute_transient_bytes};
+    const RangeCost out{
+        pass(cc.fwd, cc.tp_bytes_fwd, cc.tp_calls_fwd, CollectiveOp::kAllGather) +
+            all_to_all(cc.all_to_all_bytes),
+        pass(cc.bwd, cc.tp_bytes_bwd, cc.tp_calls_bwd, CollectiveOp::kReduceScatter) +
+            all_to_all(cc.all_to_all_bytes_bwd) +
+            call(cp_group, CollectiveOp::kAllGather, cc.kv_bytes_rerun),
+        cc.dense_params + cc.expert_params, cc.activation_bytes, cc.recompute_transient_bytes};
     return seconds_[key] = out;
   }
 

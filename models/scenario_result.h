@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/lowering.h"
@@ -21,9 +22,18 @@ namespace dtsim {
 // the prediction next to it.
 struct Reference {
   std::string source;
-  std::string metric;  // a key of the summary's "training" section, e.g. "iteration_time_s"
+  // A key of the summary's "training" section, e.g. "iteration_time_s"; or
+  // "collective_time_us" for a collective sweep measured size by size (`sizes`).
+  std::string metric;
   double value = 0;
   std::string note;
+  // collective_time_us: the published time of one call at each size, in increasing size.
+  std::vector<std::pair<Bytes, double>> sizes;
+  // False when the published run's software stack spends time that no sourced figure gives
+  // (a framework's overheads of its day): the case is reported apart from the accuracy
+  // target, with `stack_note` saying why.
+  bool stack_modelled = true;
+  std::string stack_note;
 };
 
 // A training step: model, set-up and plan, lowered (the graph itself is the scenario's).

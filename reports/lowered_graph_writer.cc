@@ -126,6 +126,7 @@ LoweredGraphStats write_lowered_graph(std::ostream& out, const TaskGraph& g, int
                  {"root", call.options.root}};
     if (is_reducing(call.op)) line["reduce"] = reduce_op_name(call.reduce);
     if (call.analytical) line["analytical"] = true;
+    if (call.calls != 1) line["calls"] = call.calls;
     out << line.dump() << "\n";
   }
   for (size_t t = 0; t < templates.size(); ++t) {

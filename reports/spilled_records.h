@@ -22,8 +22,10 @@ class SpilledRecords {
 
  public:
   // The most records held in memory; the rest wait in the file. The buffer grows by
-  // doubling, so it peaks at one and a half times its size while it moves.
+  // doubling, so it peaks at one and a half times its size while it moves. Spilled records
+  // come back in chunks of a quarter of it, read beside the full buffer: less than that.
   static constexpr size_t kBuffered = 1 << 16;
+  static constexpr size_t kReadBack = kBuffered / 4;
   static constexpr double kMaxBytes = 1.5 * kBuffered * sizeof(T);
 
   void push_back(const T& record) {
@@ -39,11 +41,11 @@ class SpilledRecords {
   void for_each(Fn&& fn) const {
     if (file_) {
       std::rewind(file_.get());
-      std::vector<T> chunk(kBuffered);
+      std::vector<T> chunk(kReadBack);
       size_t left = spilled_;
       while (left > 0) {
         const size_t n =
-            std::fread(chunk.data(), sizeof(T), std::min(left, kBuffered), file_.get());
+            std::fread(chunk.data(), sizeof(T), std::min(left, kReadBack), file_.get());
         if (n == 0) throw std::runtime_error("cannot read back the trace's spilled records");
         for (size_t i = 0; i < n; ++i) fn(chunk[i]);
         left -= n;

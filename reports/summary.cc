@@ -99,7 +99,7 @@ nlohmann::ordered_json make_summary(const LoweredScenario& scenario, const Scena
     for (const CollectiveRecord& rec : r.collectives) {
       auto& [count, bytes, time] = by_op[{std::string(collective_op_name(rec.op)),
                                           std::string(algorithm_name(rec.algorithm)), rec.ranks}];
-      ++count;
+      count += rec.calls;
       bytes += static_cast<double>(rec.bytes.count());
       time += (rec.end - rec.start).seconds();
     }

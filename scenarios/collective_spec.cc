@@ -14,11 +14,6 @@ constexpr CollectiveOp kOps[] = {CollectiveOp::kAllReduce, CollectiveOp::kReduce
                                  CollectiveOp::kAllGather, CollectiveOp::kBroadcast,
                                  CollectiveOp::kReduce,    CollectiveOp::kAllToAll,
                                  CollectiveOp::kSendRecv};
-constexpr CollectiveAlgorithm kAlgorithms[] = {
-    CollectiveAlgorithm::kAuto,         CollectiveAlgorithm::kRing,
-    CollectiveAlgorithm::kTree,         CollectiveAlgorithm::kHalvingDoubling,
-    CollectiveAlgorithm::kHierarchical, CollectiveAlgorithm::kTorus2D,
-    CollectiveAlgorithm::kCrossRegion,  CollectiveAlgorithm::kDirect};
 
 std::string algorithm_list(const std::vector<CollectiveAlgorithm>& algorithms) {
   std::string out;
@@ -39,10 +34,10 @@ std::optional<CollectiveOp> read_op(const json& value, const std::string& pointe
 std::optional<CollectiveAlgorithm> read_algorithm(const json& value, const std::string& pointer,
                                                   Diagnostics& d) {
   std::vector<std::string_view> names;
-  for (CollectiveAlgorithm a : kAlgorithms) names.push_back(algorithm_name(a));
+  for (CollectiveAlgorithm a : kAllCollectiveAlgorithms) names.push_back(algorithm_name(a));
   auto index = read_choice(value, pointer, d, names, "collective algorithm");
   if (!index) return std::nullopt;
-  return kAlgorithms[*index];
+  return kAllCollectiveAlgorithms[*index];
 }
 
 bool read_collective_options(JsonObject& o, CollectiveOptions& out) {
@@ -71,17 +66,6 @@ bool read_collective_options(JsonObject& o, CollectiveOptions& out) {
   }
   if (auto v = o.integer("root", Need::kOptional, 0)) out.root = static_cast<int>(*v);
   return d.count() == errors_before;
-}
-
-GroupLayout group_layout(const Cluster& cluster, const std::vector<int>& members) {
-  GroupLayout layout;
-  layout.members = members;
-  for (int r : members) {
-    const ClusterDevice& device = cluster.devices[static_cast<size_t>(r)];
-    layout.node_of.push_back(device.node);
-    layout.region_of.push_back(device.region);
-  }
-  return layout;
 }
 
 bool check_root(const CollectiveOptions& options, size_t group_size, const std::string& pointer,

@@ -8,6 +8,7 @@
 
 #include "scenarios/json_reader.h"
 #include "sim/collectives/collective_plan.h"
+#include "sim/group_links.h"
 #include "sim/topology.h"
 
 namespace dtsim::scenario_detail {
@@ -18,9 +19,6 @@ std::optional<CollectiveAlgorithm> read_algorithm(const json& value, const std::
 
 // Reads `chunk_bytes`, `torus_dims` and `root` of `o` into `out`; false after reporting.
 bool read_collective_options(JsonObject& o, CollectiveOptions& out);
-
-// Where each member sits in the built cluster, as the planner sees it.
-GroupLayout group_layout(const Cluster& cluster, const std::vector<int>& members);
 
 // Reports a broadcast/reduce root that is not an index into a group of `group_size`.
 bool check_root(const CollectiveOptions& options, size_t group_size, const std::string& pointer,

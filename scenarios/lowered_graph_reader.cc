@@ -83,6 +83,7 @@ CollectiveCall call_of(const json& o, int ranks) {
   c.options.torus_y = static_cast<int>(integer_value(torus[1], "\"torus\"[1]", 0, ranks));
   c.options.root = static_cast<int>(integer(o, "root", 0, ranks - 1));
   c.analytical = o.contains("analytical") && o.at("analytical").get<bool>();
+  if (o.contains("calls")) c.calls = static_cast<int>(integer(o, "calls", 1, INT32_MAX));
   return c;
 }
 

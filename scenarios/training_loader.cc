@@ -461,22 +461,84 @@ std::optional<TrainingSection> read_training(const json* model, const json* trai
   return out;
 }
 
+namespace {
+
+// A collective reference's "sizes": [{"bytes": n, "time_us": t}, ...], sizes increasing.
+bool read_reference_sizes(JsonObject& o, std::vector<std::pair<Bytes, double>>& out) {
+  Diagnostics& d = o.diagnostics();
+  const json* sizes = o.get("sizes", Need::kRequired,
+                            "an array of {\"bytes\": n, \"time_us\": t}, sizes increasing");
+  if (sizes == nullptr) return false;
+  const std::string pointer = o.pointer("sizes");
+  if (!sizes->is_array() || sizes->empty()) {
+    d.error(pointer, "expected a non-empty array of {\"bytes\": n, \"time_us\": t}");
+    return false;
+  }
+  const size_t errors = d.count();
+  for (size_t i = 0; i < sizes->size(); ++i) {
+    auto row = JsonObject::open((*sizes)[i], child_pointer(pointer, i), d);
+    if (!row) continue;
+    // nccl-tests prints sizes in bytes; a size such as "1MiB" reads too.
+    const json* raw = row->get("bytes", Need::kRequired, "a size in bytes or such as \"1MiB\"");
+    std::optional<Bytes> bytes;
+    if (raw != nullptr && raw->is_number_integer()) {
+      bytes = Bytes(raw->get<int64_t>());
+    } else if (raw != nullptr) {
+      bytes = read_bytes(*raw, row->pointer("bytes"), d);
+    }
+    const auto time = row->number("time_us", Need::kRequired, 0);
+    row->report_unknown_keys();
+    if (!bytes || !time) continue;
+    if (bytes->count() <= 0 || !(*time > 0)) {
+      d.error(row->pointer(), "expected a positive size and a positive time");
+      continue;
+    }
+    if (!out.empty() && *bytes <= out.back().first) {
+      d.error(row->pointer("bytes"), "expected sizes in increasing order, got " +
+                                         std::to_string(bytes->count()) + " after " +
+                                         std::to_string(out.back().first.count()));
+      continue;
+    }
+    out.emplace_back(*bytes, *time);
+  }
+  return d.count() == errors;
+}
+
+}  // namespace
+
 std::optional<Reference> read_reference(const json& value, const std::string& pointer,
                                         Diagnostics& d) {
   auto o = JsonObject::open(value, pointer, d);
   if (!o) return std::nullopt;
-  static constexpr std::string_view kMetrics[] = {"iteration_time_s", "samples_per_s", "tokens_per_s",
-                                                  "achieved_tflops_per_device", "mfu", "time_to_train_s"};
+  static constexpr std::string_view kMetrics[] = {
+      "iteration_time_s", "samples_per_s",     "tokens_per_s", "achieved_tflops_per_device", "mfu",
+      "time_to_train_s",  "collective_time_us"};
+  constexpr size_t kCollectiveTime = 6;
   Reference r;
   const auto source = o->string("source", Need::kRequired, "where the figure was published");
   const auto metric = o->choice("metric", Need::kRequired, kMetrics, "reference metric");
-  const auto value_read = o->number("value", Need::kRequired, 0);
   if (auto v = o->string("note", Need::kOptional)) r.note = *v;
+  bool valid = source && metric;
+  if (metric && *metric == kCollectiveTime) {
+    o->reject("value", "a collective_time_us reference gives its times size by size in \"sizes\"");
+    valid = read_reference_sizes(*o, r.sizes) && valid;
+  } else {
+    o->reject("sizes", "only a collective_time_us reference is given size by size");
+    const auto value_read = o->number("value", Need::kRequired, 0);
+    valid = value_read.has_value() && valid;
+    if (value_read) r.value = *value_read;
+  }
+  if (auto v = o->boolean("stack_modelled", Need::kOptional)) r.stack_modelled = *v;
+  if (auto v = o->string("stack_note", Need::kOptional)) r.stack_note = *v;
+  if (!r.stack_modelled && r.stack_note.empty()) {
+    d.error(o->pointer("stack_note"),
+            "a case whose stack is not modelled (\"stack_modelled\": false) says why here");
+    valid = false;
+  }
   o->report_unknown_keys();
-  if (!source || !metric || !value_read) return std::nullopt;
+  if (!valid) return std::nullopt;
   r.source = *source;
   r.metric = std::string(kMetrics[*metric]);
-  r.value = *value_read;
   return r;
 }
 

@@ -91,6 +91,7 @@ FabricNode build_node(Cluster& c, const NodeGroupSpec& g, const std::string& nam
   }
   out.nic_bandwidth = g.nic_bandwidth;
   out.nic_latency = g.nic_latency;
+  node.nics = g.nics;
   c.nodes.push_back(std::move(node));
   return out;
 }

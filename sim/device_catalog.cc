@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "sim/collectives/nccl_tuning.h"
 #include "sim/nccl_figures.h"
 
 namespace dtsim {
@@ -56,14 +57,15 @@ struct Peaks {
 //          is 32 MiB on Hopper and 4 MiB on earlier architectures (what PyTorch allocates
 //          since pull request #120925). gemm_workspace; 0 on the CPU, whose BLAS packs in
 //          per-thread buffers of a few MB that we leave out.
-//  [NCCLT] NVIDIA/nccl, src/graph/tuning.cc (2.8-2.11, 2021-2022), NCCL's own cost model of
-//          its ring: per protocol a latency per call (baseLat), one per step by kind of
-//          hop (hwLat) and a factor on the bus bandwidth. LL: 3.6 us, 0.47 us per NVLink
-//          step, 1.0 per PCIe step, 2.7 per network step, 1/4 of the bandwidth (its 8-byte
-//          lines carry 4 bytes of data and 4 of flag). LL128: 10.0, 1.9, 2.5, 4.0 us, 0.92
-//          (120 of 128 bytes), enabled only on NVLink GPUs from Volta on. Simple: 8.4, 3.4,
-//          5.7, 9.6 us, the full bandwidth. collective_protocols on every GPU; the intra-node
-//          step is NVLink's or PCIe's, as the device has.
+//  [NCCLT] NVIDIA/nccl, src/graph/tuning.cc (2.30.7), NCCL's own cost model of its ring:
+//          per protocol a latency per call (baseLat), one per step by kind of hop (hwLat)
+//          and a factor on the bus bandwidth. LL: 6.6 us, 0.6 us per NVLink step, 1.0 per
+//          PCIe step, 2.7 per network step, half the bandwidth (its 16-byte lines carry 8
+//          bytes of data and 8 of flag). LL128: 14.0, 1.9, 2.5, 4.0 us, 0.92 (120 of 128
+//          bytes), enabled only on NVLink GPUs from Volta on. Simple: 8.4, 3.4, 5.7, 14.0
+//          us, the full bandwidth. collective_protocols on every GPU
+//          (sim/collectives/nccl_tuning.h, nccl_ring_protocols); the intra-node step is
+//          NVLink's or PCIe's, as the device has.
 //  [DGXC]  NVIDIA DGX Cloud Benchmarking recipes (github.com/NVIDIA/dgxc-benchmarking),
 //          llama3.1/README_8b.md at release v25.01 (commit 143b90d): Llama 3.1 8B, BF16, on one
 //          DGX H100 (8 H100 SXM, 700 W), TP 1, CP 2, sequence 8192, global batch 128: 12.91 s
@@ -77,20 +79,10 @@ struct Peaks {
 //          die at the same 700 W, takes it as an assumption. The run is not a validation
 //          case.
 
-// [NCCLT]'s figures: LL, LL128, Simple.
-constexpr ProtocolCosts nccl(double base_us, double intra_us, double network_us,
-                             double fraction) {
-  return {Duration::ns(static_cast<int64_t>(base_us * 1000)),
-          Duration::ns(static_cast<int64_t>(intra_us * 1000)),
-          Duration::ns(static_cast<int64_t>(network_us * 1000)), fraction};
-}
-constexpr ProtocolTable kNcclNvlink{nccl(3.6, 0.47, 2.7, 0.25), nccl(10.0, 1.9, 4.0, 0.92),
-                                    nccl(8.4, 3.4, 9.6, 1.0)};
-// Pascal: no LL128.
-constexpr ProtocolTable kNcclNvlinkNoLl128{nccl(3.6, 0.47, 2.7, 0.25), ProtocolCosts{},
-                                           nccl(8.4, 3.4, 9.6, 1.0)};
-constexpr ProtocolTable kNcclPcie{nccl(3.6, 1.0, 2.7, 0.25), ProtocolCosts{},
-                                  nccl(8.4, 5.7, 9.6, 1.0)};
+// [NCCLT]'s figures: LL, LL128, Simple; Pascal has no LL128.
+constexpr ProtocolTable kNcclNvlink = nccl_ring_protocols(true, true);
+constexpr ProtocolTable kNcclNvlinkNoLl128 = nccl_ring_protocols(true, false);
+constexpr ProtocolTable kNcclPcie = nccl_ring_protocols(false, false);
 
 // GEMM size dependence (tile and wave quantization, NVIDIA "Matrix Multiplication Background
 // User's Guide"): a GEMM pays a roughly fixed pipeline fill and last-wave tail of a few
@@ -207,7 +199,9 @@ constexpr DeviceEfficiency kHopper{.gemm_max = 0.8,
 // memory, which the node's PCIe tree stands for: no link protocol overhead. MPI costs
 // ~1 us per call, ~0.5 us per shared-memory hop and ~5 us per hop through the NIC's
 // software stack: one protocol (MPI's), at the full bandwidth.
-constexpr ProtocolTable kMpi{ProtocolCosts{}, ProtocolCosts{}, nccl(1.0, 0.5, 5.0, 1.0)};
+constexpr ProtocolTable kMpi{ProtocolCosts{}, ProtocolCosts{},
+                             ProtocolCosts{Duration::us(1), Duration::ns(500), Duration::us(5),
+                                           1.0}};
 constexpr DeviceEfficiency kCpu{.gemm_max = 0.85,
                                 .gemm_half_flops = 3.4e7,
                                 .gemm_half_dim = 16,

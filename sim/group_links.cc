@@ -5,6 +5,54 @@
 
 namespace dtsim {
 
+namespace {
+
+// Whether one of the device's NVLinks leads to a vertex that `to` accepts.
+template <typename To>
+bool nvlink_to(const Cluster& cluster, int rank, To to) {
+  const Topology& t = cluster.topology;
+  const auto [first, last] = boost::out_edges(cluster.devices[rank].vertex, t.graph());
+  return std::any_of(first, last, [&](const auto& e) {
+    const LinkInfo& l = t.link(t.graph()[e]);
+    return l.kind == LinkKind::kNvLink && to(t.vertex(l.dst));
+  });
+}
+
+// The device's NVLinks go to a switch (an NVSwitch node), not straight to its peers.
+bool on_nvswitch(const Cluster& cluster, int rank) {
+  return nvlink_to(cluster, rank,
+                   [](const VertexInfo& v) { return v.kind == VertexKind::kSwitch; });
+}
+
+bool has_nvlink(const Cluster& cluster, int rank) {
+  return nvlink_to(cluster, rank, [](const VertexInfo&) { return true; });
+}
+
+// NCCL's view: the search's channels (the communicator's are twice them), the oldest
+// architecture, and whether a node's members meet over NVLink.
+NcclGroup nccl_group(const Cluster& cluster, const std::vector<int>& members) {
+  NcclGroup g;
+  int channels = 0, newest = 0;
+  for (size_t i = 0; i < members.size(); ++i) {
+    const DeviceSpec& spec = *cluster.devices[members[i]].spec;
+    const DeviceEfficiency& e = spec.efficiency;
+    // A member without NCCL (a CPU, with MPI): no NCCL group.
+    if (spec.kind != DeviceKind::kGpu || e.nccl_channels <= 0) return NcclGroup{};
+    channels = i == 0 ? e.nccl_channels : std::min(channels, e.nccl_channels);
+    g.compute_capability =
+        i == 0 ? e.compute_capability : std::min(g.compute_capability, e.compute_capability);
+    newest = std::max(newest, e.compute_capability);
+  }
+  if (members.empty()) return g;
+  g.graph_channels = std::max(1, channels / 2);
+  g.mixed_architectures = newest != g.compute_capability;
+  g.nvlink =
+      std::all_of(members.begin(), members.end(), [&](int r) { return has_nvlink(cluster, r); });
+  return g;
+}
+
+}  // namespace
+
 GroupLayout group_layout(const Cluster& cluster, const std::vector<int>& members) {
   GroupLayout layout;
   layout.members = members;
@@ -12,6 +60,20 @@ GroupLayout group_layout(const Cluster& cluster, const std::vector<int>& members
     layout.node_of.push_back(cluster.devices[r].node);
     layout.region_of.push_back(cluster.devices[r].region);
   }
+  // NVLink SHARP: the third-generation NVSwitch of Hopper nodes and later.
+  const auto in_one_node = [&](int r) {
+    return cluster.devices[r].node == cluster.devices[members.front()].node &&
+           cluster.devices[r].region == cluster.devices[members.front()].region;
+  };
+  layout.nic_per_member = std::all_of(members.begin(), members.end(), [&](int r) {
+    const ClusterNode& node = cluster.nodes[static_cast<size_t>(cluster.devices[r].node)];
+    return node.nics >= static_cast<int>(node.devices.size());
+  });
+  layout.nvlink_sharp =
+      members.size() >= 2 && std::all_of(members.begin(), members.end(), [&](int r) {
+        return in_one_node(r) && on_nvswitch(cluster, r) &&
+               cluster.devices[r].spec->efficiency.compute_capability >= 90;
+      });
   return layout;
 }
 
@@ -75,6 +137,7 @@ AlphaBeta group_alpha_beta(const Cluster& cluster, Router& router, const GroupLa
     ab.inter_region_bw = ab.inter_node_bw;
   }
   ab.protocols = group_protocols(cluster, m);
+  ab.nccl = nccl_group(cluster, m);
   return ab;
 }
 

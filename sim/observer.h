@@ -41,6 +41,7 @@ struct CollectiveRecord {
   int64_t steps = 0;  // sum of phase repeats
   Time start;
   Time end;
+  int calls = 1;  // the calls the task stood for (CollectiveCall::calls)
 };
 
 // A link carried traffic without a pause from start to end. When the network model

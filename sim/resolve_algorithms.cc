@@ -31,8 +31,9 @@ void resolve_auto_algorithms(TaskGraph& graph, const Cluster& cluster) {
       g = groups.emplace(call.members, std::pair{std::move(layout), ab}).first;
     }
     const CollectiveOptions& o = call.options;
+    const Bytes one = call.bytes_per_call();
     const auto key = std::tuple{static_cast<int>(call.op),
-                                call.bytes.count(),
+                                one.count(),
                                 o.chunk_bytes.count(),
                                 o.torus_x,
                                 o.torus_y,
@@ -40,9 +41,7 @@ void resolve_auto_algorithms(TaskGraph& graph, const Cluster& cluster) {
                                 &g->first};
     auto c = chosen.find(key);
     if (c == chosen.end()) {
-      c = chosen
-              .emplace(key,
-                       choose_algorithm(call.op, g->second.first, call.bytes, o, g->second.second))
+      c = chosen.emplace(key, choose_algorithm(call.op, g->second.first, one, o, g->second.second))
               .first;
     }
     graph.set_collective_algorithm(id, c->second);

@@ -80,6 +80,12 @@ struct CollectiveCall {
   // flow. Right for calls whose links nothing else loads at the time (tensor-parallel
   // collectives inside an NVSwitch node), and far cheaper to simulate.
   bool analytical = false;
+  // The task stands for `calls` back-to-back calls of bytes / calls each (a chunk's
+  // per-layer tensor-parallel exchanges, lowered at chunk granularity): the algorithm, the
+  // protocol and the library's latency follow one call's size, and are paid per call.
+  int calls = 1;
+  int call_count() const { return std::max(1, calls); }
+  Bytes bytes_per_call() const { return Bytes(bytes.count() / call_count()); }
   // What a real executor hands the library: the element type, and for a reducing op
   // (is_reducing) how elements combine.
   DType dtype = DType::kBf16;

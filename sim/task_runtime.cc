@@ -358,6 +358,7 @@ TaskRuntime::CallKey TaskRuntime::key_of(const CollectiveCall& call) {
   return {static_cast<int>(call.op),
           static_cast<int>(call.algorithm),
           call.bytes.count(),
+          call.call_count(),
           o.chunk_bytes.count(),
           o.torus_x,
           o.torus_y,
@@ -377,16 +378,18 @@ TaskRuntime::PlannedCall TaskRuntime::plan_call(Simulation& sim, const Collectiv
   const bool moves = call.members.size() > 1 && call.bytes.count() > 0;
   const AlphaBeta ab = moves ? sim.alpha_beta(layout) : AlphaBeta{};
   CollectiveAlgorithm algorithm = call.algorithm;
+  const Bytes one = call.bytes_per_call();
   if (algorithm == CollectiveAlgorithm::kAuto) {
     algorithm = call.members.size() <= 1 ? algorithms_for(call.op).front()
-                                         : choose_algorithm(call.op, layout, call.bytes, o, ab);
+                                         : choose_algorithm(call.op, layout, one, o, ab);
   }
+  // The flows move all the calls' bytes; each call pays its protocol's latency.
   PlannedCall planned{std::make_shared<const CollectivePlan>(
                           plan_collective(call.op, algorithm, layout, call.bytes, o)),
                       Duration::zero()};
   if (moves) {
     // The protocol is chosen on the alpha-beta estimate, as NCCL chooses on its model.
-    planned.latency = protocol_cost(call.op, algorithm, layout, call.bytes, o, ab);
+    planned.latency = protocol_cost(call.op, algorithm, layout, one, o, ab) * call.call_count();
   }
   return planned;
 }
@@ -494,7 +497,8 @@ void TaskRuntime::run_phase(uint32_t c, std::shared_ptr<const CollectivePlan> pl
                          static_cast<int>(call.members.size()),
                          steps,
                          collective_start_[c],
-                         sim_.engine_.now()};
+                         sim_.engine_.now(),
+                         call.call_count()};
     result_.collectives.push_back(rec);
     sim_.observers_.collective(rec);
     for (Slot id : collective_tasks_[c]) finish(id);
@@ -527,7 +531,8 @@ std::optional<CollectiveCost> TaskRuntime::measured_time(const CollectiveCall& c
   if (sim_.collective_costs_ == nullptr || call.members.empty()) return std::nullopt;
   CallKey key = key_of(call);
   if (const auto it = measured_.find(key); it != measured_.end()) return it->second;
-  const std::optional<CollectiveCost> cost = price_measured(call.op, call.members, call.bytes);
+  std::optional<CollectiveCost> cost = price_measured(call.op, call.members, call.bytes_per_call());
+  if (cost) cost->time = cost->time * call.call_count();
   measured_.emplace(std::move(key), cost);
   return cost;
 }
@@ -549,8 +554,9 @@ void TaskRuntime::finish_analytical(uint32_t c) {
   if (it == estimates_.end()) {
     const GroupCallEstimate e =
         estimate_group_call(sim_.cluster(), sim_.router_, call.op, call.algorithm, call.members,
-                            call.bytes, call.options);
-    it = estimates_.emplace(std::move(key), std::pair{e.algorithm, e.time}).first;
+                            call.bytes_per_call(), call.options);
+    it = estimates_.emplace(std::move(key), std::pair{e.algorithm, e.time * call.call_count()})
+             .first;
   }
   const auto [algorithm, duration] = it->second;
   finish_after(c, algorithm, duration);
@@ -559,9 +565,16 @@ void TaskRuntime::finish_analytical(uint32_t c) {
 void TaskRuntime::finish_after(uint32_t c, CollectiveAlgorithm algorithm, Duration duration) {
   sim_.engine_.schedule_after(duration, [this, c, algorithm] {
     const CollectiveCall& done = graph_.collectives()[c];
-    CollectiveRecord rec{c,         done.label,           done.op,
-                         algorithm, done.bytes,           static_cast<int>(done.members.size()),
-                         0,         collective_start_[c], sim_.engine_.now()};
+    CollectiveRecord rec{c,
+                         done.label,
+                         done.op,
+                         algorithm,
+                         done.bytes,
+                         static_cast<int>(done.members.size()),
+                         0,
+                         collective_start_[c],
+                         sim_.engine_.now(),
+                         done.call_count()};
     result_.collectives.push_back(rec);
     sim_.observers_.collective(rec);
     for (Slot id : collective_tasks_[c]) finish(id);

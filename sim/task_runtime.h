@@ -150,7 +150,7 @@ class TaskRuntime {
   };
   std::unordered_map<P2pKey, std::vector<Slot>, P2pKeyHash> ready_sends_, ready_recvs_;
   // Calls alike in everything that prices them: op, algorithm, bytes, options, members.
-  using CallKey = std::tuple<int, int, int64_t, int64_t, int, int, int, std::vector<int>>;
+  using CallKey = std::tuple<int, int, int64_t, int, int64_t, int, int, int, std::vector<int>>;
   static CallKey key_of(const CollectiveCall& call);
   std::map<CallKey, PlannedCall> plans_;
   std::map<CallKey, std::pair<CollectiveAlgorithm, Duration>> estimates_;

@@ -86,6 +86,7 @@ struct ClusterNode {
   int region = 0;
   std::vector<int> devices;  // ranks, in local order
   VertexId host = 0;
+  int nics = 0;  // network interfaces (rails)
 };
 
 struct ClusterRegion {

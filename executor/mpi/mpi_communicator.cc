@@ -119,7 +119,7 @@ Counts counts_of(uint32_t id, const CollectiveCall& c) {
   const int64_t size = dtype_size_bytes(c.dtype);
   const auto p = static_cast<int64_t>(c.members.size());
   Counts n;
-  n.whole = c.bytes.count() / size;
+  n.whole = c.bytes_per_call().count() / size;
   n.part = n.whole / p;
   if (n.whole > INT_MAX) {
     throw std::invalid_argument(describe_call(id, c) + ": " + std::to_string(n.whole) +
@@ -278,40 +278,43 @@ void MpiCommunicator::collective(uint32_t id, const TaskView& task) {
     if (m != rank_) bells_.ring(m);
   }
   bells_.wait_until([&] { return test(arrived, what); });
-  int rc = MPI_SUCCESS;
-  switch (c.op) {
-    case CollectiveOp::kAllReduce:
-      rc = MPI_Allreduce(in, out, whole, type, mpi_op(c.dtype, c.reduce), g.comm);
-      break;
-    case CollectiveOp::kReduceScatter:
-      rc = MPI_Reduce_scatter_block(in, out, part, type, mpi_op(c.dtype, c.reduce), g.comm);
-      break;
-    case CollectiveOp::kAllGather:
-      rc = MPI_Allgather(in, part, type, out, part, type, g.comm);
-      break;
-    case CollectiveOp::kAllToAll:
-      rc = MPI_Alltoall(in, part, type, out, part, type, g.comm);
-      break;
-    case CollectiveOp::kBroadcast:
-      rc = MPI_Bcast(in, whole, type, c.options.root, g.comm);
-      break;
-    case CollectiveOp::kReduce:
-      rc = MPI_Reduce(in, out, whole, type, mpi_op(c.dtype, c.reduce), c.options.root, g.comm);
-      break;
-    case CollectiveOp::kSendRecv: {
-      // The members exchange in pairs: member 0 sends to member 1, 2 to 3, ...
-      int me = 0;
-      MPI_Comm_rank(g.comm, &me);
-      const int members = static_cast<int>(c.members.size());
-      if (me % 2 == 0 && me + 1 < members) {
-        rc = MPI_Send(in, whole, type, me + 1, 0, g.comm);
-      } else if (me % 2 == 1) {
-        rc = MPI_Recv(out, whole, type, me - 1, 0, g.comm, MPI_STATUS_IGNORE);
+  // A task that stands for several calls (CollectiveCall::calls) runs them one by one.
+  for (int k = 0; k < c.call_count(); ++k) {
+    int rc = MPI_SUCCESS;
+    switch (c.op) {
+      case CollectiveOp::kAllReduce:
+        rc = MPI_Allreduce(in, out, whole, type, mpi_op(c.dtype, c.reduce), g.comm);
+        break;
+      case CollectiveOp::kReduceScatter:
+        rc = MPI_Reduce_scatter_block(in, out, part, type, mpi_op(c.dtype, c.reduce), g.comm);
+        break;
+      case CollectiveOp::kAllGather:
+        rc = MPI_Allgather(in, part, type, out, part, type, g.comm);
+        break;
+      case CollectiveOp::kAllToAll:
+        rc = MPI_Alltoall(in, part, type, out, part, type, g.comm);
+        break;
+      case CollectiveOp::kBroadcast:
+        rc = MPI_Bcast(in, whole, type, c.options.root, g.comm);
+        break;
+      case CollectiveOp::kReduce:
+        rc = MPI_Reduce(in, out, whole, type, mpi_op(c.dtype, c.reduce), c.options.root, g.comm);
+        break;
+      case CollectiveOp::kSendRecv: {
+        // The members exchange in pairs: member 0 sends to member 1, 2 to 3, ...
+        int me = 0;
+        MPI_Comm_rank(g.comm, &me);
+        const int members = static_cast<int>(c.members.size());
+        if (me % 2 == 0 && me + 1 < members) {
+          rc = MPI_Send(in, whole, type, me + 1, 0, g.comm);
+        } else if (me % 2 == 1) {
+          rc = MPI_Recv(out, whole, type, me - 1, 0, g.comm, MPI_STATUS_IGNORE);
+        }
+        break;
       }
-      break;
     }
+    check(rc, what);
   }
-  check(rc, what);
 }
 
 void MpiCommunicator::send(TaskId id, const TaskView& task) {

@@ -26,9 +26,10 @@ struct AlgorithmInfo {
   std::string_view description;
 };
 
-constexpr std::array<AlgorithmInfo, 8> kAlgorithms{{
+constexpr std::array<AlgorithmInfo, 9> kAlgorithms{{
     {CollectiveAlgorithm::kAuto, "auto",
-     "the applicable algorithm with the smallest alpha-beta estimate for this size and layout"},
+     "NCCL's own choice where the group runs NCCL (its tuning model: ring, tree or NVLS); "
+     "elsewhere the applicable algorithm with the smallest alpha-beta estimate"},
     {CollectiveAlgorithm::kRing, "ring",
      "bandwidth-optimal ring: p-1 reduce-scatter and/or p-1 all-gather steps of n/p "
      "(Patarasuk & Yuan 2009); broadcast/reduce as a pipelined chain"},
@@ -49,6 +50,9 @@ constexpr std::array<AlgorithmInfo, 8> kAlgorithms{{
      "each region, so the WAN carries 1/g of the data"},
     {CollectiveAlgorithm::kDirect, "direct",
      "every pair exchanges directly in one step (all-to-all, paired send/recv)"},
+    {CollectiveAlgorithm::kNvls, "nvls",
+     "NVLink SHARP all-reduce on one node: the NVSwitch reduces each slice and multicasts "
+     "the result, so a GPU's link carries n(1 + 1/p) each way instead of 2n(p-1)/p"},
 }};
 
 constexpr std::pair<ReduceOp, std::string_view> kReduceNames[] = {{ReduceOp::kSum, "sum"},

@@ -30,7 +30,14 @@ enum class CollectiveAlgorithm {
   kTorus2D,          // Mikami et al. 2018: RS along X, AR along Y, AG along X
   kCrossRegion,      // RS inside each region, AR across regions, AG inside each region
   kDirect,           // every pair exchanges directly (all-to-all, send/recv)
+  kNvls,             // NVLink SHARP: the node's NVSwitch reduces and multicasts
 };
+inline constexpr CollectiveAlgorithm kAllCollectiveAlgorithms[] = {
+    CollectiveAlgorithm::kAuto,         CollectiveAlgorithm::kRing,
+    CollectiveAlgorithm::kTree,         CollectiveAlgorithm::kHalvingDoubling,
+    CollectiveAlgorithm::kHierarchical, CollectiveAlgorithm::kTorus2D,
+    CollectiveAlgorithm::kCrossRegion,  CollectiveAlgorithm::kDirect,
+    CollectiveAlgorithm::kNvls};
 
 // How a reducing collective combines its members' elements (NCCL's ncclRedOp_t).
 enum class ReduceOp : uint8_t { kSum, kAvg, kMax, kMin };
@@ -71,6 +78,12 @@ struct GroupLayout {
   std::vector<int> members;
   std::vector<int> node_of;
   std::vector<int> region_of;
+  // The members share one node's NVSwitch, which reduces and multicasts (NVLink SHARP:
+  // third-generation NVSwitch, Hopper GPUs and later).
+  bool nvlink_sharp = false;
+  // Every member reaches the network through a NIC of its own (a rail per GPU, as on
+  // DGX/HGX nodes), so rings that leave a node from different members use different NICs.
+  bool nic_per_member = false;
 };
 
 struct CollectiveOptions {

@@ -8,9 +8,10 @@
 #include <string>
 #include <utility>
 
+#include "sim/clock_range.h"
+#include "sim/collectives/nccl_tuning.h"
 #include "sim/collectives/plan_util.h"
 #include "sim/collectives/planner.h"
-#include "sim/clock_range.h"
 
 namespace dtsim {
 
@@ -79,6 +80,21 @@ LevelBytes uniform_load(const GroupLayout& layout, const Edges& edges, Bytes byt
 
 using Edges = std::vector<std::pair<int, int>>;
 
+// Every edge carries `bytes` per step; a rank's edges at one level add up (several rings
+// through one rank), and the busiest rank sets each level's load.
+LevelBytes busiest_load(const GroupLayout& layout, const Edges& edges, Bytes bytes) {
+  std::vector<LevelBytes> sent(layout.members.size(), LevelBytes{});
+  LevelBytes load{};
+  for (const auto& [a, b] : edges) {
+    int64_t& s = sent[static_cast<size_t>(a)][static_cast<size_t>(level_between(layout, a, b))];
+    s += bytes.count();
+  }
+  for (const LevelBytes& s : sent) {
+    for (size_t l = 0; l < load.size(); ++l) load[l] = std::max(load[l], s[l]);
+  }
+  return load;
+}
+
 Edges ring_edges(const std::vector<std::vector<int>>& rings) {
   Edges edges;
   for (const auto& ring : rings) {
@@ -125,7 +141,9 @@ Duration ring_time(CollectiveOp op, const GroupLayout& layout, Bytes n,
     return plus(first_chunk, times(slowest, chunks - 1));
   }
   const int64_t steps = op == CollectiveOp::kAllReduce ? 2 * (p - 1) : p - 1;
-  return times(step_cost(ab, uniform_load(layout, ring_edges({identity(p)}), piece_of(n, p))), steps);
+  const std::vector<std::vector<int>> rings = channel_rings(layout);
+  const Bytes piece = piece_of(n, p * static_cast<int64_t>(rings.size()));
+  return times(step_cost(ab, busiest_load(layout, ring_edges(rings), piece)), steps);
 }
 
 // Tree: 2h + c - 1 steps (all-reduce, two trees of ceil(n/2)) or h + c - 1 (one tree of n),
@@ -226,6 +244,13 @@ Duration direct_time(CollectiveOp op, const GroupLayout& layout, Bytes n, const 
   return step_cost(ab, peers);
 }
 
+// NVLS: one step in which every member moves n + ceil(n/p) each way over its link to the
+// NVSwitch (plan_nvls).
+Duration nvls_time(const GroupLayout& layout, Bytes n, const AlphaBeta& ab) {
+  const int p = static_cast<int>(layout.members.size());
+  return step_cost(ab, uniform_load(layout, ring_edges({identity(p)}), nvls_bytes_each_way(n, p)));
+}
+
 // The alpha-beta time of the transfers alone.
 Duration transfer_time(CollectiveOp op, CollectiveAlgorithm algorithm, const GroupLayout& layout,
                        Bytes bytes, const CollectiveOptions& options, const AlphaBeta& ab) {
@@ -244,6 +269,8 @@ Duration transfer_time(CollectiveOp op, CollectiveAlgorithm algorithm, const Gro
       return two_level_time(op, layout, torus_rings(torus_grid(layout, options)), bytes, ab);
     case CollectiveAlgorithm::kDirect:
       return direct_time(op, layout, bytes, ab);
+    case CollectiveAlgorithm::kNvls:
+      return nvls_time(layout, bytes, ab);
     case CollectiveAlgorithm::kAuto:
       break;  // rejected by estimate_time's applicability check
   }
@@ -277,7 +304,20 @@ Duration estimate_bandwidth_time(CollectiveOp op, CollectiveAlgorithm algorithm,
 Duration protocol_cost(CollectiveOp op, CollectiveAlgorithm algorithm, const GroupLayout& layout,
                        Bytes bytes, const CollectiveOptions& options, const AlphaBeta& ab) {
   const Duration bandwidth = estimate_bandwidth_time(op, algorithm, layout, bytes, options, ab);
-  return choose_protocol(op, algorithm, layout, bytes, options, ab.protocols, bandwidth).cost;
+  if (!ab.nccl.runs_nccl() || !nccl_tunes(op) || layout.members.size() < 2 || bytes.count() <= 0 ||
+      !nccl_model_time(op, algorithm, CollectiveProtocol::kSimple, layout, bytes, ab)) {
+    // Not a call NCCL tunes (or an algorithm it does not run, such as halving-doubling
+    // asked for by name): the cheapest protocol.
+    return choose_protocol(op, algorithm, layout, bytes, options, ab.protocols, bandwidth).cost;
+  }
+  const NcclChoice nccl = nccl_choice(op, layout, bytes, ab, algorithm);
+  ProtocolCosts costs = costs_of(ab.protocols, nccl.protocol);
+  if (algorithm == CollectiveAlgorithm::kNvls) {
+    costs.bandwidth_fraction *= nccl_nvls_efficiency(ab.nccl.compute_capability);
+  }
+  ProtocolTable only{};
+  only[static_cast<size_t>(nccl.protocol)] = costs;
+  return choose_protocol(op, algorithm, layout, bytes, options, only, bandwidth).cost;
 }
 
 Duration estimate_time(CollectiveOp op, CollectiveAlgorithm algorithm, const GroupLayout& layout,
@@ -288,6 +328,13 @@ Duration estimate_time(CollectiveOp op, CollectiveAlgorithm algorithm, const Gro
 
 CollectiveAlgorithm choose_algorithm(CollectiveOp op, const GroupLayout& layout, Bytes bytes,
                                      const CollectiveOptions& options, const AlphaBeta& ab) {
+  // NCCL runs what its own model picks. A malformed layout (the ring reports it) or an
+  // algorithm the options rule out falls through to the search below, which says why.
+  if (ab.nccl.runs_nccl() && nccl_tunes(op) && layout.members.size() >= 2 &&
+      applicability_error(op, CollectiveAlgorithm::kRing, layout, options).empty()) {
+    const CollectiveAlgorithm a = nccl_choice(op, layout, bytes, ab).algorithm;
+    if (applicability_error(op, a, layout, options).empty()) return a;
+  }
   std::optional<CollectiveAlgorithm> best;
   Duration best_time = Duration::infinite();
   std::string reasons;

@@ -1,6 +1,7 @@
 // Helpers shared by the collective planners: phase merging, grouping and ring steps.
 #include "sim/collectives/plan_util.h"
 
+#include <algorithm>
 #include <unordered_map>
 #include <utility>
 
@@ -58,6 +59,30 @@ void add_ring_step(const std::vector<std::vector<int>>& rings, const std::vector
           {members[static_cast<size_t>(ring[a])], members[static_cast<size_t>(ring[next])], bytes});
     }
   }
+}
+
+std::vector<std::vector<int>> channel_rings(const GroupLayout& layout) {
+  const std::vector<std::vector<int>> nodes = group_by(layout.node_of);
+  const size_t k = nodes.empty() ? 0 : nodes.front().size();
+  const bool even = std::all_of(nodes.begin(), nodes.end(),
+                                [&](const std::vector<int>& g) { return g.size() == k; });
+  const bool one_region = std::all_of(layout.region_of.begin(), layout.region_of.end(),
+                                      [&](int r) { return r == layout.region_of.front(); });
+  if (nodes.size() < 2 || k < 2 || !even || !one_region || !layout.nic_per_member) {
+    std::vector<int> one(layout.members.size());
+    for (size_t i = 0; i < one.size(); ++i) one[i] = static_cast<int>(i);
+    return {one};
+  }
+  // Ring c enters node n at its member (c - n) mod k and leaves from the one before: the
+  // next node is entered at the same local index, over the same rail.
+  std::vector<std::vector<int>> rings(k);
+  for (size_t c = 0; c < k; ++c) {
+    for (size_t n = 0; n < nodes.size(); ++n) {
+      const size_t start = (c + k - n % k) % k;
+      for (size_t j = 0; j < k; ++j) rings[c].push_back(nodes[n][(start + j) % k]);
+    }
+  }
+  return rings;
 }
 
 TwoLevelRings two_level_rings(std::vector<std::vector<int>> groups) {

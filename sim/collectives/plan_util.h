@@ -39,6 +39,22 @@ std::string uneven_groups(const std::vector<std::vector<int>>& groups, const std
 void add_ring_step(const std::vector<std::vector<int>>& rings, const std::vector<int>& members,
                    Bytes bytes, std::vector<Transfer>& out);
 
+// The rings a ring collective runs on, as lists of member indices. A group spread over
+// several nodes of one region with the same number k > 1 of members on each, every member
+// with a NIC of its own (layout.nic_per_member), runs k rings, as NCCL's channels do: each visits
+// the nodes in order, leaves every node from a different member, and enters the next node at the
+// member of the same local index (the same rail, as NCCL's search keeps a ring's network hops on
+// one NIC index), so that the node's traffic out crosses all of its members' NICs instead of one;
+// only a ring's wrap from the last node back to the first changes rail when the nodes are not a
+// multiple of k. Otherwise one ring, in member order: the rings would share one NIC or one WAN
+// link, and carry what one ring carries.
+std::vector<std::vector<int>> channel_rings(const GroupLayout& layout);
+
+// What NVLS moves each way over every member's link to the NVSwitch: n + ceil(n/p).
+inline Bytes nvls_bytes_each_way(Bytes n, int64_t p) {
+  return Bytes(n.count() + piece_of(n, p).count());
+}
+
 // The rings of a two-level algorithm: intra[j] lists group j's members in local order;
 // inter[l] lists the members with local index l, one per group, in group order.
 struct TwoLevelRings {
@@ -90,7 +106,7 @@ TorusGrid torus_grid(const GroupLayout& layout, const CollectiveOptions& options
 
 // Per-algorithm planners. Each fills plan.phases for plan.op / plan.bytes over
 // plan.members; the dispatcher has already checked applicability, p > 1 and bytes > 0.
-void plan_ring(CollectivePlan& plan, const CollectiveOptions& options);
+void plan_ring(CollectivePlan& plan, const GroupLayout& layout, const CollectiveOptions& options);
 void plan_tree(CollectivePlan& plan, const CollectiveOptions& options);
 void plan_halving_doubling(CollectivePlan& plan);
 // Hierarchical over groups of members (nodes, regions, torus rows): intra-group ring
@@ -99,6 +115,7 @@ void plan_two_level(CollectivePlan& plan, const TwoLevelRings& rings);
 void plan_hierarchical(CollectivePlan& plan, const std::vector<int>& group_key);
 void plan_torus2d(CollectivePlan& plan, const TorusGrid& grid);
 void plan_direct(CollectivePlan& plan);
+void plan_nvls(CollectivePlan& plan);
 
 // The rings of torus2d: rows (along X) are the intra rings, columns (along Y) the inter.
 TwoLevelRings torus_rings(const TorusGrid& grid);

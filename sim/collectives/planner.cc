@@ -83,6 +83,12 @@ std::string shape_error(CollectiveOp op, CollectiveAlgorithm algorithm, const Gr
                ranks(p);
       }
       return "";
+    case CollectiveAlgorithm::kNvls:
+      if (!layout.nvlink_sharp) {
+        return "nvls needs the group on one node whose NVSwitch reduces (NVLink SHARP: "
+               "an NVSwitch node of Hopper GPUs or later)";
+      }
+      return "";
     case CollectiveAlgorithm::kAuto:
     case CollectiveAlgorithm::kRing:
     case CollectiveAlgorithm::kTree:
@@ -97,8 +103,8 @@ std::vector<CollectiveAlgorithm> algorithms_for(CollectiveOp op) {
   using A = CollectiveAlgorithm;
   switch (op) {
     case CollectiveOp::kAllReduce:
-      return {A::kRing,         A::kTree,    A::kHalvingDoubling,
-              A::kHierarchical, A::kTorus2D, A::kCrossRegion};
+      return {A::kRing,        A::kTree, A::kHalvingDoubling, A::kHierarchical, A::kTorus2D,
+              A::kCrossRegion, A::kNvls};
     case CollectiveOp::kReduceScatter:
     case CollectiveOp::kAllGather:
       return {A::kRing, A::kHalvingDoubling, A::kHierarchical, A::kCrossRegion};
@@ -156,7 +162,7 @@ CollectivePlan plan_collective(CollectiveOp op, CollectiveAlgorithm algorithm,
   if (layout.members.size() < 2 || bytes.count() == 0) return plan;
   switch (algorithm) {
     case CollectiveAlgorithm::kRing:
-      collective_detail::plan_ring(plan, options);
+      collective_detail::plan_ring(plan, layout, options);
       break;
     case CollectiveAlgorithm::kTree:
       collective_detail::plan_tree(plan, options);
@@ -175,6 +181,9 @@ CollectivePlan plan_collective(CollectiveOp op, CollectiveAlgorithm algorithm,
       break;
     case CollectiveAlgorithm::kDirect:
       collective_detail::plan_direct(plan);
+      break;
+    case CollectiveAlgorithm::kNvls:
+      collective_detail::plan_nvls(plan);
       break;
     case CollectiveAlgorithm::kAuto:
       break;  // rejected by applicability_error above

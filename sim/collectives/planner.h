@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "sim/collectives/collective_plan.h"
+#include "sim/collectives/nccl_group.h"
 #include "sim/collectives/protocol.h"
 #include "sim/units.h"
 
@@ -41,6 +42,9 @@ struct AlphaBeta {
   // The collective library's protocols; their cost is added once to every estimate (see
   // choose_protocol). All unused by default: transfers alone.
   ProtocolTable protocols{};
+  // NCCL's view of the group: where it runs NCCL, `auto` picks the algorithm and the
+  // protocol as NCCL's own tuning model does (sim/collectives/nccl_tuning.h).
+  NcclGroup nccl{};
 };
 
 // The latency part of a protocol for one call: `base` plus the steps of the hops one piece
@@ -48,6 +52,7 @@ struct AlphaBeta {
 // network hops), a tree's deepest leaf-to-root path (there and back for all-reduce),
 // halving/doubling's log2 p partners (twice for all-reduce), a two-level algorithm's intra
 // and inter rings (twice each for all-reduce), one hop of the slowest kind for direct.
+// NVLS pays NCCL's NVLS latency (nccl_nvls_latency) instead of hops.
 // Pipelined algorithms pay the hops once, not per chunk. Zero for a group of one or zero
 // bytes. The layout must be valid for `algorithm` (see applicability_error).
 Duration protocol_latency(CollectiveOp op, CollectiveAlgorithm algorithm,
@@ -91,13 +96,18 @@ Duration estimate_bandwidth_time(CollectiveOp op, CollectiveAlgorithm algorithm,
                                  const GroupLayout& layout, Bytes bytes,
                                  const CollectiveOptions& options, const AlphaBeta& ab);
 
-// What the collective library's protocol adds to one call of this shape on these links:
-// choose_protocol's cost, judged on the call's bandwidth time (estimate_bandwidth_time).
+// What the collective library's protocol adds to one call of this shape on these links,
+// judged on the call's bandwidth time (estimate_bandwidth_time): on a group that runs NCCL,
+// the cost of the protocol NCCL's tuning model picks for the algorithm (nccl_choice), and
+// for NVLS its efficiency (nccl_nvls_efficiency) as a bandwidth fraction; elsewhere
+// choose_protocol's.
 Duration protocol_cost(CollectiveOp op, CollectiveAlgorithm algorithm, const GroupLayout& layout,
                        Bytes bytes, const CollectiveOptions& options, const AlphaBeta& ab);
 
-// kAuto resolves to the applicable algorithm with the smallest estimate_time (ties: the
-// order of algorithms_for). Throws std::invalid_argument when none applies.
+// kAuto resolves, on a group that runs NCCL (ab.nccl), to the algorithm NCCL's tuning model
+// picks (nccl_choice); elsewhere to the applicable algorithm with the smallest
+// estimate_time (ties: the order of algorithms_for). Throws std::invalid_argument when none
+// applies.
 CollectiveAlgorithm choose_algorithm(CollectiveOp op, const GroupLayout& layout, Bytes bytes,
                                      const CollectiveOptions& options, const AlphaBeta& ab);
 

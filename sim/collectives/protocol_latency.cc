@@ -6,6 +6,7 @@
 #include <optional>
 #include <vector>
 
+#include "sim/collectives/nccl_tuning.h"
 #include "sim/collectives/plan_util.h"
 #include "sim/collectives/planner.h"
 
@@ -30,14 +31,18 @@ Duration chain(const GroupLayout& l, const std::vector<int>& order, const Protoc
 }
 
 // A ring is pipelined: a piece crosses p-1 hops (twice for all-reduce), whatever the
-// number of pieces; with the members in node order that is NCCL's (p - nodes) NVLink steps
-// and nodes - 1 network steps.
+// number of pieces; with the members in node order (channel_rings) that is NCCL's
+// (p - nodes) NVLink steps and nodes - 1 network steps.
 Duration ring(CollectiveOp op, const GroupLayout& l, const CollectiveOptions& o,
               const ProtocolCosts& lat) {
   const int p = static_cast<int>(l.members.size());
   std::vector<int> order(static_cast<size_t>(p));
   const bool rooted = op == CollectiveOp::kBroadcast || op == CollectiveOp::kReduce;
-  for (int k = 0; k < p; ++k) order[static_cast<size_t>(k)] = rooted ? (o.root + k) % p : k;
+  if (rooted) {
+    for (int k = 0; k < p; ++k) order[static_cast<size_t>(k)] = (o.root + k) % p;
+  } else {
+    order = channel_rings(l).front();
+  }
   const Duration once = chain(l, order, lat);
   return op == CollectiveOp::kAllReduce ? once + once : once;
 }
@@ -112,6 +117,9 @@ Duration protocol_latency(CollectiveOp op, CollectiveAlgorithm algorithm,
     case CollectiveAlgorithm::kDirect:
       hops = direct(op, layout, lat);
       break;
+    case CollectiveAlgorithm::kNvls:
+      // NCCL's NVLS latency replaces the ring's base and steps.
+      return nccl_nvls_latency();
     case CollectiveAlgorithm::kAuto:
       break;
   }

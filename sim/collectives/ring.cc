@@ -46,14 +46,18 @@ void plan_chain(CollectivePlan& plan, const CollectiveOptions& options) {
 
 }  // namespace
 
-void plan_ring(CollectivePlan& plan, const CollectiveOptions& options) {
+void plan_ring(CollectivePlan& plan, const GroupLayout& layout, const CollectiveOptions& options) {
   const int64_t p = static_cast<int64_t>(plan.members.size());
-  std::vector<int> ring(static_cast<size_t>(p));
-  for (int64_t i = 0; i < p; ++i) ring[static_cast<size_t>(i)] = static_cast<int>(i);
   Phase step;
-  // Reduce-scatter and all-gather steps have the same shape: member i sends one piece of
-  // ceil(n/p) bytes to member i+1; only the piece (and reduce vs copy) differs.
-  add_ring_step({ring}, plan.members, piece_of(plan.bytes, p), step.transfers);
+  // Reduce-scatter and all-gather steps have the same shape: on each of the c rings
+  // (channel_rings), every member sends one piece of ceil(n/(p c)) bytes to the next; only
+  // the piece (and reduce vs copy) differs.
+  if (plan.op == CollectiveOp::kAllReduce || plan.op == CollectiveOp::kReduceScatter ||
+      plan.op == CollectiveOp::kAllGather) {
+    const std::vector<std::vector<int>> rings = channel_rings(layout);
+    add_ring_step(rings, plan.members, piece_of(plan.bytes, p * static_cast<int64_t>(rings.size())),
+                  step.transfers);
+  }
   switch (plan.op) {
     case CollectiveOp::kAllReduce:
       step.repeat = 2 * (p - 1);

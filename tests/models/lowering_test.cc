@@ -653,7 +653,8 @@ TEST(LoweringTensorParallel, OverlappedCollectiveHoldsTheNextPass) {
   plan.tp_comm_overlap = true;
   const LoweredStep step = lower(c, gpt(), plan, training(2));  // dp 1, 2 micro-batches
   const TaskGraph& g = step.graph;
-  std::vector<TaskId> passes, tps;  // rank 0, in emission order
+  // Under sequence parallelism each exchange is a reduce-scatter, then an all-gather.
+  std::vector<TaskId> passes, firsts, lasts;  // rank 0, in emission order
   for (TaskId id = 0; id < g.tasks().size(); ++id) {
     const TaskView t = g.task(id);
     if (t.rank != 0) continue;
@@ -661,21 +662,27 @@ TEST(LoweringTensorParallel, OverlappedCollectiveHoldsTheNextPass) {
         t.name.find(" part ") == std::string::npos) {
       passes.push_back(id);
     }
-    if (t.kind == TaskKind::kCollective && starts_with(t.name, "tp ")) tps.push_back(id);
+    if (t.kind == TaskKind::kCollective && starts_with(t.name, "tp ")) {
+      (t.name.ends_with(" reduce_scatter") ? firsts : lasts).push_back(id);
+      EXPECT_TRUE(t.name.ends_with(" reduce_scatter") || t.name.ends_with(" all_gather")) << t.name;
+    }
   }
   ASSERT_GE(passes.size(), 3u);
-  ASSERT_EQ(tps.size(), passes.size());
+  ASSERT_EQ(firsts.size(), passes.size());
+  ASSERT_EQ(lasts.size(), passes.size());
   for (size_t i = 1; i < passes.size(); ++i) {
     const auto& deps = g.task(passes[i]).deps;
-    EXPECT_NE(std::find(deps.begin(), deps.end(), tps[i - 1]), deps.end()) << g.task(passes[i]).name;
-    const auto& tp_deps = g.task(tps[i]).deps;
+    EXPECT_NE(std::find(deps.begin(), deps.end(), lasts[i - 1]), deps.end())
+        << g.task(passes[i]).name;
+    const auto& tp_deps = g.task(firsts[i]).deps;
     EXPECT_NE(std::find(tp_deps.begin(), tp_deps.end(), passes[i - 1]), tp_deps.end())
-        << g.task(tps[i]).name;
+        << g.task(firsts[i]).name;
   }
   const Ran ran = run(c, step);
   for (size_t i = 1; i < passes.size(); ++i) {
-    EXPECT_GE(ran.spans[tps[i]].first, ran.spans[passes[i - 1]].second);
-    EXPECT_GE(ran.spans[passes[i]].first, ran.spans[tps[i - 1]].second);
+    EXPECT_GE(ran.spans[firsts[i]].first, ran.spans[passes[i - 1]].second);
+    EXPECT_GE(ran.spans[lasts[i]].first, ran.spans[firsts[i]].second);
+    EXPECT_GE(ran.spans[passes[i]].first, ran.spans[lasts[i - 1]].second);
   }
 }
 

@@ -57,10 +57,7 @@ TEST(ScenarioSchema, NamesMatchTheCode) {
   }
   EXPECT_EQ(enum_of(defs.at("collective_op")), ops);
   std::set<std::string> algorithms;
-  for (auto a : {CollectiveAlgorithm::kAuto, CollectiveAlgorithm::kRing, CollectiveAlgorithm::kTree,
-                 CollectiveAlgorithm::kHalvingDoubling, CollectiveAlgorithm::kHierarchical,
-                 CollectiveAlgorithm::kTorus2D, CollectiveAlgorithm::kCrossRegion,
-                 CollectiveAlgorithm::kDirect}) {
+  for (auto a : kAllCollectiveAlgorithms) {
     algorithms.insert(std::string(algorithm_name(a)));
   }
   EXPECT_EQ(enum_of(defs.at("collective_algorithm")), algorithms);

@@ -344,6 +344,37 @@ TEST(TrainingLoader, SectionsAndReferenceErrors) {
   EXPECT_TRUE(has_error(bad_ref, "/reference/value", ""));
 }
 
+TEST(TrainingLoader, ReferenceSizesAndLegacyStacks) {
+  // A collective reference is given size by size, increasing, and has no single value.
+  const auto sizes = errors_of(
+      training_doc(kSmallGpt, "{}", "{}",
+                   R"(, "reference": {"source": "s", "metric": "collective_time_us", "value": 3,
+           "sizes": [{"bytes": 2048, "time_us": 5}, {"bytes": 1024, "time_us": 4},
+                     {"bytes": 4096, "time_us": -1}]})"));
+  EXPECT_TRUE(has_error(sizes, "/reference/value", "size by size"));
+  EXPECT_TRUE(
+      has_error(sizes, "/reference/sizes/1/bytes", "increasing order, got 1024 after 2048"));
+  EXPECT_TRUE(has_error(sizes, "/reference/sizes/2/time_us", ""));
+  // ...and a training figure is not.
+  const auto value = errors_of(training_doc(
+      kSmallGpt, "{}", "{}",
+      R"(, "reference": {"source": "s", "metric": "mfu", "value": 0.4, "sizes": []})"));
+  EXPECT_TRUE(has_error(value, "/reference/sizes", "only a collective_time_us reference"));
+  // A case whose stack is not modelled says why.
+  const auto legacy = errors_of(training_doc(
+      kSmallGpt, "{}", "{}",
+      R"(, "reference": {"source": "s", "metric": "mfu", "value": 0.4, "stack_modelled": false})"));
+  EXPECT_TRUE(has_error(legacy, "/reference/stack_note", "says why"));
+  const auto prepared = test_support::prepare(
+      json::parse(training_doc(kSmallGpt, "{}", "{}",
+                               R"(, "reference": {"source": "s", "metric": "mfu", "value": 0.4,
+                                   "stack_modelled": false, "stack_note": "old"})")),
+      "t.json");
+  ASSERT_TRUE(prepared->lowered.reference.has_value());
+  EXPECT_FALSE(prepared->lowered.reference->stack_modelled);
+  EXPECT_EQ(prepared->lowered.reference->stack_note, "old");
+}
+
 TEST(TrainingLoader, OverridesReachTheTrainingKeys) {
   const auto s_prepared =
       test_support::prepare(json::parse(training_doc(kSmallGpt, R"({"global_batch": 8})")),

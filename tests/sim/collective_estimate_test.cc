@@ -192,6 +192,11 @@ TEST(CollectiveEstimate, ChoosesRingOrHierarchicalForLargeMessages) {
             Algo::kHierarchical);
   EXPECT_EQ(choose_algorithm(Op::kAllReduce, layout_of(1, 12, 6), GiB(1), {}, ab),
             Algo::kHierarchical);
+  // With a NIC per member the ring's channels (one ring per member of a node) leave every
+  // node through all of them, as hierarchical's inter-node rings do: ties go to the ring.
+  GroupLayout railed = layout_of(1, 16, 8);
+  railed.nic_per_member = true;
+  EXPECT_EQ(choose_algorithm(Op::kAllReduce, railed, GiB(1), {}, ab), Algo::kRing);
   // One member per node (and one node) leave hierarchical equal to the ring: ties go to ring.
   EXPECT_EQ(choose_algorithm(Op::kAllReduce, layout_of(1, 12, 1), GiB(1), {}, ab), Algo::kRing);
   EXPECT_EQ(choose_algorithm(Op::kAllReduce, layout_of(1, 1, 6), GiB(1), {}, ab), Algo::kRing);

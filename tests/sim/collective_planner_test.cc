@@ -1,10 +1,12 @@
 // Collective planner: names, applicability, step and phase counts against the closed forms,
 // per-rank byte conservation, plan size at scale, and the NCCL tree layout.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -16,6 +18,7 @@ namespace dtsim {
 namespace {
 
 using Op = CollectiveOp;
+using ::testing::HasSubstr;
 using Algo = CollectiveAlgorithm;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -98,9 +101,10 @@ TEST(CollectiveNames, RoundTrip) {
 }
 
 TEST(CollectivePlanner, AlgorithmsForEveryOp) {
-  EXPECT_EQ(algorithms_for(Op::kAllReduce),
-            (std::vector<Algo>{Algo::kRing, Algo::kTree, Algo::kHalvingDoubling,
-                               Algo::kHierarchical, Algo::kTorus2D, Algo::kCrossRegion}));
+  EXPECT_EQ(
+      algorithms_for(Op::kAllReduce),
+      (std::vector<Algo>{Algo::kRing, Algo::kTree, Algo::kHalvingDoubling, Algo::kHierarchical,
+                         Algo::kTorus2D, Algo::kCrossRegion, Algo::kNvls}));
   EXPECT_EQ(algorithms_for(Op::kReduceScatter),
             (std::vector<Algo>{Algo::kRing, Algo::kHalvingDoubling, Algo::kHierarchical,
                                Algo::kCrossRegion}));
@@ -181,10 +185,13 @@ struct Case {
   Algo algo;
 };
 
+// Every pair but NVLS, which needs one NVSwitch node (NvlsMovesEachSliceThroughTheSwitch).
 std::vector<Case> all_cases() {
   std::vector<Case> cases;
   for (Op op : kOps) {
-    for (Algo a : algorithms_for(op)) cases.push_back({op, a});
+    for (Algo a : algorithms_for(op)) {
+      if (a != Algo::kNvls) cases.push_back({op, a});
+    }
   }
   return cases;
 }
@@ -488,13 +495,68 @@ TEST(CollectivePlanner, AppendPhaseMergesIdenticalSteps) {
   EXPECT_EQ(plan.phases[2].repeat, 1);
 }
 
+TEST(CollectivePlanner, NvlsMovesEachSliceThroughTheSwitch) {
+  GroupLayout l = flat(8);
+  // Only where the members share a switch that reduces.
+  EXPECT_THAT(applicability_error(Op::kAllReduce, Algo::kNvls, l, {}), HasSubstr("NVLink SHARP"));
+  l.nvlink_sharp = true;
+  EXPECT_EQ(applicability_error(Op::kAllReduce, Algo::kNvls, l, {}), "");
+  EXPECT_THAT(applicability_error(Op::kReduceScatter, Algo::kNvls, l, {}),
+              HasSubstr("does not implement"));
+  // Reduce: the switch reads every slice from every GPU (n up) and returns each GPU its sum
+  // (n/p down); multicast: each GPU stores its slice (n/p up) and receives all (n down).
+  const int64_t n = MiB(8).count() + 3;
+  const CollectivePlan plan = plan_collective(Op::kAllReduce, Algo::kNvls, l, Bytes(n), {});
+  ASSERT_EQ(plan.phases.size(), 1u);
+  const Totals t = totals_of(plan);
+  for (int r : l.members) {
+    EXPECT_EQ(get(t.sent, r), n + ceil_div(n, 8));
+    EXPECT_EQ(get(t.received, r), n + ceil_div(n, 8));
+  }
+}
+
+TEST(CollectivePlanner, RingsLeaveEveryNodeThroughEveryMemberOnItsRail) {
+  // 3 nodes of 4: four rings, as NCCL's channels, each crossing between nodes from a member
+  // to the member of the same local index, and each node's four exits distinct.
+  GroupLayout l = layout_of(1, 3, 4);
+  EXPECT_EQ(collective_detail::channel_rings(l).size(), 1u);  // the NICs are shared
+  l.nic_per_member = true;
+  const auto rings = collective_detail::channel_rings(l);
+  ASSERT_EQ(rings.size(), 4u);
+  std::map<int, std::set<int>> exits;  // node -> local index of the members leaving it
+  int crossings = 0, same_rail = 0;
+  for (const auto& ring : rings) {
+    ASSERT_EQ(ring.size(), 12u);
+    for (size_t a = 0; a < ring.size(); ++a) {
+      const int from = ring[a], to = ring[(a + 1) % ring.size()];
+      if (l.node_of[static_cast<size_t>(from)] == l.node_of[static_cast<size_t>(to)]) continue;
+      ++crossings;
+      exits[l.node_of[static_cast<size_t>(from)]].insert(from % 4);
+      same_rail += from % 4 == to % 4 ? 1 : 0;
+    }
+  }
+  EXPECT_EQ(crossings, 12);  // 3 per ring
+  for (const auto& [node, locals] : exits) EXPECT_EQ(locals.size(), 4u) << node;
+  // All but each ring's wrap from the last node to the first (3 nodes, 4 rails) stay on a rail.
+  EXPECT_EQ(same_rail, 8);
+  // A ring all-reduce moves the ring's bytes: every member 2(p-1) steps of a piece per ring.
+  const CollectivePlan ar = plan_collective(Op::kAllReduce, Algo::kRing, l, MiB(3), {});
+  const Totals t = totals_of(ar);
+  for (int r : l.members) EXPECT_EQ(get(t.sent, r), 2 * 11 * 4 * ceil_div(MiB(3).count(), 48));
+  // One node, or uneven nodes: the one ring in member order.
+  EXPECT_EQ(collective_detail::channel_rings(flat(5)).size(), 1u);
+}
+
 TEST(CollectivePlanner, PlansStaySmallAt16384Ranks) {
   const GroupLayout l = layout_of(2, 1024, 8);
   ASSERT_EQ(l.members.size(), 16384u);
-  const CollectivePlan ring = plan_collective(Op::kAllReduce, Algo::kRing, l, GiB(1), {});
+  GroupLayout railed = layout_of(1, 2048, 8);
+  railed.nic_per_member = true;
+  const CollectivePlan ring = plan_collective(Op::kAllReduce, Algo::kRing, railed, GiB(1), {});
   ASSERT_EQ(ring.phases.size(), 1u);
   EXPECT_EQ(ring.phases[0].repeat, 2 * 16383);
-  EXPECT_EQ(ring.phases[0].transfers.size(), 16384u);
+  // One ring per member of a node (channel_rings): 8 x 16,384 transfers in one phase.
+  EXPECT_EQ(ring.phases[0].transfers.size(), 8u * 16384u);
   for (Algo a : {Algo::kHierarchical, Algo::kTorus2D}) {
     EXPECT_EQ(plan_collective(Op::kAllReduce, a, l, GiB(1), {}).phases.size(), 3u);
   }
