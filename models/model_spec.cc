@@ -15,15 +15,11 @@ namespace dtsim::models {
 namespace {
 
 constexpr std::pair<ModelFamily, std::string_view> kFamilyNames[] = {
-    {ModelFamily::kGpt, "gpt"},
-    {ModelFamily::kLlama, "llama"},
-    {ModelFamily::kMoe, "moe"},
-    {ModelFamily::kBert, "bert"},
-    {ModelFamily::kResnet50, "resnet50"},
-    {ModelFamily::kAlexnet, "alexnet"},
-    {ModelFamily::kVgg16, "vgg16"},
-    {ModelFamily::kMlp, "mlp"},
-    {ModelFamily::kClassifier, "classifier"}};
+    {ModelFamily::kGpt, "gpt"},           {ModelFamily::kLlama, "llama"},
+    {ModelFamily::kMoe, "moe"},           {ModelFamily::kBert, "bert"},
+    {ModelFamily::kResnet50, "resnet50"}, {ModelFamily::kResnet, "resnet"},
+    {ModelFamily::kAlexnet, "alexnet"},   {ModelFamily::kVgg16, "vgg16"},
+    {ModelFamily::kMlp, "mlp"},           {ModelFamily::kClassifier, "classifier"}};
 
 // The classifier family goes up to 1e8 classes (Song et al., KDD 2020); so may the others.
 constexpr int64_t kMaxClasses = 100'000'000;
@@ -36,6 +32,12 @@ constexpr int64_t kMaxExperts = 4096;
 // of 2^20 heads of 2^20): the count, estimated in floating point, is bounded too.
 constexpr double kMaxParameters = 1e15;
 constexpr int64_t kMaxImageSize = 16384;
+// A resnet's convolution strides and stem kernel: beyond these a value is a typo.
+constexpr int kMaxStride = 16;
+constexpr int kMaxKernel = 31;
+
+constexpr std::pair<ResnetBlock, std::string_view> kResnetBlockNames[] = {
+    {ResnetBlock::kBasic, "basic"}, {ResnetBlock::kBottleneck, "bottleneck"}};
 
 // Megatron-LM pads GPT-2's 50257-token vocabulary to a multiple of 128 times the
 // tensor-parallel size; Narayanan et al. 2021 use the padded 51200 (TP 8).
@@ -214,6 +216,7 @@ class Problems {
           std::to_string(value));
     }
   }
+  size_t size() const { return list_.size(); }
   std::vector<std::string> take() { return std::move(list_); }
 
  private:
@@ -314,7 +317,48 @@ void check_classes(const ModelSpec& spec, Problems& problems) {
   }
 }
 
+// Whether the model is built from spec.stages: the resnet family, or a classifier on one.
+bool builds_stages(const ModelSpec& spec) {
+  return spec.family == ModelFamily::kResnet ||
+         (spec.family == ModelFamily::kClassifier && spec.backbone == "resnet");
+}
+
+// Strides and kernels the feature map's arithmetic can take (check_resnet says why not).
+bool resnet_shape_valid(const ModelSpec& spec) {
+  const auto in = [](int v, int most) { return v >= 1 && v <= most; };
+  return in(spec.stem.kernel, kMaxKernel) && in(spec.stem.stride, kMaxStride) &&
+         std::all_of(spec.stages.begin(), spec.stages.end(),
+                     [&](const CnnStage& s) { return in(s.stride, kMaxStride); });
+}
+
+// A resnet's stem and stages (the resnet family, or a classifier's resnet backbone).
+void check_resnet(const ModelSpec& spec, Problems& problems) {
+  if (spec.stages.empty()) {
+    problems.add("stages: the resnet family is built from a list of stages, and none is given");
+  }
+  for (size_t i = 0; i < spec.stages.size(); ++i) {
+    const CnnStage& stage = spec.stages[i];
+    const std::string at = "stages/" + std::to_string(i) + "/";
+    problems.require_positive(at + "blocks", stage.blocks);
+    problems.require_positive(at + "width", stage.width);
+    if (stage.stride < 1 || stage.stride > kMaxStride) {
+      problems.add(at + "stride: must be between 1 and " + std::to_string(kMaxStride) + ", got " +
+                   std::to_string(stage.stride));
+    }
+  }
+  problems.require_positive("stem/width", spec.stem.width);
+  if (spec.stem.kernel < 1 || spec.stem.kernel > kMaxKernel) {
+    problems.add("stem/kernel: must be between 1 and " + std::to_string(kMaxKernel) + ", got " +
+                 std::to_string(spec.stem.kernel));
+  }
+  if (spec.stem.stride < 1 || spec.stem.stride > kMaxStride) {
+    problems.add("stem/stride: must be between 1 and " + std::to_string(kMaxStride) + ", got " +
+                 std::to_string(spec.stem.stride));
+  }
+}
+
 void check_image(const ModelSpec& spec, ModelFamily family, Problems& problems) {
+  if (family == ModelFamily::kResnet) check_resnet(spec, problems);
   const int min_size = zoo::min_image_size(family);
   if (spec.image_size < min_size) {
     problems.add("image_size: must be at least " + std::to_string(min_size) + " for " +
@@ -329,10 +373,6 @@ void check_mlp_body(const ModelSpec& spec, Problems& problems) {
   problems.require_positive("input_features", spec.input_features);
 }
 
-bool is_vision(ModelFamily f) {
-  return f == ModelFamily::kResnet50 || f == ModelFamily::kAlexnet || f == ModelFamily::kVgg16;
-}
-
 std::string sci(double v) {
   char text[32];
   std::snprintf(text, sizeof text, "%.2g", v);
@@ -342,14 +382,16 @@ std::string sci(double v) {
 void check_classifier(const ModelSpec& spec, Problems& problems) {
   const std::optional<ModelFamily> backbone = model_family_from_name(spec.backbone);
   if (!backbone || !(is_vision(*backbone) || *backbone == ModelFamily::kMlp)) {
-    problems.add("backbone: expected resnet50, alexnet, vgg16 or mlp, got \"" + spec.backbone +
-                 "\"");
+    problems.add("backbone: expected resnet50, resnet, alexnet, vgg16 or mlp, got \"" +
+                 spec.backbone + "\"");
   } else if (*backbone == ModelFamily::kMlp) {
     check_mlp_body(spec, problems);
   } else {
+    const size_t before = problems.size();
     check_image(spec, *backbone, problems);
-    const int64_t features = zoo::vision_feature_count(*backbone);
-    if (spec.hidden != features) {
+    const int64_t features =
+        problems.size() == before ? zoo::vision_feature_count(spec, *backbone) : 0;
+    if (features > 0 && spec.hidden != features) {
       problems.add("hidden: must be " + std::to_string(features) + ", the features of the " +
                    spec.backbone + " backbone, got " + std::to_string(spec.hidden));
     }
@@ -401,7 +443,39 @@ bool check_bounds(const ModelSpec& spec, Problems& problems) {
   at_most("input_features", spec.input_features, kMaxWidth);
   at_most("embedding", spec.embedding, kMaxWidth);
   at_most("image_size", spec.image_size, kMaxImageSize);
+  at_most("stem/width", spec.stem.width, kMaxWidth);
+  int64_t blocks = 0;
+  for (size_t i = 0; i < spec.stages.size(); ++i) {
+    const std::string at = "stages/" + std::to_string(i) + "/";
+    at_most(at + "blocks", spec.stages[i].blocks, kMaxLayers);
+    at_most(at + "width", spec.stages[i].width, kMaxWidth);
+    blocks += std::max(spec.stages[i].blocks, 0);
+    if (blocks > kMaxLayers) {
+      problems.add("stages: at most " + std::to_string(kMaxLayers) + " blocks in all, got " +
+                   std::to_string(blocks) + " by stage " + std::to_string(i));
+      return false;
+    }
+  }
   if (!ok) return false;
+  if (builds_stages(spec) && resnet_shape_valid(spec)) {
+    // Every block's convolutions, generously (a bottleneck's are 17 w^2 with its input, a
+    // basic block's 18 w^2 for its own width), and the fc on the features.
+    double convs = 0;
+    for (const CnnStage& stage : spec.stages) {
+      const double w = static_cast<double>(stage.output_channels());
+      convs += 18 * w * w * stage.blocks;
+    }
+    const double features =
+        static_cast<double>(zoo::vision_feature_count(spec, ModelFamily::kResnet));
+    const double estimate = convs + features * static_cast<double>(spec.classes);
+    if (estimate > kMaxParameters) {
+      problems.add("the model would have about " + sci(estimate) + " parameters, more than the " +
+                   sci(kMaxParameters) + " a model may have (stages' convolutions " + sci(convs) +
+                   ", " + sci(features) + " features to " + std::to_string(spec.classes) +
+                   " classes)");
+      return false;
+    }
+  }
   // A transformer's parameters, generously: attention, a gated FFN and every expert per
   // layer, and the embedding and head; other families stay far below.
   const auto d = [](int64_t v) { return static_cast<double>(v); };
@@ -441,6 +515,7 @@ std::vector<std::string_view> model_keys_used(const ModelSpec& spec) {
       "window_pattern", "attention_sinks"};
   static constexpr std::string_view kMlpBody[] = {"layers", "hidden", "input_features"};
   static constexpr std::string_view kVisionBody[] = {"image_size"};
+  static constexpr std::string_view kResnetBody[] = {"stages", "stem", "feature_pool"};
   static constexpr std::string_view kMoe[] = {"moe_ffn_hidden", "shared_ffn_hidden",
                                               "shared_expert_gate", "first_dense_layers",
                                               "moe_layer_period"};
@@ -466,6 +541,9 @@ std::vector<std::string_view> model_keys_used(const ModelSpec& spec) {
     keys.insert(keys.end(), std::begin(kMlpBody), std::end(kMlpBody));
   } else if (is_vision(body)) {
     keys.insert(keys.end(), std::begin(kVisionBody), std::end(kVisionBody));
+    if (body == ModelFamily::kResnet) {
+      keys.insert(keys.end(), std::begin(kResnetBody), std::end(kResnetBody));
+    }
   }
   return keys;
 }
@@ -475,6 +553,13 @@ std::string_view model_family_name(ModelFamily f) { return name_in(kFamilyNames,
 std::optional<ModelFamily> model_family_from_name(std::string_view name) {
   return value_in(kFamilyNames, name);
 }
+
+bool is_vision(ModelFamily f) {
+  return f == ModelFamily::kResnet50 || f == ModelFamily::kResnet || f == ModelFamily::kAlexnet ||
+         f == ModelFamily::kVgg16;
+}
+
+std::string_view resnet_block_name(ResnetBlock b) { return name_in(kResnetBlockNames, b); }
 
 bool is_transformer(ModelFamily f) {
   return f == ModelFamily::kGpt || f == ModelFamily::kLlama || f == ModelFamily::kMoe ||

@@ -14,14 +14,57 @@
 
 namespace dtsim::models {
 
-enum class ModelFamily { kGpt, kLlama, kMoe, kBert, kResnet50, kAlexnet, kVgg16, kMlp, kClassifier };
+enum class ModelFamily {
+  kGpt,
+  kLlama,
+  kMoe,
+  kBert,
+  kResnet50,
+  kResnet,
+  kAlexnet,
+  kVgg16,
+  kMlp,
+  kClassifier
+};
 inline constexpr ModelFamily kAllModelFamilies[] = {
-    ModelFamily::kGpt,     ModelFamily::kLlama, ModelFamily::kMoe, ModelFamily::kBert,
-    ModelFamily::kResnet50, ModelFamily::kAlexnet, ModelFamily::kVgg16, ModelFamily::kMlp,
-    ModelFamily::kClassifier};
+    ModelFamily::kGpt,      ModelFamily::kLlama,     ModelFamily::kMoe,     ModelFamily::kBert,
+    ModelFamily::kResnet50, ModelFamily::kResnet,    ModelFamily::kAlexnet, ModelFamily::kVgg16,
+    ModelFamily::kMlp,      ModelFamily::kClassifier};
 std::string_view model_family_name(ModelFamily f);
 std::optional<ModelFamily> model_family_from_name(std::string_view name);
 bool is_transformer(ModelFamily f);  // gpt, llama, moe, bert
+bool is_vision(ModelFamily f);       // resnet50, resnet, alexnet, vgg16
+
+// A ResNet built from a list of stages (the resnet family): torchvision's residual blocks,
+// the first block of a stage strided and projecting its shortcut where the shape changes.
+enum class ResnetBlock {
+  kBasic,       // two 3x3 convolutions of `width` (ResNet-18/34)
+  kBottleneck,  // 1x1 to width, 3x3 (strided), 1x1 to 4 x width (ResNet-50/101/152, v1.5)
+};
+inline constexpr ResnetBlock kAllResnetBlocks[] = {ResnetBlock::kBasic, ResnetBlock::kBottleneck};
+std::string_view resnet_block_name(ResnetBlock b);
+inline constexpr int64_t kBottleneckExpansion = 4;  // its output is 4x the block's width
+struct CnnStage {
+  int blocks = 0;
+  int64_t width = 0;
+  int stride = 1;  // of the stage's first block
+  ResnetBlock block = ResnetBlock::kBottleneck;
+  int64_t output_channels() const {
+    return block == ResnetBlock::kBottleneck ? kBottleneckExpansion * width : width;
+  }
+};
+// The convolution (with batch norm and ReLU) before the stages: ImageNet's 7x7 stride-2
+// convolution and 3x3 stride-2 max pool by default; face recognition's ResNets on 112x112
+// crops (InsightFace) use a 3x3 stride-1 convolution and no pool.
+struct CnnStem {
+  int64_t width = 64;
+  int kernel = 7;  // padded by kernel / 2
+  int stride = 2;
+  bool max_pool = true;
+};
+// What the backbone hands on: the last feature map averaged to one vector per sample
+// (torchvision), or flattened whole (InsightFace's IResNets, into their 512-wide embedding).
+enum class FeaturePool { kAverage, kFlatten };
 
 struct ModelSpec {
   std::string name;
@@ -72,9 +115,14 @@ struct ModelSpec {
   // GPT-OSS's attention sinks: a learned logit per head joins every softmax's denominator
   // (one parameter a head, a term of the softmax a row).
   bool attention_sinks = false;
-  // Vision (resnet50, alexnet, vgg16): input resolution and classes.
+  // Vision (resnet50, resnet, alexnet, vgg16): input resolution and classes.
   int image_size = 224;
   int64_t classes = 1000;
+  // resnet (and a classifier's resnet backbone): the stages in order, the stem and the
+  // pooling of the last feature map.
+  std::vector<CnnStage> stages;
+  CnnStem stem;
+  FeaturePool feature_pool = FeaturePool::kAverage;
   // mlp: `layers` fully connected layers of `hidden` units on an input of `input_features`,
   // then `classes` outputs. classifier: a backbone (`backbone`, a vision family name or
   // "mlp") producing `hidden` features, then one fully connected layer of `classes`

@@ -64,6 +64,7 @@ std::vector<Layer> build_layers(const ModelSpec& spec, const WorkloadShape& shap
     case ModelFamily::kBert:
       return zoo::transformer_layers(spec, build);
     case ModelFamily::kResnet50:
+    case ModelFamily::kResnet:
     case ModelFamily::kAlexnet:
     case ModelFamily::kVgg16:
       return zoo::vision_layers(spec, spec.family, build, true);

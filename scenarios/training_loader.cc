@@ -44,6 +44,44 @@ std::optional<models::ModelSpec> read_hf_config(const std::string& path, const s
   return std::nullopt;
 }
 
+// model.stages: a resnet's stages, each {blocks, width, stride, block}.
+void read_stages(const json& value, const std::string& pointer, models::ModelSpec& spec,
+                 Diagnostics& d) {
+  const json::array_t* items = read_array(value, pointer, d, "a list of stages");
+  if (!items) return;
+  const auto blocks = names_of(models::kAllResnetBlocks, models::resnet_block_name);
+  spec.stages.clear();
+  for (size_t i = 0; i < items->size(); ++i) {
+    auto o = JsonObject::open((*items)[i], child_pointer(pointer, i), d);
+    if (!o) continue;
+    models::CnnStage stage;
+    if (auto v = o->integer("blocks", Need::kRequired, 1, INT32_MAX))
+      stage.blocks = static_cast<int>(*v);
+    if (auto v = o->integer("width", Need::kRequired, 1, INT64_MAX)) stage.width = *v;
+    if (auto v = o->integer("stride", Need::kOptional, 1, INT32_MAX))
+      stage.stride = static_cast<int>(*v);
+    if (auto v = o->choice("block", Need::kRequired, blocks, "residual block")) {
+      stage.block = models::kAllResnetBlocks[*v];
+    }
+    o->report_unknown_keys();
+    spec.stages.push_back(stage);
+  }
+}
+
+// model.stem: the convolution (and pool) before a resnet's stages.
+void read_stem(const json& value, const std::string& pointer, models::CnnStem& stem,
+               Diagnostics& d) {
+  auto o = JsonObject::open(value, pointer, d);
+  if (!o) return;
+  if (auto v = o->integer("width", Need::kOptional, 1, INT64_MAX)) stem.width = *v;
+  if (auto v = o->integer("kernel", Need::kOptional, 1, INT32_MAX))
+    stem.kernel = static_cast<int>(*v);
+  if (auto v = o->integer("stride", Need::kOptional, 1, INT32_MAX))
+    stem.stride = static_cast<int>(*v);
+  if (auto v = o->boolean("max_pool", Need::kOptional)) stem.max_pool = *v;
+  o->report_unknown_keys();
+}
+
 std::optional<models::ModelSpec> read_model(const json& value, const std::string& pointer,
                                             const std::string& source, Diagnostics& d) {
   auto o = JsonObject::open(value, pointer, d);
@@ -125,6 +163,16 @@ std::optional<models::ModelSpec> read_model(const json& value, const std::string
   }
   if (auto v = o->boolean("attention_sinks", Need::kOptional)) spec.attention_sinks = *v;
   if (auto v = o->integer("image_size", Need::kOptional, 1)) spec.image_size = static_cast<int>(*v);
+  if (const json* stages = o->get("stages", Need::kOptional, "a list of stages")) {
+    read_stages(*stages, o->pointer("stages"), spec, d);
+  }
+  if (const json* stem = o->get("stem", Need::kOptional, "an object")) {
+    read_stem(*stem, o->pointer("stem"), spec.stem, d);
+  }
+  static constexpr std::string_view kPools[] = {"average", "flatten"};
+  if (auto v = o->choice("feature_pool", Need::kOptional, kPools, "feature pooling")) {
+    spec.feature_pool = *v == 0 ? models::FeaturePool::kAverage : models::FeaturePool::kFlatten;
+  }
   if (auto v = o->integer("classes", Need::kOptional, 1, INT64_MAX)) spec.classes = *v;
   if (auto v = o->integer("input_features", Need::kOptional, 1, INT64_MAX)) spec.input_features = *v;
   if (auto v = o->string("backbone", Need::kOptional)) spec.backbone = *v;
@@ -155,8 +203,10 @@ std::optional<models::ModelSpec> read_model(const json& value, const std::string
     const size_t colon = problem.find(": ");
     const std::string field = colon == std::string::npos ? "" : problem.substr(0, colon);
     const bool is_key = !field.empty() && field.find(' ') == std::string::npos;
-    if (is_key && o->has(field)) {
-      d.error(o->pointer(field), problem.substr(colon + 2));
+    // A field below a key ("stages/2/width") points into it.
+    const std::string key = field.substr(0, field.find('/'));
+    if (is_key && o->has(key)) {
+      d.error(o->pointer(key) + field.substr(key.size()), problem.substr(colon + 2));
     } else if (is_key && explicit_family) {
       d.error(pointer, "missing required key " + in_quotes(field) + " for family " +
                            in_quotes(models::model_family_name(spec.family)));

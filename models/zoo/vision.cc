@@ -1,5 +1,6 @@
 // Convolutional networks as torchvision defines them: ResNet-50 v1.5 (He et al. 2016, the
-// stride on the 3x3 convolution), AlexNet (Krizhevsky 2014, one tower) and VGG-16
+// stride on the 3x3 convolution) and ResNets of any stage list (basic or bottleneck blocks,
+// any stem), AlexNet (Krizhevsky 2014, one tower) and VGG-16
 // (Simonyan and Zisserman 2015, configuration D). Every convolution is its implicit GEMM;
 // batch norm, ReLU and pooling are memory-bound ops.
 //
@@ -22,8 +23,6 @@ constexpr double kBatchNormFlops = 8;
 constexpr double kBatchNormTraffic = 3;
 // The per-sample loss the network hands on, in fp32.
 constexpr double kLossOutputBytes = 4;
-// ResNet's bottleneck blocks widen their output to 4x the block's width.
-constexpr int64_t kBottleneckExpansion = 4;
 // torchvision's adaptive average pools before the classifier: 6x6 (AlexNet), 7x7 (VGG).
 constexpr int64_t kAlexnetPooledSize = 6;
 constexpr int64_t kVggPooledSize = 7;
@@ -138,7 +137,9 @@ class NetBuilder {
     const bool projected = std::any_of(layer.ops.begin(), layer.ops.end(),
                                        [](const Op& op) { return op.name == "downsample.bn"; });
     read_from(layer, "downsample.conv", {kInput});
-    read_from(layer, "add", {"bn_c", projected ? "downsample.bn" : kInput});
+    const bool bottleneck = std::any_of(layer.ops.begin(), layer.ops.end(),
+                                        [](const Op& op) { return op.name == "bn_c"; });
+    read_from(layer, "add", {bottleneck ? "bn_c" : "bn_b", projected ? "downsample.bn" : kInput});
     layer.output_bytes =
         loss_done_ ? static_cast<double>(batch_) * kLossOutputBytes : elements() * act_;
     return layer;
@@ -181,9 +182,24 @@ NetBuilder input_builder(const ModelSpec& spec, const BuildShape& shape) {
                     FeatureMap{kImageChannels, spec.image_size, spec.image_size});
 }
 
-// conv_a 1x1 to `width`, conv_b 3x3 (strided), conv_c 1x1 to 4 * width; the first block of
-// a stage projects its input with a strided 1x1 convolution to match.
-void bottleneck(NetBuilder& net, int64_t width, int stride, bool project_shortcut) {
+// The shortcut's projection (a strided 1x1 convolution and batch norm, run on the block's
+// input) where the block changes the map's shape, as torchvision projects it; then the
+// residual add and the block's ReLU.
+void shortcut_and_add(NetBuilder& net, const FeatureMap& input, int stride) {
+  if (stride != 1 || input.channels != net.map().channels) {
+    const FeatureMap main_path = net.map();
+    net.set_map(input);
+    // Its input, the block's input, is kept by conv_a already.
+    net.conv("downsample.conv", main_path.channels, 1, stride, 0, false, false);
+    net.batch_norm("downsample.bn");
+    net.set_map(main_path);
+  }
+  net.residual_add("add");
+  net.relu("relu_out");
+}
+
+// conv_a 1x1 to `width`, conv_b 3x3 (strided), conv_c 1x1 to 4 * width.
+void bottleneck(NetBuilder& net, int64_t width, int stride) {
   const FeatureMap input = net.map();
   net.conv("conv_a", width, 1, 1, 0, false);
   net.batch_norm("bn_a");
@@ -193,47 +209,89 @@ void bottleneck(NetBuilder& net, int64_t width, int stride, bool project_shortcu
   net.relu("relu_b");
   net.conv("conv_c", kBottleneckExpansion * width, 1, 1, 0, false);
   net.batch_norm("bn_c");
-  if (project_shortcut) {
-    const FeatureMap main_path = net.map();
-    net.set_map(input);
-    // Its input, the block's input, is kept by conv_a already.
-    net.conv("downsample.conv", kBottleneckExpansion * width, 1, stride, 0, false, false);
-    net.batch_norm("downsample.bn");
-    net.set_map(main_path);
-  }
-  net.residual_add("add");
-  net.relu("relu_out");
+  shortcut_and_add(net, input, stride);
 }
 
-std::vector<Layer> resnet50(const ModelSpec& spec, const BuildShape& shape, bool head) {
-  struct Stage {
-    const char* name;
-    int64_t width;
-    int blocks;
-    int stride;
+// conv_a 3x3 (strided) and conv_b 3x3, both of `width`.
+void basic_block(NetBuilder& net, int64_t width, int stride) {
+  const FeatureMap input = net.map();
+  net.conv("conv_a", width, 3, stride, 1, false);
+  net.batch_norm("bn_a");
+  net.relu("relu_a");
+  net.conv("conv_b", width, 3, 1, 1, false);
+  net.batch_norm("bn_b");
+  shortcut_and_add(net, input, stride);
+}
+
+// He et al. 2016, Table 1: conv2_x to conv5_x of ResNet-50.
+std::vector<CnnStage> resnet50_stages() {
+  const auto stage = [](int blocks, int64_t width, int stride) {
+    return CnnStage{blocks, width, stride, ResnetBlock::kBottleneck};
   };
-  constexpr Stage kStages[] = {{"conv2_x", 64, 3, 1},
-                               {"conv3_x", 128, 4, 2},
-                               {"conv4_x", 256, 6, 2},
-                               {"conv5_x", 512, 3, 2}};
+  return {stage(3, 64, 1), stage(4, 128, 2), stage(6, 256, 2), stage(3, 512, 2)};
+}
+
+const std::vector<CnnStage>& stages_of(const ModelSpec& spec, ModelFamily family) {
+  static const std::vector<CnnStage> resnet50 = resnet50_stages();
+  return family == ModelFamily::kResnet50 ? resnet50 : spec.stages;
+}
+
+const CnnStem& stem_of(const ModelSpec& spec, ModelFamily family) {
+  static const CnnStem imagenet;
+  return family == ModelFamily::kResnet50 ? imagenet : spec.stem;
+}
+
+FeaturePool pool_of(const ModelSpec& spec, ModelFamily family) {
+  return family == ModelFamily::kResnet50 ? FeaturePool::kAverage : spec.feature_pool;
+}
+
+// The map the stem and the stages leave: every block strides its 3x3 convolution (padded
+// by 1), so only the stem's stride and pool and the stages' strides shrink it.
+FeatureMap resnet_output(const ModelSpec& spec, ModelFamily family) {
+  const CnnStem& stem = stem_of(spec, family);
+  int64_t side = conv_output_size(spec.image_size, stem.kernel, stem.stride, stem.kernel / 2);
+  if (stem.max_pool) side = conv_output_size(side, 3, 2, 1);
+  int64_t channels = stem.width;
+  for (const CnnStage& stage : stages_of(spec, family)) {
+    side = conv_output_size(side, 3, stage.stride, 1);
+    channels = stage.output_channels();
+  }
+  return FeatureMap{channels, side, side};
+}
+
+// Stages are named as He et al. name ResNet-50's: conv2_x for the first.
+std::vector<Layer> resnet(const ModelSpec& spec, ModelFamily family, const BuildShape& shape,
+                          bool head) {
+  const CnnStem& stem = stem_of(spec, family);
   std::vector<Layer> layers;
   NetBuilder net = input_builder(spec, shape);
-  net.conv("conv1", 64, 7, 2, 3, false);
+  net.conv("conv1", stem.width, stem.kernel, stem.stride, stem.kernel / 2, false);
   net.batch_norm("bn1");
   net.relu("relu");
-  net.max_pool("maxpool", 3, 2, 1);
+  if (stem.max_pool) net.max_pool("maxpool", 3, 2, 1);
   layers.push_back(net.take_layer("stem"));
-  for (const Stage& stage : kStages) {
+  const std::vector<CnnStage>& stages = stages_of(spec, family);
+  for (size_t s = 0; s < stages.size(); ++s) {
+    const CnnStage& stage = stages[s];
     for (int i = 0; i < stage.blocks; ++i) {
-      bottleneck(net, stage.width, i == 0 ? stage.stride : 1, i == 0);
-      layers.push_back(net.take_layer(std::string(stage.name) + "." + std::to_string(i)));
+      const int stride = i == 0 ? stage.stride : 1;
+      if (stage.block == ResnetBlock::kBottleneck) {
+        bottleneck(net, stage.width, stride);
+      } else {
+        basic_block(net, stage.width, stride);
+      }
+      layers.push_back(net.take_layer("conv" + std::to_string(s + 2) + "_x." + std::to_string(i)));
     }
   }
-  // The global pool keeps its input: the last block's ReLU output, which that ReLU needs.
-  net.avg_pool("avgpool", 1, true);
-  if (!head) {
-    layers.push_back(net.take_layer("pool"));
-    return layers;
+  if (pool_of(spec, family) == FeaturePool::kAverage) {
+    // The global pool keeps its input: the last block's ReLU output, which that ReLU needs.
+    net.avg_pool("avgpool", 1, true);
+    if (!head) {
+      layers.push_back(net.take_layer("pool"));
+      return layers;
+    }
+  } else if (!head) {
+    return layers;  // the last block's map, flattened, is the features
   }
   net.fully_connected("fc", spec.classes);
   net.loss("loss");
@@ -316,17 +374,29 @@ std::vector<Layer> vgg16(const ModelSpec& spec, const BuildShape& shape, bool he
 
 }  // namespace
 
-int64_t vision_feature_count(ModelFamily family) {
-  return family == ModelFamily::kResnet50 ? kBottleneckExpansion * 512 : kFcFeatures;
+int64_t vision_feature_count(const ModelSpec& spec, ModelFamily family) {
+  if (family != ModelFamily::kResnet50 && family != ModelFamily::kResnet) return kFcFeatures;
+  const FeatureMap out = resnet_output(spec, family);
+  return pool_of(spec, family) == FeaturePool::kAverage ? out.channels : out.per_sample();
 }
 
-int min_image_size(ModelFamily family) { return family == ModelFamily::kAlexnet ? 63 : 32; }
+int min_image_size(ModelFamily family) {
+  switch (family) {
+    case ModelFamily::kAlexnet:
+      return 63;
+    case ModelFamily::kResnet:
+      return 1;  // a padded stem and 3x3 convolutions padded by 1 leave a map of any image
+    default:
+      return 32;
+  }
+}
 
 std::vector<Layer> vision_layers(const ModelSpec& spec, ModelFamily family, const BuildShape& shape,
                                  bool classification_head) {
   switch (family) {
     case ModelFamily::kResnet50:
-      return resnet50(spec, shape, classification_head);
+    case ModelFamily::kResnet:
+      return resnet(spec, family, shape, classification_head);
     case ModelFamily::kAlexnet:
       return alexnet(spec, shape, classification_head);
     case ModelFamily::kVgg16:

@@ -26,15 +26,18 @@ struct BuildShape {
 // gpt, llama, moe, bert: the embedding layer, `layers` blocks "block.<i>", the head.
 std::vector<Layer> transformer_layers(const ModelSpec& spec, const BuildShape& shape);
 
-// resnet50, alexnet, vgg16 on spec.image_size images. With `classification_head` the
-// network ends in its fc classifier and softmax loss over spec.classes; without it, at
-// the feature vector (vision_feature_count wide) that a separate classifier takes.
+// resnet50, resnet, alexnet, vgg16 on spec.image_size images (family: the model's, or a
+// classifier's backbone). With `classification_head` the network ends in its fc classifier
+// and softmax loss over spec.classes; without it, at the feature vector
+// (vision_feature_count wide) that a separate classifier takes.
 std::vector<Layer> vision_layers(const ModelSpec& spec, ModelFamily family, const BuildShape& shape,
                                  bool classification_head);
-// 2048 for resnet50 (after global average pooling), 4096 for alexnet and vgg16 (fc7).
-int64_t vision_feature_count(ModelFamily family);
+// 2048 for resnet50 (after global average pooling), 4096 for alexnet and vgg16 (fc7); a
+// resnet's last stage's channels, or its last map whole under FeaturePool::kFlatten.
+int64_t vision_feature_count(const ModelSpec& spec, ModelFamily family);
 // The smallest input resolution the zoo accepts: 32 for the five halvings of resnet50 and
-// vgg16, 63 for AlexNet (its stride-4 stem and three 3x3 stride-2 pools).
+// vgg16, 63 for AlexNet (its stride-4 stem and three 3x3 stride-2 pools), 1 for a resnet
+// (its padded convolutions leave a map of any image).
 int min_image_size(ModelFamily family);
 
 // mlp: `layers` fully connected layers of spec.hidden units; with `classification_head`

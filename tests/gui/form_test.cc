@@ -101,7 +101,7 @@ void FormTest::every_schema_key_has_a_widget() {
   form.load(ordered::object());
   // Lists show their items' keys once they have an item: press every Add until each list,
   // nested ones too, has one.
-  for (int round = 0; round < 8; ++round) {
+  for (int round = 0; round < 32; ++round) {
     bool pressed = false;
     for (FieldCell* cell : form.findChildren<FieldCell*>()) {
       if (cell->role() != CellRole::kList) continue;

@@ -166,13 +166,13 @@ TEST(PrecisionTest, OptimizerStepCosts) {
 // Model specs and presets
 
 TEST(ModelSpecTest, FamilyNamesRoundTrip) {
-  for (const char* name :
-       {"gpt", "llama", "moe", "bert", "resnet50", "alexnet", "vgg16", "mlp", "classifier"}) {
+  for (const char* name : {"gpt", "llama", "moe", "bert", "resnet50", "resnet", "alexnet", "vgg16",
+                           "mlp", "classifier"}) {
     const std::optional<ModelFamily> f = model_family_from_name(name);
     ASSERT_TRUE(f.has_value()) << name;
     EXPECT_EQ(model_family_name(*f), name);
   }
-  EXPECT_EQ(model_family_from_name("resnet"), std::nullopt);
+  EXPECT_EQ(model_family_from_name("resnet18"), std::nullopt);
   EXPECT_TRUE(is_transformer(ModelFamily::kBert));
   EXPECT_TRUE(is_transformer(ModelFamily::kMoe));
   EXPECT_FALSE(is_transformer(ModelFamily::kClassifier));
@@ -280,7 +280,7 @@ TEST(ModelSpecTest, ValidateNamesTheFieldOfEachProblem) {
   classifier.backbone = "resnet18";
   EXPECT_THAT(validate_model_spec(classifier),
               ::testing::UnorderedElementsAre(
-                  "backbone: expected resnet50, alexnet, vgg16 or mlp, got \"resnet18\"",
+                  "backbone: expected resnet50, resnet, alexnet, vgg16 or mlp, got \"resnet18\"",
                   "classes: must be between 1 and 100000000, got 100000001"));
   classifier.backbone = "vgg16";
   classifier.classes = 10;

@@ -204,6 +204,46 @@ TEST(TrainingLoader, WindowPattern) {
                   .empty());
 }
 
+// A resnet of any stage list; its keys' problems point into the list.
+TEST(TrainingLoader, ResnetStages) {
+  constexpr const char* kResnet18 = R"({"family": "resnet", "image_size": 64, "stages": [
+      {"blocks": 2, "width": 64, "block": "basic"}, {"blocks": 2, "width": 128, "stride": 2, "block": "basic"}]})";
+  EXPECT_TRUE(errors_of(training_doc(kResnet18, R"({"global_batch": 16})")).empty());
+  EXPECT_TRUE(
+      has_error(errors_of(training_doc(
+                    R"({"family": "resnet", "stages": [{"blocks": 2, "width": 64, "block": "basic"},
+          {"blocks": 2, "width": 64, "stride": 40, "block": "basic"}]})")),
+                "/model/stages/1/stride", "must be between 1 and 16, got 40"));
+  EXPECT_TRUE(has_error(
+      errors_of(training_doc(
+          R"({"family": "resnet", "stages": [{"blocks": 2, "width": 64, "block": "wide"}]})")),
+      "/model/stages/0/block", "residual block"));
+  EXPECT_TRUE(has_error(
+      errors_of(
+          training_doc(R"({"family": "resnet", "stages": [{"blocks": 2, "block": "basic"}]})")),
+      "/model/stages/0/width", "missing required key"));
+  EXPECT_TRUE(has_error(errors_of(training_doc(R"({"family": "resnet"})")), "/model",
+                        "missing required key \"stages\" for family \"resnet\""));
+  EXPECT_TRUE(
+      has_error(errors_of(training_doc(R"({"family": "resnet", "stem": {"kernel": 3, "pool": false},
+          "stages": [{"blocks": 1, "width": 8, "block": "basic"}]})")),
+                "/model/stem/pool", "unknown key"));
+  EXPECT_TRUE(
+      has_error(errors_of(training_doc(R"({"preset": "resnet50", "feature_pool": "flatten"})")),
+                "/model/feature_pool", "does not apply to the resnet50 family"));
+  // A classifier on a face-recognition resnet: the flattened 7 x 7 map is its features.
+  EXPECT_TRUE(
+      errors_of(training_doc(R"({"family": "classifier", "backbone": "resnet", "image_size": 112,
+      "stem": {"kernel": 3, "stride": 1, "max_pool": false}, "feature_pool": "flatten",
+      "stages": [{"blocks": 1, "width": 64, "stride": 2, "block": "basic"},
+                 {"blocks": 1, "width": 128, "stride": 2, "block": "basic"},
+                 {"blocks": 1, "width": 256, "stride": 2, "block": "basic"},
+                 {"blocks": 1, "width": 512, "stride": 2, "block": "basic"}],
+      "hidden": 25088, "embedding": 512, "classes": 1000})",
+                             R"({"global_batch": 16})"))
+          .empty());
+}
+
 // Fine-grained MoE keys apply to the moe family only.
 TEST(TrainingLoader, MoeKeysNeedTheMoeFamily) {
   EXPECT_TRUE(has_error(
