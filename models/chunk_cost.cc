@@ -270,6 +270,7 @@ ChunkCost chunk_cost(const Workload& w, int begin, int end, const RankShard& sha
   const bool full = recompute.mode == Recompute::kFull;
   const int group_size = std::max(1, recompute.num_layers);
   int blocks = 0;             // the chunk's blocks so far (full recomputation's layers)
+  int offloaded_blocks = 0;   // activation offload's blocks so far
   double group_rebuilt = 0;   // what a uniform group rebuilds before its backward
   for (int i = begin; i < end; ++i) {
     const Layer& layer = w.layers[i];
@@ -343,6 +344,13 @@ ChunkCost chunk_cost(const Workload& w, int begin, int end, const RankShard& sha
     const double kept =
         keeps_input ? layer_activation_bytes(layer, input_bytes, layer_policy, act_split) : 0.0;
     out.activation_bytes += kept;
+    // Offload takes the chunk's blocks in order, as Megatron-Core's offload context wraps
+    // the first layers of a block stack; the last ones, whose backward runs first, stay.
+    if (recomputed_by_full(layer.kind) && offloaded_blocks < recompute.offload_layers) {
+      ++offloaded_blocks;
+      out.offloaded_bytes += kept;
+      out.offload_end = i - begin + 1;
+    }
     if (recompute.mode != Recompute::kNone) {
       const double whole = layer_activation_bytes(layer, input_bytes, Recompute::kNone, act_split);
       // A uniform group's blocks are all rebuilt before the group's backward runs.

@@ -96,6 +96,10 @@ struct ChunkCost {
   // The dense parameters a step computes gradients for and updates (Op::updated_fraction).
   double dense_updated_params = 0;
   double activation_bytes = 0;  // kept per micro-batch until the backward pass
+  // The part of activation_bytes that activation offload (RecomputePolicy::offload_layers)
+  // moves to host memory between the passes.
+  double offloaded_bytes = 0;
+  int offload_end = 0;  // those are kept by the chunk's layers [0, offload_end)
   // What recomputation rebuilds at once in the backward pass: the largest of the chunk's
   // layers' activations beyond what the recompute mode keeps (a whole layer's under full
   // recomputation, a uniform group's layers together, its modules' under selective), alive

@@ -62,6 +62,8 @@ class CallBook {
 struct Streams {
   uint16_t compute, dp, send_next, send_prev, recv_prev, recv_next;
   uint16_t tp;  // the compute stream unless tensor-parallel communication is overlapped
+  // Activation offload's copies, one copy engine each way (named only when offloading).
+  uint16_t offload = 0, reload = 0;
 };
 
 // What a pass leaves for its consumers (the pipeline send, the next pass): the last task on
@@ -87,6 +89,10 @@ class StepEmitter {
     s_.recv_prev = g_.stream("pp_recv_prev");
     s_.recv_next = g_.stream("pp_recv_next");
     s_.tp = in.plan.tp_comm_overlap ? g_.stream("tp_overlap") : s_.compute;
+    if (in.training.offload_layers > 0) {
+      s_.offload = g_.stream("offload");
+      s_.reload = g_.stream("reload");
+    }
     per_parameter_bytes_ = per_parameter_bytes(in.training.precision, in.training.optimizer);
   }
 
@@ -134,6 +140,8 @@ class StepEmitter {
     // Buffers: the next id, and the activations each forward step keeps, by step id.
     uint32_t next_buffer = 1;
     std::map<std::string, uint32_t> kept;
+    // Activation offload: each forward step's copy to host memory, by step id.
+    std::map<std::string, TaskId> offloaded;
     // The micro-batch whose forward or backward is being emitted: its compute tasks' ops
     // bind that micro-batch's activations.
     uint32_t micro_batch = kNoMicroBatch;
@@ -155,8 +163,10 @@ class StepEmitter {
   void emit_forward(RankContext& rc, const PipeStep& st, int index);
   void emit_backward(RankContext& rc, const PipeStep& st, int index, bool last_of_chunk);
   // The last micro-batch's backward, cut at gradient-bucket boundaries.
+  // With `reloaded`, layers [0, split) wait for their offloaded activations' copy.
   TaskId emit_bucketed_backward(RankContext& rc, const ChunkCost& cc, int chunk,
-                                const std::string& id, std::vector<TaskId> deps);
+                                const std::string& id, std::vector<TaskId> deps, int split = 0,
+                                std::optional<TaskId> reloaded = std::nullopt);
   // After the last backward: shared-embedding and expert gradients, the optimizer step and
   // the parameter gathers or averages that follow it.
   void emit_step_end(RankContext& rc);
@@ -207,9 +217,24 @@ class StepEmitter {
   // names.
   uint32_t alloc(RankContext& rc, std::string name, double bytes, MemoryCategory category);
   void free(RankContext& rc, std::string name, uint32_t buffer, double bytes,
-            MemoryCategory category);
-  void memory_task(const RankContext& rc, TaskKind kind, std::string name, uint32_t buffer,
-                   double bytes, MemoryCategory category);
+            MemoryCategory category, std::optional<uint16_t> stream = {},
+            std::vector<TaskId> deps = {});
+  // On the compute stream, or on `stream` after `deps`.
+  TaskId memory_task(const RankContext& rc, TaskKind kind, std::string name, uint32_t buffer,
+                     double bytes, MemoryCategory category, std::optional<uint16_t> stream = {},
+                     std::vector<TaskId> deps = {});
+  // Activation offload of a forward step's first layers (made by `made_by`), and their
+  // reload for its backward step (which waits for `copy` before those layers).
+  void start_offload(RankContext& rc, const std::string& id, double bytes, TaskId made_by);
+  struct Reload {
+    uint32_t buffer = 0;
+    TaskId copy = 0;
+  };
+  Reload start_reload(RankContext& rc, const std::string& id, double bytes,
+                      const std::vector<TaskId>& inputs);
+  // A copy of `bytes` between the rank's device and its host's memory, on `stream`.
+  TaskId host_copy(const RankContext& rc, std::string name, uint16_t stream, MemcpyKind kind,
+                   double bytes, std::vector<TaskId> deps);
   // A collective task of `rank` on `stream`; nothing when the group is one rank or empty.
   std::optional<TaskId> collective(RankContext& rc, GroupKind kind, const std::vector<int>& group,
                                    uint16_t stream, CollectiveOp op, double bytes,
@@ -469,21 +494,38 @@ uint32_t StepEmitter::alloc(RankContext& rc, std::string name, double bytes,
 }
 
 void StepEmitter::free(RankContext& rc, std::string name, uint32_t buffer, double bytes,
-                       MemoryCategory category) {
-  memory_task(rc, TaskKind::kFree, std::move(name), buffer, bytes, category);
+                       MemoryCategory category, std::optional<uint16_t> stream,
+                       std::vector<TaskId> deps) {
+  memory_task(rc, TaskKind::kFree, std::move(name), buffer, bytes, category, stream,
+              std::move(deps));
 }
 
-void StepEmitter::memory_task(const RankContext& rc, TaskKind kind, std::string name,
-                              uint32_t buffer, double bytes, MemoryCategory category) {
+TaskId StepEmitter::memory_task(const RankContext& rc, TaskKind kind, std::string name,
+                                uint32_t buffer, double bytes, MemoryCategory category,
+                                std::optional<uint16_t> stream, std::vector<TaskId> deps) {
   Task t;
   t.kind = kind;
   t.rank = rc.rank;
-  t.stream = s_.compute;
+  t.stream = stream.value_or(s_.compute);
   t.name = std::move(name);
   t.bytes = bytes_of(bytes);
   t.memory = category;
   t.buffer = buffer;
-  g_.add(std::move(t));
+  t.deps = std::move(deps);
+  return g_.add(std::move(t));
+}
+
+TaskId StepEmitter::host_copy(const RankContext& rc, std::string name, uint16_t stream,
+                              MemcpyKind kind, double bytes, std::vector<TaskId> deps) {
+  Task t;
+  t.kind = TaskKind::kMemcpy;
+  t.memcpy_kind = kind;
+  t.rank = rc.rank;
+  t.stream = stream;
+  t.name = std::move(name);
+  t.bytes = bytes_of(bytes);
+  t.deps = std::move(deps);
+  return g_.add(std::move(t));
 }
 
 std::optional<TaskId> StepEmitter::collective(RankContext& rc, GroupKind kind,
@@ -976,9 +1018,21 @@ void StepEmitter::emit_forward(RankContext& rc, const PipeStep& st, int index) {
                "cp kv gather " + id, deps);
   }
   const int layers = static_cast<int>(cc.layer_fwd.size());
-  TaskId last = in_.plan.zero_stage == 3
-                    ? zero3_pass(rc, cc, true, id, deps)
-                    : pass_tasks(rc, cc, true, 0, layers, "fwd " + id, id, deps);
+  // Activation offload copies the first layers' activations to the host while the rest of
+  // the pass runs (ZeRO-3 and offload are refused together).
+  const double offloaded = cc.offloaded_bytes;
+  const int split = offloaded > 0 ? cc.offload_end : 0;
+  TaskId last;
+  if (in_.plan.zero_stage == 3) {
+    last = zero3_pass(rc, cc, true, id, deps);
+  } else if (split > 0 && split < layers) {
+    const TaskId first = pass_tasks(rc, cc, true, 0, split, "fwd " + id + " part 0", id, deps);
+    start_offload(rc, id, offloaded, first);
+    last = pass_tasks(rc, cc, true, split, layers, "fwd " + id + " part 1", id, {});
+  } else {
+    last = pass_tasks(rc, cc, true, 0, layers, "fwd " + id, id, deps);
+    if (offloaded > 0) start_offload(rc, id, offloaded, last);
+  }
   rc.step_compute[index] = last;
   const PassEnd end = model_parallel_comms(rc, cc, true, id, last, tp_inputs);
   last = end.last;
@@ -996,15 +1050,47 @@ void StepEmitter::emit_forward(RankContext& rc, const PipeStep& st, int index) {
                       rc.classifier_features, "classifier grad scatter " + id)
                .value_or(last);
   }
-  rc.kept[id] = alloc(rc, "act " + id, kept_activations(rc, cc), MemoryCategory::kActivations);
-  rc.in_flight += kept_activations(rc, cc);
-  rc.peak_activations = std::max(rc.peak_activations, rc.in_flight);
+  rc.kept[id] =
+      alloc(rc, "act " + id, kept_activations(rc, cc) - offloaded, MemoryCategory::kActivations);
+  rc.in_flight += kept_activations(rc, cc) - offloaded;
+  rc.peak_activations = std::max(rc.peak_activations, rc.in_flight + offloaded);
   if (k < chunks_total - 1 && pp > 1) {
     p2p(rc, true, rank_of_virtual_stage(rc, k + 1), s_.send_next, activations_of(st.micro_batch, k),
         cc.output_bytes / split_act, "send act " + id, PassEnd{last, end.overlapped_tp}.all());
   }
   rc.last_pass = last;
   rc.overlapped_tp = end.overlapped_tp;
+}
+
+void StepEmitter::start_offload(RankContext& rc, const std::string& id, double bytes,
+                                TaskId made_by) {
+  // Made on the device like the rest, copied to the host, released once the copy is done.
+  const uint32_t buffer = rc.next_buffer++;
+  const TaskId made = memory_task(rc, TaskKind::kAlloc, "offloaded act " + id, buffer, bytes,
+                                  MemoryCategory::kActivations);
+  const TaskId copy = host_copy(rc, "offload act " + id, s_.offload, MemcpyKind::kDeviceToHost,
+                                bytes, {made_by, made});
+  free(rc, "offloaded act " + id, buffer, bytes, MemoryCategory::kActivations, s_.offload, {copy});
+  rc.offloaded[id] = copy;
+}
+
+StepEmitter::Reload StepEmitter::start_reload(RankContext& rc, const std::string& id, double bytes,
+                                              const std::vector<TaskId>& inputs) {
+  // Fetched back as the backward pass begins (after its inputs, once the compute stream
+  // reaches it), while the layers after the offloaded ones run their backward: Megatron-
+  // Core's offload handler reloads a layer group during the backward of the group after it.
+  const auto out = rc.offloaded.find(id);
+  DTSIM_CHECK(out != rc.offloaded.end(), "a reload before its offload");
+  std::vector<TaskId> after = inputs;
+  after.push_back(out->second);
+  if (rc.last_pass) after.push_back(*rc.last_pass);
+  rc.offloaded.erase(out);
+  Reload r;
+  r.buffer = rc.next_buffer++;
+  memory_task(rc, TaskKind::kAlloc, "reloaded act " + id, r.buffer, bytes,
+              MemoryCategory::kActivations, s_.reload, after);
+  r.copy = host_copy(rc, "reload act " + id, s_.reload, MemcpyKind::kHostToDevice, bytes, after);
+  return r;
 }
 
 std::vector<TaskId> StepEmitter::pass_inputs(RankContext& rc, std::vector<TaskId>& deps) const {
@@ -1018,7 +1104,8 @@ std::vector<TaskId> StepEmitter::pass_inputs(RankContext& rc, std::vector<TaskId
 }
 
 TaskId StepEmitter::emit_bucketed_backward(RankContext& rc, const ChunkCost& cc, int chunk,
-                                           const std::string& id, std::vector<TaskId> deps) {
+                                           const std::string& id, std::vector<TaskId> deps,
+                                           int split, std::optional<TaskId> reloaded) {
   // Gradients are released layer by layer, last layer first; each bucket is reduced as soon
   // as it is full, or, without overlap, after the whole pass.
   const double bucket_bytes = static_cast<double>(in_.plan.bucket.count());
@@ -1029,11 +1116,14 @@ TaskId StepEmitter::emit_bucketed_backward(RankContext& rc, const ChunkCost& cc,
   std::vector<TaskId> parts;
   for (int l = layers - 1; l >= 0; --l) {
     filled += cc.layer_dense_params[l] * per_parameter_bytes_.gradients;
-    if (filled >= bucket_bytes || l == 0) {
+    // A segment ends where the reloaded layers begin: those wait for their copy.
+    if (filled >= bucket_bytes || l == 0 || (reloaded && l == split)) {
+      std::vector<TaskId> after = parts.empty() ? deps : std::vector<TaskId>{};
+      if (reloaded && segment_end == split) after.push_back(*reloaded);
       parts.push_back(
           pass_tasks(rc, cc, false, l, segment_end,
                      "bwd " + id + (layers > 1 ? " part " + std::to_string(parts.size()) : ""), id,
-                     parts.empty() ? deps : std::vector<TaskId>{}));
+                     std::move(after)));
       buckets.push_back(filled);
       segment_end = l;
       filled = 0;
@@ -1062,6 +1152,15 @@ void StepEmitter::emit_backward(RankContext& rc, const PipeStep& st, int index, 
                        "recv grad " + id));
   }
   const std::vector<TaskId> tp_inputs = pass_inputs(rc, deps);
+  const double offloaded = cc.offloaded_bytes;
+  std::optional<Reload> reload;
+  if (offloaded > 0) {
+    reload = start_reload(rc, id, offloaded, deps);
+    rc.in_flight += offloaded;
+    rc.peak_activations = std::max(rc.peak_activations, rc.in_flight);
+  }
+  const int layers = static_cast<int>(cc.layer_bwd.size());
+  const int split = reload ? cc.offload_end : 0;
   // Recomputation rebuilds activations in the pass: held from its start to its end (memory
   // tasks run in the compute stream's order).
   const double rebuilt = cc.recompute_transient_bytes;
@@ -1070,14 +1169,20 @@ void StepEmitter::emit_backward(RankContext& rc, const PipeStep& st, int index, 
     rebuilt_buffer = alloc(rc, "recompute " + id, rebuilt, MemoryCategory::kRecomputed);
     rc.peak_activations = std::max(rc.peak_activations, rc.in_flight + rebuilt);
   }
+  // The layers after the offloaded ones run while those come back.
+  if (reload && split >= layers) deps.push_back(reload->copy);
+  const std::optional<TaskId> reloaded =
+      reload && split < layers ? std::optional<TaskId>(reload->copy) : std::nullopt;
   TaskId last;
   if (rc.bucketed && last_of_chunk) {
-    last = emit_bucketed_backward(rc, cc, st.chunk, id, deps);
+    last = emit_bucketed_backward(rc, cc, st.chunk, id, deps, reloaded ? split : 0, reloaded);
   } else if (in_.plan.zero_stage == 3) {
     last = zero3_pass(rc, cc, false, id, deps);
+  } else if (reloaded) {
+    pass_tasks(rc, cc, false, split, layers, "bwd " + id + " part 0", id, deps);
+    last = pass_tasks(rc, cc, false, 0, split, "bwd " + id + " part 1", id, {*reloaded});
   } else {
-    last =
-        pass_tasks(rc, cc, false, 0, static_cast<int>(cc.layer_bwd.size()), "bwd " + id, id, deps);
+    last = pass_tasks(rc, cc, false, 0, layers, "bwd " + id, id, deps);
   }
   rc.step_compute[index] = last;
   const PassEnd end = model_parallel_comms(rc, cc, false, id, last, tp_inputs);
@@ -1089,8 +1194,12 @@ void StepEmitter::emit_backward(RankContext& rc, const PipeStep& st, int index, 
   }
   const auto kept = rc.kept.find(id);
   DTSIM_CHECK(kept != rc.kept.end(), "a backward step before its forward");
-  free(rc, "act " + id, kept->second, kept_activations(rc, cc), MemoryCategory::kActivations);
+  free(rc, "act " + id, kept->second, kept_activations(rc, cc) - offloaded,
+       MemoryCategory::kActivations);
   rc.kept.erase(kept);
+  if (reload) {
+    free(rc, "reloaded act " + id, reload->buffer, offloaded, MemoryCategory::kActivations);
+  }
   rc.in_flight -= kept_activations(rc, cc);
   if (k > 0 && pp > 1) {
     p2p(rc, true, rank_of_virtual_stage(rc, k - 1), s_.send_prev,

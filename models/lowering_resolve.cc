@@ -73,9 +73,11 @@ class RankPace {
     // recomputation treats apart (by groups, or some blocks only), are priced together, and
     // their mean stands for a block.
     const TrainingSetup& t = in.training;
+    // Offload, which takes each chunk's first blocks, treats them apart too.
     const bool partial_recompute =
-        t.recompute == Recompute::kFull &&
-        (t.recompute_method == RecomputeMethod::kBlock || t.recompute_num_layers > 1);
+        (t.recompute == Recompute::kFull &&
+         (t.recompute_method == RecomputeMethod::kBlock || t.recompute_num_layers > 1)) ||
+        t.offload_layers > 0;
     if (blocks_end_ > begin_ + 1 && w.layers[begin_].kind == LayerKind::kTransformer &&
         (partial_recompute || !blocks_alike())) {
       end_ = blocks_end_;
@@ -148,7 +150,9 @@ class RankPace {
         pass(cc.bwd, cc.tp_bytes_bwd, cc.tp_calls_bwd, CollectiveOp::kReduceScatter) +
             all_to_all(cc.all_to_all_bytes_bwd) +
             call(cp_group, CollectiveOp::kAllGather, cc.kv_bytes_rerun),
-        cc.dense_params + cc.expert_params, cc.activation_bytes, cc.recompute_transient_bytes};
+        cc.dense_params + cc.expert_params, cc.activation_bytes - cc.offloaded_bytes,
+        // Offloaded activations pass through: one chunk's on its way out, one on its way in.
+        cc.recompute_transient_bytes + 2 * cc.offloaded_bytes};
     return seconds_[key] = out;
   }
 
@@ -658,6 +662,24 @@ void add_notes(const LoweringInput& in, const Workload& w, ResolvedPlan& out) {
 
 }  // namespace
 
+// Activation offload moves blocks' activations: a model has at most so many blocks.
+void check_offload(const LoweringInput& in, const Workload& w) {
+  const int offload = in.training.offload_layers;
+  const auto blocks = std::count_if(w.layers.begin(), w.layers.end(),
+                                    [](const Layer& l) { return recomputed_by_full(l.kind); });
+  if (offload < 0 || offload > blocks) {
+    throw PlanError(
+        {problem_at("training.offload_layers",
+                    "must be between 0 and the model's " + str(blocks) +
+                        " blocks (each chunk offloads its first ones), got " + str(offload))});
+  }
+  if (offload > 0 && in.plan.zero_stage == 3) {
+    throw PlanError({problem_at("training.offload_layers",
+                                "activation offload is modelled with ZeRO stages 0 to 2; "
+                                "ZeRO-3's layer-by-layer passes are not split for it")});
+  }
+}
+
 ResolvedPlan resolve_plan(const LoweringInput& in) {
   const ParallelPlan& p = in.plan;
   const TrainingSetup& t = in.training;
@@ -690,6 +712,7 @@ ResolvedPlan resolve_plan(const LoweringInput& in) {
   resolve_replica_micro_batches(in, out, workload_at);
   resolve_micro_batches(in, out);
   const Workload unit_workload = build_workload(in.model, WorkloadShape{1, t.seq_len, t.precision});
+  check_offload(in, unit_workload);
   partition_stages(in, out, unit_workload, workload_at);
   for (int64_t b :
        std::set<int64_t>(out.replica_micro_batch.begin(), out.replica_micro_batch.end())) {

@@ -1,7 +1,8 @@
 // What recomputation reruns: a mode (none, selective, full); under selective, the modules
 // whose activations are dropped and rebuilt in the backward pass, by Megatron-LM's names
 // (--recompute-modules, megatron/core/transformer/transformer_config.py); under full, which
-// blocks of a pipeline chunk are checkpointed (--recompute-method, --recompute-num-layers).
+// blocks of a pipeline chunk are checkpointed (--recompute-method, --recompute-num-layers);
+// and which blocks' kept activations wait in host memory instead (activation offload).
 #pragma once
 
 #include <cstdint>
@@ -49,6 +50,10 @@ struct RecomputePolicy {
   // Under full: uniform groups of one block each by default (every block checkpointed).
   RecomputeMethod method = RecomputeMethod::kUniform;
   int num_layers = 1;
+  // Activation offload (Megatron-Core's cpu_offloading_num_layers with
+  // cpu_offloading_activations): what the first `offload_layers` blocks of each chunk keep
+  // goes to host memory after the forward pass and comes back before the backward pass.
+  int offload_layers = 0;
   RecomputePolicy() = default;
   // A mode with the default modules (implicit: a mode alone is a policy).
   RecomputePolicy(Recompute m) : mode(m) {}  // NOLINT(google-explicit-constructor)

@@ -24,10 +24,13 @@ struct TrainingSetup {
   // Under full recomputation: Megatron-LM's --recompute-method and --recompute-num-layers.
   RecomputeMethod recompute_method = RecomputeMethod::kUniform;
   int recompute_num_layers = 1;
+  // Activation offload to host memory over PCIe: RecomputePolicy::offload_layers.
+  int offload_layers = 0;
   RecomputePolicy recompute_policy() const {
     RecomputePolicy p{recompute, recompute_modules};
     p.method = recompute_method;
     p.num_layers = recompute_num_layers;
+    p.offload_layers = offload_layers;
     return p;
   }
   bool flash_attention = false;  // WorkloadShape::flash_attention

@@ -317,6 +317,9 @@ std::optional<models::TrainingSetup> read_setup(const json& value, const std::st
     t.recompute_num_layers = static_cast<int>(*v);
     if (!full) d.error(o->pointer("recompute_num_layers"), needs_full);
   }
+  if (auto v = o->integer("offload_layers", Need::kOptional, 0, INT32_MAX)) {
+    t.offload_layers = static_cast<int>(*v);
+  }
   if (auto v = o->number("expert_load_imbalance", Need::kOptional, 1)) t.expert_load_imbalance = *v;
   if (auto v = o->number("expert_capacity_factor", Need::kOptional, 0)) {
     t.expert_capacity_factor = *v;

@@ -244,6 +244,15 @@ TEST(TrainingLoader, ResnetStages) {
           .empty());
 }
 
+TEST(TrainingLoader, OffloadLayers) {
+  EXPECT_TRUE(
+      errors_of(training_doc(kSmallGpt, R"({"global_batch": 16, "offload_layers": 2})")).empty());
+  EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, R"({"offload_layers": -1})")),
+                        "/training/offload_layers", "expected an integer >= 0"));
+  EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, R"({"offload_layers": 5})")),
+                        "/training/offload_layers", "must be between 0 and the model's 4 blocks"));
+}
+
 // Fine-grained MoE keys apply to the moe family only.
 TEST(TrainingLoader, MoeKeysNeedTheMoeFamily) {
   EXPECT_TRUE(has_error(
