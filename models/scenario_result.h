@@ -73,6 +73,13 @@ struct LoweredScenario {
   std::optional<TaskGraph> local_graph;
   int sync_every = 1;
   std::optional<TrainingWorkload> training;  // training scenarios (graph is the step's)
+  // A batch-size schedule's steps at the smaller batches it simulates
+  // (models::simulated_batches), each run like the step.
+  struct PhaseGraph {
+    int64_t global_batch = 0;
+    TaskGraph graph;
+  };
+  std::vector<PhaseGraph> phase_graphs;
   std::optional<Reference> reference;
   std::string cost_model;  // the name of the model that priced the ops
   CostTally costs;         // the graph's compute tasks, by where their times came from
@@ -88,6 +95,8 @@ struct ScenarioRun {
   // Training with local SGD across regions: the run of an iteration that synchronizes only
   // inside each region (observers see the synchronizing iteration only).
   std::optional<RunResult> local_step;
+  // The simulated step time of each of LoweredScenario::phase_graphs, in their order.
+  std::vector<double> phase_steps_s;
   double wall_time_s = 0;        // host time spent in the simulation proper
   std::vector<LinkStats> links;  // indexed by LinkId, closed at the end of the run
 };

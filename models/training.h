@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <vector>
 
+#include "models/batch_schedule.h"
 #include "models/precision.h"
 #include "models/recompute.h"
 #include "models/training_run.h"
@@ -51,6 +53,10 @@ struct TrainingSetup {
                             : expert_load_imbalance;
     return std::min(load, static_cast<double>(ep));
   }
+  // Smaller global batches the run starts with, in order, before global_batch for the rest
+  // (training.batch_phases, or Megatron-LM's ramp-up); a run's length in samples or tokens
+  // then counts them.
+  std::vector<BatchPhase> batch_phases;
   // For time-to-train: total tokens, or a dataset of `dataset_samples` seen `epochs` times,
   // or a fixed number of iterations. At most one of these is set.
   std::optional<double> total_tokens;

@@ -12,21 +12,27 @@ namespace dtsim::models {
 
 RunParts training_run_parts(const RunSetup& run, const RunStep& step) {
   RunParts parts;
-  parts.steps = step.iterations * step.iteration_s;
   const double rate = run.input_rate_per_node() * step.nodes;
-  if (rate > 0) {
-    const double input_s = step.samples_per_iteration / rate;
-    if (input_s > step.iteration_s) {
-      parts.input_bound = true;
-      parts.input_wait = step.iterations * (input_s - step.iteration_s);
+  double iterations = 0;
+  std::vector<RunStep::Phase> all = step.phases;
+  all.push_back({step.iterations, step.iteration_s, step.samples_per_iteration});
+  for (const RunStep::Phase& p : all) {
+    iterations += p.iterations;
+    parts.steps += p.iterations * p.iteration_s;
+    if (rate > 0) {
+      const double input_s = p.samples_per_iteration / rate;
+      if (input_s > p.iteration_s) {
+        parts.input_bound = true;
+        parts.input_wait += p.iterations * (input_s - p.iteration_s);
+      }
     }
   }
   if (run.eval_every > 0) {
-    const double passes = std::floor(step.iterations / static_cast<double>(run.eval_every));
+    const double passes = std::floor(iterations / static_cast<double>(run.eval_every));
     parts.eval = passes * static_cast<double>(run.eval_samples) * step.eval_s_per_sample;
   }
   if (run.checkpoint_every > 0) {
-    const double writes = std::floor(step.iterations / static_cast<double>(run.checkpoint_every));
+    const double writes = std::floor(iterations / static_cast<double>(run.checkpoint_every));
     const double bandwidth = run.checkpoint_write_bandwidth.bytes_per_second() * step.nodes;
     parts.checkpoint = writes * step.checkpoint_bytes / bandwidth;
   }

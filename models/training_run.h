@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "sim/units.h"
 
@@ -35,7 +36,7 @@ struct RunSetup {
 
 // The run's time, part by part (seconds).
 struct RunParts {
-  double steps = 0;       // iterations x the simulated step
+  double steps = 0;       // iterations x the simulated step (each phase's, then the main one)
   double input_wait = 0;  // beyond the steps, waiting for the input pipeline
   double eval = 0;
   double checkpoint = 0;
@@ -48,6 +49,13 @@ struct RunStep {
   double iterations = 0;
   double iteration_s = 0;
   double samples_per_iteration = 0;
+  // A batch-size schedule's phases before those iterations, each with its own step.
+  struct Phase {
+    double iterations = 0;
+    double iteration_s = 0;
+    double samples_per_iteration = 0;
+  };
+  std::vector<Phase> phases;
   int nodes = 1;
   // One checkpoint's bytes: every parameter's weights and optimizer states, once.
   double checkpoint_bytes = 0;

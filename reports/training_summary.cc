@@ -3,7 +3,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <vector>
 
+#include "models/batch_schedule.h"
 #include "models/cost_model.h"
 #include "models/workload.h"
 
@@ -11,23 +14,55 @@ namespace dtsim {
 
 namespace {
 
-double iterations_to_train(const models::TrainingSetup& t, const models::LoweredStep& step) {
-  if (t.iterations) return static_cast<double>(*t.iterations);
-  if (t.total_tokens) return std::ceil(*t.total_tokens / static_cast<double>(step.tokens_per_iteration));
-  if (t.dataset_samples) {
-    return std::ceil(static_cast<double>(*t.dataset_samples) * t.epochs /
-                     static_cast<double>(step.samples_per_iteration));
+// The samples a run of total_tokens or dataset_samples x epochs sees; 0 for a run given
+// in iterations or not given.
+double samples_to_train(const models::TrainingSetup& t, const models::LoweredStep& step) {
+  if (t.total_tokens) {
+    return *t.total_tokens * static_cast<double>(step.samples_per_iteration) /
+           static_cast<double>(step.tokens_per_iteration);
   }
+  if (t.dataset_samples) return static_cast<double>(*t.dataset_samples) * t.epochs;
   return 0;
 }
 
-// The whole run's parts (models/training_run.h) around `iterations` steps of `iteration` s.
+// A batch-size schedule's phases, each with its step: simulated at its batch, or
+// interpolated between the simulated ones and the main step (models/batch_schedule.h).
+struct PhasePlan {
+  std::vector<models::PhaseIterations> phases;
+  std::vector<double> step_s;
+  std::vector<bool> simulated;
+  double samples = 0;
+};
+PhasePlan plan_phases(const LoweredScenario& scenario, const ScenarioRun& run, double total,
+                      double iteration) {
+  const TrainingWorkload& tw = *scenario.training;
+  PhasePlan out;
+  std::map<int64_t, double> simulated{{tw.step.samples_per_iteration, iteration}};
+  for (size_t i = 0; i < scenario.phase_graphs.size() && i < run.phase_steps_s.size(); ++i) {
+    simulated[scenario.phase_graphs[i].global_batch] = run.phase_steps_s[i];
+  }
+  out.phases = models::phase_iterations(tw.training.batch_phases, total);
+  for (const models::PhaseIterations& p : out.phases) {
+    out.step_s.push_back(models::interpolated_step(simulated, p.global_batch));
+    out.simulated.push_back(simulated.count(p.global_batch) > 0);
+    out.samples += static_cast<double>(p.samples);
+  }
+  return out;
+}
+
+// The whole run's parts (models/training_run.h) around `iterations` steps of `iteration` s
+// after the schedule's phases.
 models::RunParts run_parts(const TrainingWorkload& tw, const models::LoweredStep& step,
-                           const Cluster& cluster, double iterations, double iteration) {
+                           const Cluster& cluster, double iterations, double iteration,
+                           const PhasePlan& phases) {
   const models::TrainingSetup& t = tw.training;
   models::RunStep rs;
   rs.iterations = iterations;
   rs.iteration_s = iteration;
+  for (size_t i = 0; i < phases.phases.size(); ++i) {
+    rs.phases.push_back({static_cast<double>(phases.phases[i].iterations), phases.step_s[i],
+                         static_cast<double>(phases.phases[i].global_batch)});
+  }
   rs.samples_per_iteration = static_cast<double>(step.samples_per_iteration);
   rs.nodes = std::max<int>(1, static_cast<int>(cluster.nodes.size()));
   const models::PerParameterBytes per = models::per_parameter_bytes(t.precision, t.optimizer);
@@ -135,14 +170,35 @@ nlohmann::ordered_json make_training_summary(const LoweredScenario& scenario,
   const double achieved = iteration > 0 ? step.model_flops_per_iteration / iteration : 0.0;
   s["achieved_tflops_per_device"] = achieved / n / 1e12;
   s["mfu"] = peak_sum > 0 ? achieved / peak_sum : 0.0;
-  const double iterations = iterations_to_train(tw.training, step);
-  if (iterations > 0) {
-    s["iterations_to_train"] = iterations;
-    const models::RunParts parts = run_parts(tw, step, cluster, iterations, iteration);
+  const double total = samples_to_train(tw.training, step);
+  const PhasePlan phases = plan_phases(scenario, run, total, iteration);
+  double iterations = 0;
+  if (tw.training.iterations) {
+    iterations = static_cast<double>(*tw.training.iterations);
+  } else if (total > 0) {
+    iterations = std::ceil(std::max(0.0, total - phases.samples) /
+                           static_cast<double>(step.samples_per_iteration));
+  }
+  double phase_iterations = 0;
+  for (const models::PhaseIterations& p : phases.phases) phase_iterations += p.iterations;
+  if (iterations + phase_iterations > 0) {
+    s["iterations_to_train"] = iterations + phase_iterations;
+    const models::RunParts parts = run_parts(tw, step, cluster, iterations, iteration, phases);
     s["time_to_train_s"] = parts.total();
     s["run"] = {{"steps_s", parts.steps},           {"input_wait_s", parts.input_wait},
                 {"eval_s", parts.eval},             {"checkpoint_s", parts.checkpoint},
                 {"startup_s", parts.startup},       {"input_bound", parts.input_bound}};
+    if (!phases.phases.empty()) {
+      auto list = nlohmann::ordered_json::array();
+      for (size_t i = 0; i < phases.phases.size(); ++i) {
+        list.push_back({{"global_batch", phases.phases[i].global_batch},
+                        {"iterations", phases.phases[i].iterations},
+                        {"iteration_time_s", phases.step_s[i]},
+                        {"simulated", static_cast<bool>(phases.simulated[i])}});
+      }
+      s["run"]["batch_phases"] = std::move(list);
+      s["run"]["main_iterations"] = iterations;
+    }
   } else {
     s["time_to_train_s"] = nullptr;
   }

@@ -33,6 +33,8 @@ MemoryEstimate estimate_memory(const Scenario& s, const CostModel& costs,
   // A task graph scenario holds its graph already: lowering copies it, to price it.
   e.task_graph = TaskGraph::bytes_for(counts.graph);
   if (counts.local_graph) e.task_graph += TaskGraph::bytes_for(*counts.local_graph);
+  for (const TaskGraphCounts& phase : counts.phase_graphs)
+    e.task_graph += TaskGraph::bytes_for(phase);
   e.lowering = counts.lowering_working_bytes;
   const int ranks = s.cluster.num_ranks();
   if (outputs.simulate) {
@@ -46,6 +48,10 @@ MemoryEstimate estimate_memory(const Scenario& s, const CostModel& costs,
     if (counts.local_graph) {
       e.simulation = std::max(
           e.simulation, Simulation::peak_bytes_for(*counts.local_graph, ranks, kStreams, false));
+    }
+    for (const TaskGraphCounts& phase : counts.phase_graphs) {
+      e.simulation =
+          std::max(e.simulation, Simulation::peak_bytes_for(phase, ranks, kStreams, false));
     }
     if (outputs.trace_ranks > 0) {
       // Tasks spread evenly over the ranks; a call is recorded once when any member is

@@ -123,6 +123,13 @@ ScenarioRun run_scenario(const Scenario& scenario, const LoweredScenario& lowere
     run.local_step = local.run(*lowered.local_graph, control);
     run.result.cancelled = run.local_step->cancelled;
   }
+  for (const LoweredScenario::PhaseGraph& phase : lowered.phase_graphs) {
+    if (run.result.cancelled) break;
+    Simulation at(scenario.cluster, options);
+    const RunResult r = at.run(phase.graph, control);
+    run.result.cancelled = r.cancelled;
+    run.phase_steps_s.push_back(r.end.seconds());
+  }
   run.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const LinkStatsTable& table = sim.network().link_stats();
   run.links.reserve(table.size());

@@ -26,6 +26,8 @@ struct TrainingSpec {
   models::ModelSpec model;
   models::TrainingSetup training;
   models::ParallelPlan plan;
+  // The key training.batch_phases came from: "batch_phases", or "batch_rampup" (Megatron's).
+  std::string batch_schedule_key = "batch_phases";
 };
 
 // The nccl-tests-like sweep: every (op, algorithm, size) in turn, `iterations` times.

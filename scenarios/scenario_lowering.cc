@@ -84,6 +84,37 @@ void with_plan_errors(const Scenario& s, Lower lower) {
   if (!d.empty()) throw ScenarioError(s.source, d.items());
 }
 
+// The problems of a batch-size phase's step, at the phase's key instead of global_batch.
+models::PlanError at_phase(const Scenario& s, const models::PlanError& e) {
+  std::vector<InputProblem> problems = e.problems();
+  const std::string key = "/training/" + s.training->batch_schedule_key;
+  for (InputProblem& p : problems) {
+    if (p.pointer == "/training/global_batch") {
+      p.pointer = key;
+      p.message = "a phase's global batch: " + p.message;
+    }
+  }
+  return models::PlanError(std::move(problems));
+}
+
+// The steps of a batch-size schedule at the batches it simulates.
+void lower_phases(const Scenario& s, models::LoweringInput in, LoweredScenario& out) {
+  in.global_sync = true;
+  for (int64_t batch :
+       models::simulated_batches(in.training.batch_phases, models::kMostSimulatedPhases)) {
+    if (out.cancelled) return;
+    in.training.global_batch = batch;
+    try {
+      models::LoweredStep step = models::lower_training_step(in);
+      out.cancelled = step.cancelled;
+      resolve_auto_algorithms(step.graph, s.cluster);
+      out.phase_graphs.push_back({batch, std::move(step.graph)});
+    } catch (const models::PlanError& e) {
+      throw at_phase(s, e);
+    }
+  }
+}
+
 void lower_training(const Scenario& s, const CostModel& costs, const RunControl& control,
                     LoweredScenario& out) {
   const TrainingSpec& spec = *s.training;
@@ -102,6 +133,7 @@ void lower_training(const Scenario& s, const CostModel& costs, const RunControl&
       out.local_graph = std::move(local.graph);
       out.sync_every = spec.plan.sync_every;
     }
+    lower_phases(s, in, out);
     out.costs = w.step.costs;
     out.graph = std::move(w.step.graph);
     w.step.graph = TaskGraph{};
@@ -146,6 +178,16 @@ LoweredCounts estimate_lowered_counts(const Scenario& s, const CostModel& costs)
           const models::StepEstimate local = models::estimate_step(in);
           out.local_graph = local.graph;
           out.lowering_working_bytes = std::max(out.lowering_working_bytes, local.working_bytes);
+          in.global_sync = true;
+        }
+        for (int64_t batch :
+             models::simulated_batches(in.training.batch_phases, models::kMostSimulatedPhases)) {
+          in.training.global_batch = batch;
+          try {
+            out.phase_graphs.push_back(models::estimate_step(in).graph);
+          } catch (const models::PlanError& e) {
+            throw at_phase(s, e);
+          }
         }
       });
       out.network_bytes = network.network_bytes_for(nullptr);

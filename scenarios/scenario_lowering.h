@@ -4,6 +4,7 @@
 #pragma once
 
 #include <optional>
+#include <vector>
 
 #include "models/scenario_result.h"
 #include "scenarios/scenario.h"
@@ -24,6 +25,7 @@ LoweredScenario lower_scenario(const Scenario& scenario, const CostModel& costs,
 struct LoweredCounts {
   TaskGraphCounts graph;
   std::optional<TaskGraphCounts> local_graph;  // local SGD's in-region step
+  std::vector<TaskGraphCounts> phase_graphs;   // a batch-size schedule's simulated steps
   double lowering_working_bytes = 0;  // what lowering a training step holds besides its graph
   // What simulating it holds in the network (Simulation::network_bytes_for).
   double network_bytes = 0;

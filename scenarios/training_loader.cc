@@ -218,6 +218,58 @@ std::optional<models::ModelSpec> read_model(const json& value, const std::string
   return spec;
 }
 
+// training.batch_phases ([{global_batch, samples}]) or Megatron-LM's batch_rampup ({start,
+// increment, samples}): the smaller batches a run starts with. `amounts` says how the
+// run's length was given (at most one of total_tokens, dataset_samples, iterations).
+void read_batch_schedule(JsonObject& o, models::TrainingSetup& t, int amounts, Diagnostics& d) {
+  const bool phases = o.has("batch_phases");
+  const bool rampup = o.has("batch_rampup");
+  if (!phases && !rampup) return;
+  const std::string key = phases ? "batch_phases" : "batch_rampup";
+  if (phases && rampup) {
+    d.error(o.pointer("batch_rampup"), "give one of \"batch_phases\" and \"batch_rampup\"");
+    return;
+  }
+  if (t.iterations || amounts == 0) {
+    // Megatron-LM asserts --train-samples with a ramp-up: the phases end at sample counts.
+    d.error(o.pointer(key),
+            "a batch-size schedule switches batches at sample counts: give the "
+            "run's length as \"total_tokens\" or \"dataset_samples\"");
+  }
+  if (phases) {
+    const json* list = o.get("batch_phases", Need::kOptional, "a list of phases");
+    const json::array_t* items =
+        list ? read_array(*list, o.pointer("batch_phases"), d, "phases") : nullptr;
+    if (!items) return;
+    for (size_t i = 0; i < items->size(); ++i) {
+      auto p = JsonObject::open((*items)[i], child_pointer(o.pointer("batch_phases"), i), d);
+      if (!p) continue;
+      models::BatchPhase phase;
+      if (auto v = p->integer("global_batch", Need::kRequired, 1, INT64_MAX))
+        phase.global_batch = *v;
+      if (auto v = p->integer("samples", Need::kRequired, 1, INT64_MAX)) phase.samples = *v;
+      p->report_unknown_keys();
+      t.batch_phases.push_back(phase);
+    }
+    return;
+  }
+  auto r = JsonObject::open(*o.get("batch_rampup", Need::kOptional, "an object"),
+                            o.pointer("batch_rampup"), d);
+  if (!r) return;
+  const auto start = r->integer("start", Need::kRequired, 1, INT64_MAX);
+  const auto increment = r->integer("increment", Need::kRequired, 1, INT64_MAX);
+  const auto samples = r->integer("samples", Need::kRequired, 1, INT64_MAX);
+  r->report_unknown_keys();
+  if (!start || !increment || !samples) return;
+  if (t.global_batch <= 0) {
+    d.error(r->pointer(), "ramps up to global_batch: give \"global_batch\"");
+    return;
+  }
+  std::string problem;
+  t.batch_phases = models::megatron_rampup(*start, *increment, *samples, t.global_batch, problem);
+  if (!problem.empty()) d.error(r->pointer(), problem);
+}
+
 // Megatron-LM's --recompute-modules: names of models::RecomputeModule, under selective
 // recomputation only.
 void read_recompute_modules(const json& value, const std::string& pointer, models::TrainingSetup& t,
@@ -349,6 +401,7 @@ std::optional<models::TrainingSetup> read_setup(const json& value, const std::st
   if (amounts > 1) {
     d.error(pointer, "give at most one of \"total_tokens\", \"dataset_samples\" or \"iterations\"");
   }
+  read_batch_schedule(*o, t, amounts, d);
   if (const json* run = o->get("run", Need::kOptional, "an object")) {
     read_run(*run, o->pointer("run"), t.run, d);
     if (amounts == 0) {
@@ -510,6 +563,9 @@ std::optional<TrainingSection> read_training(const json* model, const json* trai
   out.spec.model = *m;
   out.spec.training = *t;
   out.spec.plan = *p;
+  if (training != nullptr && training->is_object() && training->contains("batch_rampup")) {
+    out.spec.batch_schedule_key = "batch_rampup";
+  }
   out.valid = true;
   return out;
 }

@@ -10,14 +10,15 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "reports/csv_tables.h"
 #include "reports/summary.h"
-#include "scenarios/loader.h"
 #include "runner/scenario_runner.h"
-#include "tests/prepared_scenario.h"
+#include "scenarios/loader.h"
 #include "sim/device_catalog.h"
+#include "tests/prepared_scenario.h"
 
 namespace dtsim {
 namespace {
@@ -102,6 +103,38 @@ TEST(TrainingSummary, ThroughputAndTimeToTrainFollowFromTheIteration) {
 // With local SGD every eighth step synchronizes: the iteration time and each rank's times
 // weigh the local step 7/8 and the synchronizing one 1/8, so the ranks' times still add
 // up to the iteration.
+// Megatron-LM's ramp-up from 16 to 64 by 16 over 300,000 samples of a 10^10-token run of
+// 8,192-token sequences (1,220,703 samples): 6,250 steps at 16, 3,125 at 32, 2,084 at 48
+// (the last overshoots to 300,032), then 14,386 at 64; each phase's step simulated.
+TEST(TrainingSummary, BatchRampUpRunsEachPhaseAtItsOwnStep) {
+  const auto t =
+      summary_of("scenarios/examples/llama3-70b-64xH100.json",
+                 {"training.total_tokens=1e10",
+                  R"(training.batch_rampup={"start": 16, "increment": 16, "samples": 300000})"});
+  const auto& run = t["run"];
+  ASSERT_EQ(run["batch_phases"].size(), 3u);
+  std::vector<double> steps;
+  double time = 0;
+  for (const auto& [batch, iterations, i] :
+       {std::tuple{16, 6250, 0}, std::tuple{32, 3125, 1}, std::tuple{48, 2084, 2}}) {
+    const auto& p = run["batch_phases"][static_cast<size_t>(i)];
+    EXPECT_EQ(p["global_batch"], batch);
+    EXPECT_EQ(p["iterations"], iterations);
+    EXPECT_TRUE(p["simulated"].get<bool>());
+    steps.push_back(p["iteration_time_s"].get<double>());
+    time += iterations * steps.back();
+  }
+  EXPECT_EQ(run["main_iterations"].get<double>(), 14386);
+  EXPECT_EQ(t["iterations_to_train"].get<double>(), 6250 + 3125 + 2084 + 14386);
+  const double iteration = t["iteration_time_s"].get<double>();
+  time += 14386 * iteration;
+  EXPECT_NEAR(run["steps_s"].get<double>(), time, 1e-9 * time);
+  // Four micro-batches more per replica each phase: the step grows by the same amount.
+  EXPECT_LT(steps[0], steps[1]);
+  EXPECT_NEAR(steps[2] - steps[1], steps[1] - steps[0], 0.01 * steps[0]);
+  EXPECT_NEAR(iteration - steps[2], steps[1] - steps[0], 0.01 * steps[0]);
+}
+
 TEST(TrainingSummary, LocalSgdRankTimesAverageBothSteps) {
   const auto s_prepared = test_support::prepare_file(
       std::string(DTSIM_SOURCE_DIR) + "/scenarios/examples/geo-2regions-llama3-8b.json",

@@ -253,6 +253,32 @@ TEST(TrainingLoader, OffloadLayers) {
                         "/training/offload_layers", "must be between 0 and the model's 4 blocks"));
 }
 
+TEST(TrainingLoader, BatchSchedules) {
+  EXPECT_TRUE(errors_of(training_doc(kSmallGpt, R"({"global_batch": 16, "total_tokens": 1e6,
+      "batch_phases": [{"global_batch": 8, "samples": 100}]})"))
+                  .empty());
+  EXPECT_TRUE(errors_of(training_doc(kSmallGpt, R"({"global_batch": 32, "dataset_samples": 1000,
+      "batch_rampup": {"start": 8, "increment": 8, "samples": 300}})"))
+                  .empty());
+  EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, R"({"global_batch": 16, "iterations": 10,
+      "batch_phases": [{"global_batch": 8, "samples": 100}]})")),
+                        "/training/batch_phases", "switches batches at sample counts"));
+  EXPECT_TRUE(
+      has_error(errors_of(training_doc(kSmallGpt, R"({"global_batch": 16, "total_tokens": 1e6,
+      "batch_rampup": {"start": 4, "increment": 5, "samples": 300}})")),
+                "/training/batch_rampup", "must be a multiple of increment (5)"));
+  EXPECT_TRUE(
+      has_error(errors_of(training_doc(kSmallGpt, R"({"global_batch": 16, "total_tokens": 1e6,
+      "batch_phases": [{"global_batch": 8}]})")),
+                "/training/batch_phases/0/samples", "missing required key"));
+  // A phase's batch that the plan cannot split is an error at the schedule.
+  EXPECT_TRUE(
+      has_error(errors_of(training_doc(kSmallGpt, R"({"global_batch": 16, "total_tokens": 1e6,
+      "batch_phases": [{"global_batch": 7, "samples": 100}]})",
+                                       R"({"tp": 2})")),
+                "/training/batch_phases", "a phase's global batch"));
+}
+
 // Fine-grained MoE keys apply to the moe family only.
 TEST(TrainingLoader, MoeKeysNeedTheMoeFamily) {
   EXPECT_TRUE(has_error(
