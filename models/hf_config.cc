@@ -22,6 +22,14 @@
 //  - gpt_oss is the moe family: num_local_experts experts of intermediate_size, top
 //    num_experts_per_tok, head_dim apart from the hidden size, attention sinks, and its
 //    alternating windowed and full layers.
+//  - deepseek_v3 and deepseek_v2 are the moe family with multi-head latent attention
+//    (q_lora_rank, null for V2-Lite: queries projected directly; kv_lora_rank,
+//    qk_nope_head_dim, qk_rope_head_dim, v_head_dim): n_routed_experts of
+//    moe_intermediate_size, top num_experts_per_tok, n_shared_experts of the same width as
+//    one shared SwiGLU, the first first_k_dense_replace layers dense (intermediate_size),
+//    then every moe_layer_freq-th. Node-limited routing (n_group, topk_group) and
+//    multi-token prediction (num_nextn_predict_layers) are kept on the spec and a run notes
+//    that they are not modelled.
 //  - Attention biases (Qwen2) and rope settings do not change the FLOPs or memory the
 //    simulator prices by more than a rounding and are ignored.
 #include <algorithm>
@@ -40,7 +48,8 @@ constexpr int64_t kMaxDefaultSeqLen = 8192;
 // GPT-2's MLP width when n_inner is null.
 constexpr int64_t kGpt2FfnMultiple = 4;
 constexpr std::string_view kSupportedTypes =
-    "llama, mistral, qwen2, qwen3, qwen2_moe, qwen3_moe, mixtral, gpt_oss, gpt2";
+    "llama, mistral, qwen2, qwen3, qwen2_moe, qwen3_moe, mixtral, gpt_oss, deepseek_v2, "
+    "deepseek_v3, gpt2";
 constexpr size_t kMaxShownValueChars = 60;
 
 std::string shown(const json& value) {
@@ -218,6 +227,27 @@ void read_window(const ConfigReader& r, const json& config, bool qwen, ModelSpec
   }
 }
 
+// DeepseekV3Config and DeepseekV2Config (see the file comment).
+ModelSpec deepseek(const ConfigReader& r) {
+  constexpr int64_t kWide = std::numeric_limits<int64_t>::max();
+  ModelSpec spec = llama_like(r, ModelFamily::kMoe, "n_routed_experts");
+  spec.explicit_head_dim = 0;
+  spec.kv_heads = 0;  // latent attention expands keys and values for every head
+  spec.moe_ffn_hidden = r.positive_int("moe_intermediate_size", kWide);
+  spec.shared_ffn_hidden = r.non_negative_int_or("n_shared_experts", 0) * spec.moe_ffn_hidden;
+  spec.first_dense_layers = to_int(r.non_negative_int_or("first_k_dense_replace", 0));
+  spec.moe_layer_period = to_int(r.positive_int_or("moe_layer_freq", 1));
+  spec.q_lora_rank = r.non_negative_int_or("q_lora_rank", 0);
+  spec.kv_lora_rank = r.positive_int("kv_lora_rank", kWide);
+  spec.qk_nope_head_dim = r.positive_int("qk_nope_head_dim", kWide);
+  spec.qk_rope_head_dim = r.positive_int("qk_rope_head_dim", kWide);
+  spec.v_head_dim = r.positive_int("v_head_dim", kWide);
+  spec.expert_groups = to_int(r.non_negative_int_or("n_group", 0));
+  spec.expert_groups_per_token = to_int(r.non_negative_int_or("topk_group", 0));
+  spec.mtp_layers = to_int(r.non_negative_int_or("num_nextn_predict_layers", 0));
+  return spec;
+}
+
 std::string join(const std::vector<std::string>& parts) {
   std::string out;
   for (const std::string& part : parts) out += (out.empty() ? "" : "; ") + part;
@@ -250,6 +280,8 @@ ModelSpec model_spec_from_hf_config(const nlohmann::json& config, const std::str
   } else if (model_type == "gpt_oss") {
     spec = llama_like(reader, ModelFamily::kMoe);
     spec.attention_sinks = true;
+  } else if (model_type == "deepseek_v3" || model_type == "deepseek_v2") {
+    spec = deepseek(reader);
   } else if (model_type == "gpt2") {
     spec = gpt2(reader);
   } else {

@@ -618,6 +618,25 @@ void add_notes(const LoweringInput& in, const Workload& w, ResolvedPlan& out) {
                           std::string(dtype_name(wanted)) + ")");
     }
   }
+  // What a model's config asks for that the step leaves out (models/hf_config.cc).
+  const ModelSpec& model = in.model;
+  if (model.expert_groups_per_token > 0 && model.expert_groups_per_token < model.expert_groups) {
+    out.notes.push_back("node-limited routing (each token's experts in at most " +
+                        str(model.expert_groups_per_token) + " of " + str(model.expert_groups) +
+                        " groups) is not modelled: the all-to-all sends each token's top_k "
+                        "copies to its experts' ranks as unrestricted routing would");
+  }
+  if (model.mtp_layers > 0) {
+    out.notes.push_back("multi-token prediction (" + str(model.mtp_layers) +
+                        " module(s)) is not modelled: its blocks and output head are not in "
+                        "the step");
+  }
+  if (model.mla() && p.sequence_parallel && p.tp > 1) {
+    out.notes.push_back(
+        "latent attention under sequence parallelism: the all-gather before "
+        "attention moves the hidden state, where Megatron-Core gathers the "
+        "narrower latents");
+  }
   // Settings that change nothing under this plan: say so, so a sweep over them is not
   // read as a finding.
   if (p.sequence_parallel && p.tp == 1) {

@@ -226,7 +226,7 @@ class Problems {
 void check_attention(const ModelSpec& spec, Problems& problems) {
   problems.require_positive("heads", spec.heads);
   problems.require_zero_or_positive("head_dim", spec.explicit_head_dim, "= hidden / heads");
-  if (spec.explicit_head_dim == 0 && spec.hidden > 0 && spec.heads > 0 &&
+  if (!spec.mla() && spec.explicit_head_dim == 0 && spec.hidden > 0 && spec.heads > 0 &&
       spec.hidden % spec.heads != 0) {
     problems.add("hidden: must be divisible by heads (hidden " + std::to_string(spec.hidden) +
                  ", heads " + std::to_string(spec.heads) + "), or give head_dim");
@@ -235,6 +235,37 @@ void check_attention(const ModelSpec& spec, Problems& problems) {
   if (spec.kv_heads > 0 && spec.heads > 0 && spec.heads % spec.kv_heads != 0) {
     problems.add("kv_heads: must divide heads (heads " + std::to_string(spec.heads) +
                  ", kv_heads " + std::to_string(spec.kv_heads) + ")");
+  }
+}
+
+// Multi-head latent attention's dimensions (ModelSpec::mla).
+void check_latent_attention(const ModelSpec& spec, Problems& problems) {
+  const bool any = spec.q_lora_rank != 0 || spec.kv_lora_rank != 0 || spec.qk_nope_head_dim != 0 ||
+                   spec.qk_rope_head_dim != 0 || spec.v_head_dim != 0;
+  if (!any) return;
+  if (spec.family != ModelFamily::kLlama && spec.family != ModelFamily::kMoe) {
+    problems.add(
+        "kv_lora_rank: multi-head latent attention is modelled for the llama and moe "
+        "families, got " +
+        std::string(model_family_name(spec.family)));
+    return;
+  }
+  problems.require_positive("kv_lora_rank", spec.kv_lora_rank);
+  problems.require_zero_or_positive("q_lora_rank", spec.q_lora_rank,
+                                    "queries projected from the hidden state");
+  problems.require_positive("qk_nope_head_dim", spec.qk_nope_head_dim);
+  problems.require_positive("qk_rope_head_dim", spec.qk_rope_head_dim);
+  problems.require_positive("v_head_dim", spec.v_head_dim);
+  if (spec.kv_heads != 0 && spec.kv_heads != spec.heads) {
+    problems.add(
+        "kv_heads: latent attention expands keys and values for every head; give "
+        "no kv_heads (or heads), got " +
+        std::to_string(spec.kv_heads));
+  }
+  if (spec.explicit_head_dim != 0 || spec.qk_norm) {
+    problems.add(std::string(spec.qk_norm ? "qk_norm" : "head_dim") +
+                 ": latent attention's heads are qk_nope_head_dim + qk_rope_head_dim wide "
+                 "(v_head_dim for V), and its norms are on the latents");
   }
 }
 
@@ -307,6 +338,7 @@ void check_transformer(const ModelSpec& spec, Problems& problems) {
         "sliding_window: bert attends in both directions; a sliding window is "
         "modelled for causal decoders");
   }
+  check_latent_attention(spec, problems);
   check_experts(spec, problems);
 }
 
@@ -442,6 +474,11 @@ bool check_bounds(const ModelSpec& spec, Problems& problems) {
   at_most("sliding_window", spec.sliding_window, kMaxSequence);
   at_most("input_features", spec.input_features, kMaxWidth);
   at_most("embedding", spec.embedding, kMaxWidth);
+  at_most("q_lora_rank", spec.q_lora_rank, kMaxWidth);
+  at_most("kv_lora_rank", spec.kv_lora_rank, kMaxWidth);
+  at_most("qk_nope_head_dim", spec.qk_nope_head_dim, kMaxWidth);
+  at_most("qk_rope_head_dim", spec.qk_rope_head_dim, kMaxWidth);
+  at_most("v_head_dim", spec.v_head_dim, kMaxWidth);
   at_most("image_size", spec.image_size, kMaxImageSize);
   at_most("stem/width", spec.stem.width, kMaxWidth);
   int64_t blocks = 0;
@@ -516,6 +553,8 @@ std::vector<std::string_view> model_keys_used(const ModelSpec& spec) {
   static constexpr std::string_view kMlpBody[] = {"layers", "hidden", "input_features"};
   static constexpr std::string_view kVisionBody[] = {"image_size"};
   static constexpr std::string_view kResnetBody[] = {"stages", "stem", "feature_pool"};
+  static constexpr std::string_view kLatentAttention[] = {
+      "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"};
   static constexpr std::string_view kMoe[] = {"moe_ffn_hidden", "shared_ffn_hidden",
                                               "shared_expert_gate", "first_dense_layers",
                                               "moe_layer_period"};
@@ -525,6 +564,8 @@ std::vector<std::string_view> model_keys_used(const ModelSpec& spec) {
     // experts and top_k outside the moe family have their own error (check_experts).
     keys.assign(std::begin(kTransformer), std::end(kTransformer));
     if (spec.family == ModelFamily::kMoe) keys.insert(keys.end(), std::begin(kMoe), std::end(kMoe));
+    // Latent attention's own error names other families (check_latent_attention).
+    keys.insert(keys.end(), std::begin(kLatentAttention), std::end(kLatentAttention));
     keys.push_back("name");
     return keys;
   }

@@ -115,6 +115,24 @@ struct ModelSpec {
   // GPT-OSS's attention sinks: a learned logit per head joins every softmax's denominator
   // (one parameter a head, a term of the softmax a row).
   bool attention_sinks = false;
+  // DeepSeek-V2/V3's multi-head latent attention (llama and moe families; on when
+  // kv_lora_rank > 0): queries through a q_lora_rank-wide latent (0: projected directly
+  // from the hidden state), keys and values through a kv_lora_rank-wide latent; QK^T over
+  // heads of qk_nope_head_dim + qk_rope_head_dim (the rotary part of K one per token,
+  // shared by the heads), V and the attention output in heads of v_head_dim.
+  int64_t q_lora_rank = 0;
+  int64_t kv_lora_rank = 0;
+  int64_t qk_nope_head_dim = 0;
+  int64_t qk_rope_head_dim = 0;
+  int64_t v_head_dim = 0;
+  bool mla() const { return kv_lora_rank > 0; }
+  // What a Hugging Face DeepSeek config gives beyond what dtsim models, kept so that a run
+  // says it left them out: node-limited routing (each token's experts in at most
+  // expert_groups_per_token of expert_groups groups: DeepSeek-V3's topk_group 4 of n_group 8)
+  // and multi-token prediction modules (num_nextn_predict_layers).
+  int expert_groups = 0;
+  int expert_groups_per_token = 0;
+  int mtp_layers = 0;
   // Vision (resnet50, resnet, alexnet, vgg16): input resolution and classes.
   int image_size = 224;
   int64_t classes = 1000;

@@ -29,6 +29,12 @@ namespace {
 
 // What the ranks cannot run is refused here, before mpirun starts, with the scenario named.
 void check_runnable(const std::string& source, const LoweredScenario& lowered, int ranks) {
+  if (lowered.training && lowered.training->model.mla()) {
+    throw InputError(source, {{"/model/kv_lora_rank",
+                               "multi-head latent attention is simulated only: the executor's "
+                               "attention kernels take Q, K and V in one tensor of one head "
+                               "width, and latent attention's are apart and of two"}});
+  }
   if (lowered.local_graph) {
     throw InputError(source, {{"/parallelism/sync_every",
                                "local SGD alternates two step graphs; a real run executes one "

@@ -162,6 +162,16 @@ std::optional<models::ModelSpec> read_model(const json& value, const std::string
     }
   }
   if (auto v = o->boolean("attention_sinks", Need::kOptional)) spec.attention_sinks = *v;
+  for (auto [key, field] : {std::pair{"q_lora_rank", &models::ModelSpec::q_lora_rank},
+                            {"kv_lora_rank", &models::ModelSpec::kv_lora_rank},
+                            {"qk_nope_head_dim", &models::ModelSpec::qk_nope_head_dim},
+                            {"qk_rope_head_dim", &models::ModelSpec::qk_rope_head_dim},
+                            {"v_head_dim", &models::ModelSpec::v_head_dim}}) {
+    if (auto v = o->integer(key, Need::kOptional, key == std::string_view("q_lora_rank") ? 0 : 1,
+                            INT64_MAX)) {
+      spec.*field = *v;
+    }
+  }
   if (auto v = o->integer("image_size", Need::kOptional, 1)) spec.image_size = static_cast<int>(*v);
   if (const json* stages = o->get("stages", Need::kOptional, "a list of stages")) {
     read_stages(*stages, o->pointer("stages"), spec, d);

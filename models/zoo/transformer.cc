@@ -90,6 +90,13 @@ struct Dims {
   bool gpt_style = true;
   bool flash = false;
   int64_t window = 0;  // sliding-window attention's reach; 0 = the whole prefix
+  // Multi-head latent attention (kv_lora > 0): head_dim is then QK^T's (nope + rope) and
+  // v_dim V's; q_width and kv_width are Q's and K's widths over every head.
+  int64_t q_lora = 0;
+  int64_t kv_lora = 0;
+  int64_t rope_dim = 0;
+  int64_t v_dim = 0;
+  bool mla() const { return kv_lora > 0; }
 
   double token_elements() const { return static_cast<double>(tokens) * hidden; }
   double score_elements() const { return static_cast<double>(batch) * heads * seq * seq; }
@@ -121,6 +128,15 @@ Dims dims_of(const ModelSpec& spec, const BuildShape& shape) {
   d.flash = shape.flash_attention;
   d.window = spec.sliding_window;
   d.sinks = spec.attention_sinks;
+  if (spec.mla()) {
+    d.q_lora = spec.q_lora_rank;
+    d.kv_lora = spec.kv_lora_rank;
+    d.rope_dim = spec.qk_rope_head_dim;
+    d.v_dim = spec.v_head_dim;
+    d.head_dim = spec.qk_nope_head_dim + spec.qk_rope_head_dim;
+    d.q_width = d.heads * d.head_dim;
+    d.kv_width = d.q_width;
+  }
   return d;
 }
 
@@ -257,7 +273,13 @@ void add_unfused_attention_core(std::vector<Op>& ops, const Dims& d) {
       d.gpt_style ? scores * d.act : 0, TensorSplit::kHeads));
 }
 
+void add_mla_attention(std::vector<Op>& ops, const Dims& d);
+
 void add_attention(std::vector<Op>& ops, const Dims& d) {
+  if (d.mla()) {
+    add_mla_attention(ops, d);
+    return;
+  }
   const double tokens = static_cast<double>(d.tokens);
   ops.push_back(saving(linear("attn.qkv", TensorSplit::kColumn, d.tokens, d.hidden,
                               d.q_width + 2 * d.kv_width, d.gpt_style, d.act),
@@ -279,6 +301,91 @@ void add_attention(std::vector<Op>& ops, const Dims& d) {
   ops.push_back(saving(
       linear("attn.proj", TensorSplit::kRow, d.tokens, d.q_width, d.hidden, d.gpt_style, d.act),
       tokens * d.q_width * d.act, TensorSplit::kRow));
+}
+
+// An RMSNorm over `width`-wide rows of the tokens (a latent's), split as `split`; it keeps
+// its input.
+Op latent_norm(std::string name, const Dims& d, int64_t width) {
+  const double elements = static_cast<double>(d.tokens) * static_cast<double>(width);
+  Op norm = run_by(memory_bound_op(std::move(name), OpKind::kNorm, TensorSplit::kSequence, elements,
+                                   kRmsNormFlops, 2 * d.act, width),
+                   KernelKind::kRmsNorm);
+  norm.params = width;
+  return saving(std::move(norm), elements * d.act, TensorSplit::kSequence);
+}
+
+// DeepSeek-V2/V3's multi-head latent attention as Megatron-Core's MLASelfAttention runs
+// it (megatron/core/transformer/multi_latent_attention.py): the down projections to the
+// latents are duplicated on every tensor-parallel rank (on its sequence shard under
+// sequence parallelism), their norms likewise, the up projections column-parallel; rotary
+// positions on Q's rope part of every head and on K's one shared part, then Q and K of
+// nope + rope per head; attention over V of v_dim per head; the output projection
+// row-parallel. Kept: the block's normed input (once, for both down projections), each
+// latent norm's input and output (the up projection's input), Q, K and V for the core, the
+// core's own, and the output projection's input.
+void add_mla_attention(std::vector<Op>& ops, const Dims& d) {
+  const double tokens = static_cast<double>(d.tokens);
+  const int64_t v_width = d.heads * d.v_dim;
+  const int64_t nope = d.head_dim - d.rope_dim;
+  if (d.q_lora > 0) {
+    ops.push_back(saving(
+        linear("attn.q_down", TensorSplit::kSequence, d.tokens, d.hidden, d.q_lora, false, d.act),
+        d.token_elements() * d.act, TensorSplit::kSequence));
+    ops.push_back(latent_norm("attn.q_norm", d, d.q_lora));
+    ops.push_back(saving(
+        linear("attn.q_up", TensorSplit::kColumn, d.tokens, d.q_lora, d.q_width, false, d.act),
+        tokens * static_cast<double>(d.q_lora) * d.act, TensorSplit::kSequence));
+  } else {
+    ops.push_back(
+        saving(linear("attn.q", TensorSplit::kColumn, d.tokens, d.hidden, d.q_width, false, d.act),
+               d.token_elements() * d.act, TensorSplit::kSequence));
+  }
+  // Its input, the normed hidden state, is kept by the query's first projection.
+  ops.push_back(linear("attn.kv_down", TensorSplit::kSequence, d.tokens, d.hidden,
+                       d.kv_lora + d.rope_dim, false, d.act));
+  ops.push_back(latent_norm("attn.kv_norm", d, d.kv_lora));
+  ops.push_back(saving(linear("attn.kv_up", TensorSplit::kColumn, d.tokens, d.kv_lora,
+                              d.heads * (nope + d.v_dim), false, d.act),
+                       tokens * static_cast<double>(d.kv_lora) * d.act, TensorSplit::kSequence));
+  // Rotates Q's rope part of every head and K's shared one, and writes Q and K whole (the
+  // rope part copied to every head of K); keeps Q, K and V, the core's inputs.
+  Op rope = memory_bound_op("attn.rope", OpKind::kElementwise, TensorSplit::kHeads,
+                            tokens * static_cast<double>(d.heads * d.rope_dim + d.rope_dim),
+                            kRopeFlops, 2 * d.act, d.head_dim);
+  ops.push_back(saving(std::move(rope),
+                       tokens * static_cast<double>(d.q_width + d.kv_width + v_width) * d.act,
+                       TensorSplit::kHeads));
+  const int64_t batch = d.batch * d.heads;
+  if (d.flash) {
+    // One kernel of QK^T over head_dim and attention over V of v_dim (cuDNN's fused
+    // attention, which Transformer Engine runs for MLA, takes the two widths apart); its
+    // shape key carries head_dim.
+    Op flash = flash_attention_op(d, true);
+    const double fraction = flash.executed_fraction;
+    flash.fwd_flops = 2.0 * static_cast<double>(batch) * static_cast<double>(d.seq) *
+                      static_cast<double>(d.seq) * static_cast<double>(d.head_dim + d.v_dim);
+    flash.bwd_flops = 2.5 * flash.fwd_flops;
+    const double qkvo = tokens * static_cast<double>(d.q_width + d.kv_width + 2 * v_width) * d.act;
+    const double lse = static_cast<double>(batch) * static_cast<double>(d.seq) * 4;
+    flash.fwd_bytes = qkvo + lse;
+    flash.bwd_bytes = 2 * qkvo + lse;
+    flash.executed_fraction = fraction;
+    ops.push_back(std::move(flash));
+  } else {
+    Op score = attention_gemm("attn.score", GemmShape{d.seq, d.seq, d.head_dim, batch, false, true},
+                              d.act);
+    score.causal = true;
+    ops.push_back(std::move(score));
+    const double scores = d.score_elements();
+    ops.push_back(saving(
+        attention_core_op(memory_bound_op("attn.softmax", OpKind::kSoftmax, TensorSplit::kHeads,
+                                          scores, kSoftmaxFlops, 2 * d.act, d.seq)),
+        scores * d.act, TensorSplit::kHeads));
+    ops.push_back(attention_gemm("attn.context", GemmShape{d.seq, d.v_dim, d.seq, batch}, d.act));
+  }
+  ops.push_back(
+      saving(linear("attn.proj", TensorSplit::kRow, d.tokens, v_width, d.hidden, false, d.act),
+             tokens * static_cast<double>(v_width) * d.act, TensorSplit::kRow));
 }
 
 // The residual connection after a sublayer: Megatron-LM's fused bias-dropout-add (gpt,
@@ -453,8 +560,8 @@ void tag_recompute_modules(Layer& layer, bool post_norm) {
   for (Op& op : layer.ops) {
     const bool norm = op.name == "attn.norm" || op.name == "mlp.norm";
     if (!post_norm && norm) op.rerun_in |= kNorm;
-    if (!post_norm && (op.name == "attn.qkv" || op.name == "mlp.fc1" || op.name == "mlp.gate" ||
-                       op.name == "moe.router")) {
+    if (!post_norm && (op.name == "attn.qkv" || op.name == "attn.q_down" || op.name == "attn.q" ||
+                       op.name == "mlp.fc1" || op.name == "mlp.gate" || op.name == "moe.router")) {
       op.dropped_in |= kNorm;
     }
     RecomputeModules module = 0;
@@ -493,8 +600,17 @@ void wire_block(Layer& layer, const Dims& d) {
   read_from(layer, mlp_residual, {kPrevious, post_norm ? "attn.norm" : attn_residual});
   // GPT's bias add writes Q, K and V; rotary (llama, moe) rewrites Q and K only, so the
   // attention reads V from the QKV projection's result.
-  read_from(layer, "attn.context", {kPrevious, d.gpt_style ? "attn.qkv_bias" : "attn.qkv"});
-  if (!d.gpt_style) read_from(layer, "attn.flash", {kPrevious, "attn.qkv"});
+  if (d.mla()) {
+    // Both latents come from the normed hidden state; the rotated Q and K from the query's
+    // projection and the keys' latent (its rope part), V from the keys' up projection.
+    read_from(layer, "attn.kv_down", {"attn.norm"});
+    read_from(layer, "attn.rope", {d.q_lora > 0 ? "attn.q_up" : "attn.q", "attn.kv_down"});
+    read_from(layer, "attn.context", {kPrevious, "attn.kv_up"});
+    read_from(layer, "attn.flash", {kPrevious, "attn.kv_up"});
+  } else {
+    read_from(layer, "attn.context", {kPrevious, d.gpt_style ? "attn.qkv_bias" : "attn.qkv"});
+    if (!d.gpt_style) read_from(layer, "attn.flash", {kPrevious, "attn.qkv"});
+  }
   for (const std::string prefix : {"mlp", "moe.shared"}) {
     read_from(layer, prefix + ".gate", {"mlp.norm"});
     read_from(layer, prefix + ".up", {"mlp.norm"});
@@ -540,7 +656,10 @@ Layer block_layer(const Dims& d, int index, bool moe_layer) {
     DTSIM_CHECK(it != ops.end(), "block layer without an expected op");
     return static_cast<int>(it - ops.begin());
   };
-  const int qkv = index_of([](const Op& op) { return op.name == "attn.qkv"; });
+  // The attention's first projection (latent attention's: the query's).
+  const int qkv = index_of([](const Op& op) {
+    return op.name == "attn.qkv" || op.name == "attn.q_down" || op.name == "attn.q";
+  });
   const int proj = index_of([](const Op& op) { return op.name == "attn.proj"; });
   const int mlp_first = index_of([](const Op& op) {
     return op.name == "mlp.fc1" || op.name == "mlp.gate" || op.kind == OpKind::kRouter;
@@ -556,7 +675,10 @@ Layer block_layer(const Dims& d, int index, bool moe_layer) {
   // Keys and values are gathered once the QKV projection (and its preparation) made them.
   layer.cp_at = index_of(
       [](const Op& op) { return op.attention_core || op.kernel == KernelKind::kFlashAttention; });
-  layer.kv_bytes = static_cast<double>(d.tokens) * 2 * d.kv_width * d.act;
+  // Latent attention gathers K and V of every head (V of v_dim).
+  layer.kv_bytes = static_cast<double>(d.tokens) *
+                   static_cast<double>(d.kv_width + (d.mla() ? d.heads * d.v_dim : d.kv_width)) *
+                   d.act;
   if (moe_layer) {
     // Tokens go to their experts once permuted and come back before they are unpermuted.
     const int fc1 = index_of([](const Op& op) { return op.name == "moe.expert.fc1"; });

@@ -118,6 +118,53 @@ TEST(HfConfigTest, ImportedParameterCounts) {
   EXPECT_NEAR(params("gpt-oss-20b.json") / 20.91e9, 1.0, 0.005);
 }
 
+// DeepSeek-V3 (deepseek-ai/DeepSeek-V3's config.json): 671B without its multi-token
+// prediction module (the paper's count; the checkpoint's 685B adds its 14B), counted by
+// hand: per layer the latent attention's q_down 7168 x 1536, q_norm 1536, q_up 1536 x
+// 128 x 192, kv_down 7168 x 576, kv_norm 512, kv_up 512 x 128 x 256 and proj 128 x 128 x
+// 7168 (187,107,328) and two norms of 7168; 3 dense layers' SwiGLU 3 x 7168 x 18432; 58
+// MoE layers' router 7168 x 256 and 257 SwiGLUs of 3 x 7168 x 2048 (256 routed, 1
+// shared); embedding and head 2 x 129280 x 7168 and the final norm.
+TEST(HfConfigTest, DeepSeekV3LatentAttentionAndExperts) {
+  const ModelSpec spec = model_spec_from_hf_config(load("DeepSeek-V3.json"), "c");
+  EXPECT_EQ(spec.family, ModelFamily::kMoe);
+  EXPECT_TRUE(spec.mla());
+  EXPECT_EQ(spec.q_lora_rank, 1536);
+  EXPECT_EQ(spec.kv_lora_rank, 512);
+  EXPECT_EQ(spec.qk_nope_head_dim + spec.qk_rope_head_dim, 192);
+  EXPECT_EQ(spec.v_head_dim, 128);
+  EXPECT_EQ(spec.experts, 256);
+  EXPECT_EQ(spec.top_k, 8);
+  EXPECT_EQ(spec.moe_ffn_hidden, 2048);
+  EXPECT_EQ(spec.shared_ffn_hidden, 2048);
+  EXPECT_EQ(spec.first_dense_layers, 3);
+  EXPECT_EQ(spec.expert_groups, 8);
+  EXPECT_EQ(spec.expert_groups_per_token, 4);
+  EXPECT_EQ(spec.mtp_layers, 1);
+  const int64_t attention =
+      7168 * 1536 + 1536 + 1536 * 128 * 192 + 7168 * 576 + 512 + 512 * 128 * 256 + 128 * 128 * 7168;
+  ASSERT_EQ(attention, 187107328);
+  const int64_t per_layer = attention + 2 * 7168;
+  const int64_t dense = 3 * 7168 * 18432;
+  const int64_t moe = 7168 * 256 + 257 * (int64_t{3} * 7168 * 2048);
+  const int64_t total = 61 * per_layer + 3 * dense + 58 * moe + 2 * int64_t{129280} * 7168 + 7168;
+  EXPECT_EQ(total, 671026404352);
+  const Workload w = build_workload(spec, WorkloadShape{1, 128, Precision::kBf16});
+  EXPECT_EQ(w.params(), total);
+  // DeepSeek-V2-Lite projects its queries directly (q_lora_rank null).
+  json lite = load("DeepSeek-V3.json");
+  lite["model_type"] = "deepseek_v2";
+  lite["q_lora_rank"] = nullptr;
+  const ModelSpec direct = model_spec_from_hf_config(lite, "c");
+  EXPECT_EQ(direct.q_lora_rank, 0);
+  const Workload wd = build_workload(direct, WorkloadShape{1, 128, Precision::kBf16});
+  // The query's latent path (q_down, q_norm, q_up) becomes one projection 7168 x 128 x 192.
+  EXPECT_EQ(w.params() - wd.params(),
+            61 * (7168 * 1536 + 1536 + 1536 * 128 * 192 - int64_t{7168} * 128 * 192));
+  lite["kv_lora_rank"] = 0;
+  EXPECT_THAT(import_error(lite), HasSubstr("kv_lora_rank: expected a positive integer, got 0"));
+}
+
 // GPT-OSS alternates windowed (128 tokens) and full attention, starting windowed, and has
 // a sink logit per head: 64 parameters a layer beyond the projections.
 TEST(HfConfigTest, GptOssWindowsEveryOtherLayerAndHasSinks) {
@@ -298,8 +345,9 @@ TEST(HfConfigTest, UnknownModelTypeListsTheSupportedOnes) {
   json config = load("Meta-Llama-3-8B.json");
   config["model_type"] = "bert";
   EXPECT_EQ(import_error(config),
-            "config.json: model_type: expected one of llama, mistral, qwen2, qwen3, qwen2_moe, qwen3_moe, "
-            "mixtral, gpt_oss, gpt2, got \"bert\"");
+            "config.json: model_type: expected one of llama, mistral, qwen2, qwen3, qwen2_moe, "
+            "qwen3_moe, "
+            "mixtral, gpt_oss, deepseek_v2, deepseek_v3, gpt2, got \"bert\"");
   config.erase("model_type");
   EXPECT_THAT(import_error(config), HasSubstr("model_type: expected one of llama"));
   EXPECT_THAT(import_error(config), HasSubstr("missing"));

@@ -3,6 +3,7 @@
 // run with an error naming it and its last task, and no rank process is left behind.
 #include "runner/real_validation.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -190,6 +191,24 @@ TEST(RealValidation, RefusesMoreRanksThanCoresBeforeStartingAny) {
   RealRunOptions o = long_run(folder);
   o.overrides = {"cluster.nodes.0.devices_per_node=64", "training.global_batch=256"};
   EXPECT_THROW(validate_for_real(o), InputError);
+  EXPECT_FALSE(std::filesystem::exists(rank_progress_path(folder, 0)));
+}
+
+// Latent attention is simulated only: refused at its key before any rank starts.
+TEST(RealValidation, RefusesLatentAttentionBeforeStartingAny) {
+  const auto folder = scratch("mla");
+  RealRunOptions o = long_run(folder);
+  o.overrides = {
+      "model={\"family\": \"llama\", \"layers\": 2, \"hidden\": 64, \"heads\": 4, "
+      "\"ffn_hidden\": 128, \"vocab\": 512, \"kv_lora_rank\": 16, "
+      "\"qk_nope_head_dim\": 8, \"qk_rope_head_dim\": 4, \"v_head_dim\": 8}"};
+  try {
+    validate_for_real(o);
+    ADD_FAILURE() << "no InputError";
+  } catch (const InputError& e) {
+    EXPECT_THAT(std::string(e.what()), ::testing::HasSubstr("/model/kv_lora_rank"));
+    EXPECT_THAT(std::string(e.what()), ::testing::HasSubstr("simulated only"));
+  }
   EXPECT_FALSE(std::filesystem::exists(rank_progress_path(folder, 0)));
 }
 
