@@ -41,7 +41,7 @@ std::vector<PhaseIterations> phase_iterations(const std::vector<BatchPhase>& pha
 // The batch sizes whose steps are simulated: every distinct one up to `most`, else `most`
 // of them spread evenly over the range, the smallest and largest included.
 std::vector<int64_t> simulated_batches(const std::vector<BatchPhase>& phases, int most);
-inline constexpr int kMostSimulatedPhases = 8;
+inline constexpr int kMostSimulatedPhases = 3;
 
 // The step time at `global_batch` from the simulated ones: linear between the nearest two
 // (a step's time is affine in its micro-batches per replica: a pipeline's fill and drain

@@ -49,15 +49,17 @@ TEST(BatchSchedule, APhaseEndsOnTheIterationThatReachesItsBoundary) {
   EXPECT_EQ(short_run[2].iterations, 0);
 }
 
-TEST(BatchSchedule, AtMostEightBatchSizesAreSimulated) {
+TEST(BatchSchedule, AtMostThreeBatchSizesAreSimulated) {
   std::vector<BatchPhase> few{{16, 10}, {32, 10}, {16, 10}};
   EXPECT_THAT(simulated_batches(few, kMostSimulatedPhases), ElementsAre(16, 32));
   std::vector<BatchPhase> ramp;
   for (int64_t b = 32; b < 1536; b += 32) ramp.push_back({b, 100});  // 47 sizes
-  const std::vector<int64_t> picked = simulated_batches(ramp, kMostSimulatedPhases);
-  ASSERT_EQ(picked.size(), 8u);
-  EXPECT_EQ(picked.front(), 32);
-  EXPECT_EQ(picked.back(), 1504);
+  // The smallest, the middle one (index 23 of 0..46) and the largest.
+  EXPECT_THAT(simulated_batches(ramp, kMostSimulatedPhases), ElementsAre(32, 768, 1504));
+  const std::vector<int64_t> eight = simulated_batches(ramp, 8);
+  ASSERT_EQ(eight.size(), 8u);
+  EXPECT_EQ(eight.front(), 32);
+  EXPECT_EQ(eight.back(), 1504);
 }
 
 TEST(BatchSchedule, StepsBetweenSimulatedBatchesAreLinear) {
