@@ -89,6 +89,10 @@ int lower(const LowerArgs& args) {
                             (lowered.local_graph ? std::filesystem::file_size(local_file) : 0)) /
             1e6,
         seconds);
+    if (!lowered.phase_graphs.empty()) {
+      std::cout << "note: the batch-size schedule's phase steps are not written; the file is "
+                   "the step at global_batch\n";
+    }
   }
   return kExitOk;
 }

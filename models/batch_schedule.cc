@@ -25,6 +25,11 @@ std::vector<BatchPhase> megatron_rampup(int64_t start, int64_t increment, int64_
     return {};
   }
   const int64_t steps = (global_batch - start) / increment;
+  if (steps > kMostRampSteps) {
+    problem = "(global_batch - start) / increment = " + n(steps) + " steps; at most " +
+              n(kMostRampSteps) + " (a coarser increment)";
+    return {};
+  }
   // Megatron-LM: rampup_samples_per_increment = ramp_samples / num_increments (a float),
   // and the batch is start + floor(consumed / that) * increment.
   const double per_step = static_cast<double>(ramp_samples) / static_cast<double>(steps);

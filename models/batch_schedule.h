@@ -23,6 +23,8 @@ struct BatchPhase {
 // `global_batch` (megatron/core/num_microbatches_calculator.py): (global - start) /
 // increment steps of `increment`, each lasting ramp_samples / steps samples. Empty with a
 // sentence in `problem` when the numbers do not make a ramp.
+// Beyond this many steps a ramp is a typo (each step is a phase held in memory).
+inline constexpr int64_t kMostRampSteps = 100'000;
 std::vector<BatchPhase> megatron_rampup(int64_t start, int64_t increment, int64_t ramp_samples,
                                         int64_t global_batch, std::string& problem);
 

@@ -27,7 +27,7 @@
 //    qk_nope_head_dim, qk_rope_head_dim, v_head_dim): n_routed_experts of
 //    moe_intermediate_size, top num_experts_per_tok, n_shared_experts of the same width as
 //    one shared SwiGLU, the first first_k_dense_replace layers dense (intermediate_size),
-//    then every moe_layer_freq-th. Node-limited routing (n_group, topk_group) and
+//    every later one MoE (moe_layer_freq must be 1). Node-limited routing (n_group, topk_group) and
 //    multi-token prediction (num_nextn_predict_layers) are kept on the spec and a run notes
 //    that they are not modelled.
 //  - Attention biases (Qwen2) and rope settings do not change the FLOPs or memory the
@@ -236,7 +236,12 @@ ModelSpec deepseek(const ConfigReader& r) {
   spec.moe_ffn_hidden = r.positive_int("moe_intermediate_size", kWide);
   spec.shared_ffn_hidden = r.non_negative_int_or("n_shared_experts", 0) * spec.moe_ffn_hidden;
   spec.first_dense_layers = to_int(r.non_negative_int_or("first_k_dense_replace", 0));
-  spec.moe_layer_period = to_int(r.positive_int_or("moe_layer_freq", 1));
+  // Hugging Face puts MoE on layers i % moe_layer_freq == 0, dtsim on (i + 1) % period ==
+  // 0: they agree at 1, which every DeepSeek config uses.
+  if (r.positive_int_or("moe_layer_freq", 1) != 1) {
+    r.fail("moe_layer_freq", "1 (MoE on every layer after the dense ones)",
+           std::to_string(r.positive_int("moe_layer_freq")));
+  }
   spec.q_lora_rank = r.non_negative_int_or("q_lora_rank", 0);
   spec.kv_lora_rank = r.positive_int("kv_lora_rank", kWide);
   spec.qk_nope_head_dim = r.positive_int("qk_nope_head_dim", kWide);

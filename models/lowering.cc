@@ -140,8 +140,10 @@ class StepEmitter {
     // Buffers: the next id, and the activations each forward step keeps, by step id.
     uint32_t next_buffer = 1;
     std::map<std::string, uint32_t> kept;
-    // Activation offload: each forward step's copy to host memory, by step id.
+    // Activation offload: each forward step's copy to host memory, by step id, and the
+    // latest one, which the next pass waits for.
     std::map<std::string, TaskId> offloaded;
+    std::optional<TaskId> offload_in_flight;
     // The micro-batch whose forward or backward is being emitted: its compute tasks' ops
     // bind that micro-batch's activations.
     uint32_t micro_batch = kNoMicroBatch;
@@ -1072,6 +1074,7 @@ void StepEmitter::start_offload(RankContext& rc, const std::string& id, double b
                                 bytes, {made_by, made});
   free(rc, "offloaded act " + id, buffer, bytes, MemoryCategory::kActivations, s_.offload, {copy});
   rc.offloaded[id] = copy;
+  rc.offload_in_flight = copy;
 }
 
 StepEmitter::Reload StepEmitter::start_reload(RankContext& rc, const std::string& id, double bytes,
@@ -1098,6 +1101,13 @@ std::vector<TaskId> StepEmitter::pass_inputs(RankContext& rc, std::vector<TaskId
   // before), and that pass's own collective starts with it: after its inputs and after
   // what the compute stream ran before it.
   if (rc.overlapped_tp) deps.push_back(*rc.overlapped_tp);
+  // And after the previous forward's offload copy: Transformer Engine's offload handler
+  // makes the compute stream wait for it (synchronize_on_group_commit_forward), which
+  // bounds the offloaded activations on the device to one pass's.
+  if (rc.offload_in_flight) {
+    deps.push_back(*rc.offload_in_flight);
+    rc.offload_in_flight.reset();
+  }
   std::vector<TaskId> tp_inputs = deps;
   if (rc.last_pass) tp_inputs.push_back(*rc.last_pass);
   return tp_inputs;
@@ -1112,26 +1122,30 @@ TaskId StepEmitter::emit_bucketed_backward(RankContext& rc, const ChunkCost& cc,
   const int layers = static_cast<int>(cc.layer_bwd.size());
   int segment_end = layers;  // the segment runs layers [l, segment_end)
   double filled = 0;
-  std::vector<double> buckets;
+  std::vector<std::pair<double, TaskId>> buckets;  // its bytes and the part that fills it
   std::vector<TaskId> parts;
   for (int l = layers - 1; l >= 0; --l) {
     filled += cc.layer_dense_params[l] * per_parameter_bytes_.gradients;
-    // A segment ends where the reloaded layers begin: those wait for their copy.
-    if (filled >= bucket_bytes || l == 0 || (reloaded && l == split)) {
+    // A segment also ends where the reloaded layers begin (those wait for their copy); the
+    // bucket fills on across it.
+    const bool full = filled >= bucket_bytes || l == 0;
+    if (full || (reloaded && l == split)) {
       std::vector<TaskId> after = parts.empty() ? deps : std::vector<TaskId>{};
       if (reloaded && segment_end == split) after.push_back(*reloaded);
       parts.push_back(
           pass_tasks(rc, cc, false, l, segment_end,
                      "bwd " + id + (layers > 1 ? " part " + std::to_string(parts.size()) : ""), id,
                      std::move(after)));
-      buckets.push_back(filled);
       segment_end = l;
-      filled = 0;
+      if (full) {
+        buckets.push_back({filled, parts.back()});
+        filled = 0;
+      }
     }
   }
   for (size_t n = 0; n < buckets.size(); ++n) {
-    const TaskId after = in_.plan.overlap_grad_reduce ? parts[n] : parts.back();
-    collective(rc, GroupKind::kDp, rc.dp_group, s_.dp, rc.grad_op, buckets[n],
+    const TaskId after = in_.plan.overlap_grad_reduce ? buckets[n].second : parts.back();
+    collective(rc, GroupKind::kDp, rc.dp_group, s_.dp, rc.grad_op, buckets[n].first,
                "grad bucket " + std::to_string(chunk) + "." + std::to_string(n), {after},
                rc.grad_algorithm);
   }
@@ -1324,6 +1338,19 @@ LoweredStep lower_training_step(const LoweringInput& in) {
   out.plan.dp = rp.dp;
   out.plan.replica_micro_batch = rp.replica_micro_batch;
   out.plan.tp_shares = rp.tp_shares;
+  if (in.plan.balance_stages && is_transformer(in.model.family) && !rp.workloads.empty()) {
+    // The balanced split, as blocks per virtual stage: what another lowering of the same
+    // plan (a batch-size phase) reuses.
+    const Workload& w = rp.workloads.begin()->second;
+    out.plan.stage_layers.clear();
+    for (const LayerRange& r : rp.chunks) {
+      int blocks = 0;
+      for (int i = r.begin; i < r.end; ++i) {
+        blocks += w.layers[static_cast<size_t>(i)].kind == LayerKind::kTransformer;
+      }
+      out.plan.stage_layers.push_back(blocks);
+    }
+  }
   out.micro_batches = rp.micro_batches;
   out.notes = rp.notes;
   out.roles.resize(rp.ranks);

@@ -73,11 +73,9 @@ class RankPace {
     // recomputation treats apart (by groups, or some blocks only), are priced together, and
     // their mean stands for a block.
     const TrainingSetup& t = in.training;
-    // Offload, which takes each chunk's first blocks, treats them apart too.
     const bool partial_recompute =
-        (t.recompute == Recompute::kFull &&
-         (t.recompute_method == RecomputeMethod::kBlock || t.recompute_num_layers > 1)) ||
-        t.offload_layers > 0;
+        t.recompute == Recompute::kFull &&
+        (t.recompute_method == RecomputeMethod::kBlock || t.recompute_num_layers > 1);
     if (blocks_end_ > begin_ + 1 && w.layers[begin_].kind == LayerKind::kTransformer &&
         (partial_recompute || !blocks_alike())) {
       end_ = blocks_end_;
@@ -122,9 +120,11 @@ class RankPace {
     const RankShard shard{p.tp, plan_.tp_shares[c.tp], p.sequence_parallel, p.cp, p.ep,
                           in_.training.expert_load(p.ep)};
     const ClusterDevice& device = in_.cluster->devices[rank];
-    const ChunkCost cc =
-        chunk_cost(w_, begin, end, shard, in_.training.recompute_policy(), *device.spec,
-                   *in_.costs);
+    // Offload takes each chunk's first blocks: a block is priced whole, and the split's
+    // memory check takes off what its chunks offload.
+    RecomputePolicy policy = in_.training.recompute_policy();
+    policy.offload_layers = 0;
+    const ChunkCost cc = chunk_cost(w_, begin, end, shard, policy, *device.spec, *in_.costs);
     const std::vector<int> tp_group = plan_.placement->group(ParallelAxis::kTp, c);
     const std::vector<int> cp_group = plan_.placement->group(ParallelAxis::kCp, c);
     const auto pass = [&](Duration compute_time, double tp_bytes, int tp_calls,
@@ -150,9 +150,7 @@ class RankPace {
         pass(cc.bwd, cc.tp_bytes_bwd, cc.tp_calls_bwd, CollectiveOp::kReduceScatter) +
             all_to_all(cc.all_to_all_bytes_bwd) +
             call(cp_group, CollectiveOp::kAllGather, cc.kv_bytes_rerun),
-        cc.dense_params + cc.expert_params, cc.activation_bytes - cc.offloaded_bytes,
-        // Offloaded activations pass through: one chunk's on its way out, one on its way in.
-        cc.recompute_transient_bytes + 2 * cc.offloaded_bytes};
+        cc.dense_params + cc.expert_params, cc.activation_bytes, cc.recompute_transient_bytes};
     return seconds_[key] = out;
   }
 
@@ -543,14 +541,20 @@ void partition_stages(const LoweringInput& in, ResolvedPlan& out, const Workload
   const auto overflow = [&](const std::vector<int64_t>& blocks) {
     double over = 0;
     for (int s = 0; s < p.pp; ++s) {
-      double params = 0, chunk_activations = 0, rebuilt = 0;
+      double params = 0, chunk_activations = 0, rebuilt = 0, offloaded = 0;
       for (int k = s; k < stages; k += p.pp) {
         const double n = static_cast<double>(blocks[static_cast<size_t>(k)]);
         params += fixed[k].params + n * block[k].params;
+        // Activation offload keeps a chunk's first blocks on the host; one chunk's are on
+        // the device at a time, on their way out or back.
+        const double off =
+            std::min(n, static_cast<double>(t.offload_layers)) * block[k].activations;
         chunk_activations =
-            std::max(chunk_activations, fixed[k].activations + n * block[k].activations);
+            std::max(chunk_activations, fixed[k].activations + n * block[k].activations - off);
+        offloaded = std::max(offloaded, off);
         rebuilt = std::max({rebuilt, fixed[k].rebuilt, block[k].rebuilt});
       }
+      rebuilt += offloaded;
       const double in_flight =
           peak_in_flight_chunks(p.schedule, s, p.pp, micro_batches, p.virtual_stages);
       const double bytes = model_state_bytes(static_cast<int64_t>(params), t.precision, t.optimizer,
@@ -679,18 +683,22 @@ void add_notes(const LoweringInput& in, const Workload& w, ResolvedPlan& out) {
   }
 }
 
-}  // namespace
-
-// Activation offload moves blocks' activations: a model has at most so many blocks.
-void check_offload(const LoweringInput& in, const Workload& w) {
+// Activation offload takes each pipeline chunk's first blocks: at most the blocks of the
+// largest chunk.
+void check_offload(const LoweringInput& in, const Workload& w, const ResolvedPlan& out) {
   const int offload = in.training.offload_layers;
-  const auto blocks = std::count_if(w.layers.begin(), w.layers.end(),
-                                    [](const Layer& l) { return recomputed_by_full(l.kind); });
-  if (offload < 0 || offload > blocks) {
-    throw PlanError(
-        {problem_at("training.offload_layers",
-                    "must be between 0 and the model's " + str(blocks) +
-                        " blocks (each chunk offloads its first ones), got " + str(offload))});
+  int64_t most = 0;
+  for (const LayerRange& chunk : out.chunks) {
+    most = std::max<int64_t>(
+        most, std::count_if(w.layers.begin() + chunk.begin, w.layers.begin() + chunk.end,
+                            [](const Layer& l) { return recomputed_by_full(l.kind); }));
+  }
+  if (offload < 0 || offload > most) {
+    throw PlanError({problem_at("training.offload_layers",
+                                "must be between 0 and the " + str(most) +
+                                    " blocks of the largest pipeline chunk (each chunk "
+                                    "offloads its first ones), got " +
+                                    str(offload))});
   }
   if (offload > 0 && in.plan.zero_stage == 3) {
     throw PlanError({problem_at("training.offload_layers",
@@ -698,6 +706,8 @@ void check_offload(const LoweringInput& in, const Workload& w) {
                                 "ZeRO-3's layer-by-layer passes are not split for it")});
   }
 }
+
+}  // namespace
 
 ResolvedPlan resolve_plan(const LoweringInput& in) {
   const ParallelPlan& p = in.plan;
@@ -731,8 +741,8 @@ ResolvedPlan resolve_plan(const LoweringInput& in) {
   resolve_replica_micro_batches(in, out, workload_at);
   resolve_micro_batches(in, out);
   const Workload unit_workload = build_workload(in.model, WorkloadShape{1, t.seq_len, t.precision});
-  check_offload(in, unit_workload);
   partition_stages(in, out, unit_workload, workload_at);
+  check_offload(in, unit_workload, out);
   for (int64_t b :
        std::set<int64_t>(out.replica_micro_batch.begin(), out.replica_micro_batch.end())) {
     out.workloads.emplace(b, workload_at(b));

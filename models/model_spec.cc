@@ -262,6 +262,9 @@ void check_latent_attention(const ModelSpec& spec, Problems& problems) {
         "no kv_heads (or heads), got " +
         std::to_string(spec.kv_heads));
   }
+  if (spec.attention_sinks) {
+    problems.add("attention_sinks: not modelled with latent attention");
+  }
   if (spec.explicit_head_dim != 0 || spec.qk_norm) {
     problems.add(std::string(spec.qk_norm ? "qk_norm" : "head_dim") +
                  ": latent attention's heads are qk_nope_head_dim + qk_rope_head_dim wide "
@@ -522,7 +525,14 @@ bool check_bounds(const ModelSpec& spec, Problems& problems) {
   const double experts_ffn = d(spec.moe_ffn_hidden > 0 ? spec.moe_ffn_hidden : spec.ffn_hidden) *
                                  d(spec.experts) +
                              d(spec.shared_ffn_hidden);
-  const double per_layer = 4 * d(spec.hidden) * head_width + 3 * d(spec.hidden) * std::max(ffn, experts_ffn);
+  // Latent attention's up projections: heads x (nope + rope) and heads x (nope + v) wide.
+  const double latent =
+      d(spec.heads) * (d(spec.q_lora_rank > 0 ? spec.q_lora_rank : spec.hidden) *
+                           d(spec.qk_nope_head_dim + spec.qk_rope_head_dim) +
+                       d(spec.kv_lora_rank) * d(spec.qk_nope_head_dim + spec.v_head_dim) +
+                       d(spec.v_head_dim) * d(spec.hidden));
+  const double per_layer =
+      4 * d(spec.hidden) * head_width + latent + 3 * d(spec.hidden) * std::max(ffn, experts_ffn);
   const double estimate = d(spec.layers) * per_layer + 2 * d(spec.vocab) * d(spec.hidden) +
                           d(spec.classes) * d(spec.hidden);
   if (estimate > kMaxParameters) {

@@ -148,6 +148,7 @@ nlohmann::ordered_json make_training_summary(const LoweredScenario& scenario,
     s["recompute_method"] = models::recompute_method_name(tw.training.recompute_method);
     s["recompute_num_layers"] = tw.training.recompute_num_layers;
   }
+  if (tw.training.offload_layers > 0) s["offload_layers"] = tw.training.offload_layers;
   s["granularity"] = models::granularity_name(tw.granularity);
   s["micro_batches"] = step.micro_batches;
   s["samples_per_iteration"] = step.samples_per_iteration;

@@ -30,8 +30,9 @@ namespace {
 // What the ranks cannot run is refused here, before mpirun starts, with the scenario named.
 void check_runnable(const std::string& source, const LoweredScenario& lowered, int ranks) {
   if (lowered.training && lowered.training->model.mla()) {
-    throw InputError(source, {{"/model/kv_lora_rank",
-                               "multi-head latent attention is simulated only: the executor's "
+    throw InputError(source, {{"/model",
+                               "multi-head latent attention (kv_lora_rank) is simulated only: "
+                               "the executor's "
                                "attention kernels take Q, K and V in one tensor of one head "
                                "width, and latent attention's are apart and of two"}});
   }

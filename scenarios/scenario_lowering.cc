@@ -92,27 +92,44 @@ models::PlanError at_phase(const Scenario& s, const models::PlanError& e) {
     if (p.pointer == "/training/global_batch") {
       p.pointer = key;
       p.message = "a phase's global batch: " + p.message;
+    } else {
+      p.message = "at a batch-size phase (" + key + "): " + p.message;
     }
   }
   return models::PlanError(std::move(problems));
 }
 
-// The steps of a batch-size schedule at the batches it simulates.
-void lower_phases(const Scenario& s, models::LoweringInput in, LoweredScenario& out) {
+// `fn(in, batch)` for each batch of the schedule that is simulated, `in` set up for it,
+// until it returns false; a plan error of a phase is reported at the schedule's key.
+template <typename Fn>
+void for_each_phase(const Scenario& s, models::LoweringInput in, Fn fn) {
   in.global_sync = true;
   for (int64_t batch :
        models::simulated_batches(in.training.batch_phases, models::kMostSimulatedPhases)) {
-    if (out.cancelled) return;
     in.training.global_batch = batch;
     try {
-      models::LoweredStep step = models::lower_training_step(in);
-      out.cancelled = step.cancelled;
-      resolve_auto_algorithms(step.graph, s.cluster);
-      out.phase_graphs.push_back({batch, std::move(step.graph)});
+      if (!fn(in, batch)) return;
     } catch (const models::PlanError& e) {
       throw at_phase(s, e);
     }
   }
+}
+
+// The steps of a batch-size schedule at the batches it simulates, on the main step's
+// pipeline split (a balanced split would otherwise follow each phase's micro-batches).
+void lower_phases(const Scenario& s, models::LoweringInput in, const models::ParallelPlan& main,
+                  LoweredScenario& out) {
+  if (in.plan.balance_stages) {
+    in.plan.stage_layers = main.stage_layers;
+    in.plan.balance_stages = false;
+  }
+  for_each_phase(s, in, [&](const models::LoweringInput& at, int64_t batch) {
+    models::LoweredStep step = models::lower_training_step(at);
+    out.cancelled = step.cancelled;
+    resolve_auto_algorithms(step.graph, s.cluster);
+    out.phase_graphs.push_back({batch, std::move(step.graph)});
+    return !out.cancelled;
+  });
 }
 
 void lower_training(const Scenario& s, const CostModel& costs, const RunControl& control,
@@ -133,7 +150,7 @@ void lower_training(const Scenario& s, const CostModel& costs, const RunControl&
       out.local_graph = std::move(local.graph);
       out.sync_every = spec.plan.sync_every;
     }
-    lower_phases(s, in, out);
+    if (!out.cancelled) lower_phases(s, in, w.step.plan, out);
     out.costs = w.step.costs;
     out.graph = std::move(w.step.graph);
     w.step.graph = TaskGraph{};
@@ -180,15 +197,10 @@ LoweredCounts estimate_lowered_counts(const Scenario& s, const CostModel& costs)
           out.lowering_working_bytes = std::max(out.lowering_working_bytes, local.working_bytes);
           in.global_sync = true;
         }
-        for (int64_t batch :
-             models::simulated_batches(in.training.batch_phases, models::kMostSimulatedPhases)) {
-          in.training.global_batch = batch;
-          try {
-            out.phase_graphs.push_back(models::estimate_step(in).graph);
-          } catch (const models::PlanError& e) {
-            throw at_phase(s, e);
-          }
-        }
+        for_each_phase(s, in, [&](const models::LoweringInput& at, int64_t) {
+          out.phase_graphs.push_back(models::estimate_step(at).graph);
+          return true;
+        });
       });
       out.network_bytes = network.network_bytes_for(nullptr);
       break;

@@ -251,6 +251,10 @@ void read_batch_schedule(JsonObject& o, models::TrainingSetup& t, int amounts, D
     const json::array_t* items =
         list ? read_array(*list, o.pointer("batch_phases"), d, "phases") : nullptr;
     if (!items) return;
+    if (items->empty()) {
+      d.error(o.pointer("batch_phases"), "expected at least one phase");
+      return;
+    }
     for (size_t i = 0; i < items->size(); ++i) {
       auto p = JsonObject::open((*items)[i], child_pointer(o.pointer("batch_phases"), i), d);
       if (!p) continue;
@@ -575,6 +579,12 @@ std::optional<TrainingSection> read_training(const json* model, const json* trai
   out.spec.plan = *p;
   if (training != nullptr && training->is_object() && training->contains("batch_rampup")) {
     out.spec.batch_schedule_key = "batch_rampup";
+  }
+  if (!t->batch_phases.empty() && p->sync_every > 1) {
+    d.error("/training/" + out.spec.batch_schedule_key,
+            "a batch-size schedule is simulated on synchronizing steps; local SGD "
+            "(parallelism.sync_every > 1) alternates two step graphs: give one or the other");
+    return out;
   }
   out.valid = true;
   return out;

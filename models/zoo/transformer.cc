@@ -140,13 +140,14 @@ Dims dims_of(const ModelSpec& spec, const BuildShape& shape) {
   return d;
 }
 
-void add_norm(std::vector<Op>& ops, const Dims& d, std::string name) {
-  const double elements = d.token_elements();
-  Op norm =
-      run_by(memory_bound_op(std::move(name), OpKind::kNorm, TensorSplit::kSequence, elements,
-                             d.gpt_style ? kLayerNormFlops : kRmsNormFlops, 2 * d.act, d.hidden),
-             d.gpt_style ? KernelKind::kLayerNorm : KernelKind::kRmsNorm);
-  norm.params = d.gpt_style ? 2 * d.hidden : d.hidden;  // LayerNorm has a bias, RMSNorm not
+// A norm over rows of `width` (0: the hidden size) of every token; it keeps its input.
+void add_norm(std::vector<Op>& ops, const Dims& d, std::string name, int64_t width = 0) {
+  if (width == 0) width = d.hidden;
+  const double elements = static_cast<double>(d.tokens) * static_cast<double>(width);
+  Op norm = run_by(memory_bound_op(std::move(name), OpKind::kNorm, TensorSplit::kSequence, elements,
+                                   d.gpt_style ? kLayerNormFlops : kRmsNormFlops, 2 * d.act, width),
+                   d.gpt_style ? KernelKind::kLayerNorm : KernelKind::kRmsNorm);
+  norm.params = d.gpt_style ? 2 * width : width;  // LayerNorm has a bias, RMSNorm not
   ops.push_back(saving(std::move(norm), elements * d.act, TensorSplit::kSequence));
 }
 
@@ -303,17 +304,6 @@ void add_attention(std::vector<Op>& ops, const Dims& d) {
       tokens * d.q_width * d.act, TensorSplit::kRow));
 }
 
-// An RMSNorm over `width`-wide rows of the tokens (a latent's), split as `split`; it keeps
-// its input.
-Op latent_norm(std::string name, const Dims& d, int64_t width) {
-  const double elements = static_cast<double>(d.tokens) * static_cast<double>(width);
-  Op norm = run_by(memory_bound_op(std::move(name), OpKind::kNorm, TensorSplit::kSequence, elements,
-                                   kRmsNormFlops, 2 * d.act, width),
-                   KernelKind::kRmsNorm);
-  norm.params = width;
-  return saving(std::move(norm), elements * d.act, TensorSplit::kSequence);
-}
-
 // DeepSeek-V2/V3's multi-head latent attention as Megatron-Core's MLASelfAttention runs
 // it (megatron/core/transformer/multi_latent_attention.py): the down projections to the
 // latents are duplicated on every tensor-parallel rank (on its sequence shard under
@@ -331,7 +321,7 @@ void add_mla_attention(std::vector<Op>& ops, const Dims& d) {
     ops.push_back(saving(
         linear("attn.q_down", TensorSplit::kSequence, d.tokens, d.hidden, d.q_lora, false, d.act),
         d.token_elements() * d.act, TensorSplit::kSequence));
-    ops.push_back(latent_norm("attn.q_norm", d, d.q_lora));
+    add_norm(ops, d, "attn.q_norm", d.q_lora);
     ops.push_back(saving(
         linear("attn.q_up", TensorSplit::kColumn, d.tokens, d.q_lora, d.q_width, false, d.act),
         tokens * static_cast<double>(d.q_lora) * d.act, TensorSplit::kSequence));
@@ -343,7 +333,7 @@ void add_mla_attention(std::vector<Op>& ops, const Dims& d) {
   // Its input, the normed hidden state, is kept by the query's first projection.
   ops.push_back(linear("attn.kv_down", TensorSplit::kSequence, d.tokens, d.hidden,
                        d.kv_lora + d.rope_dim, false, d.act));
-  ops.push_back(latent_norm("attn.kv_norm", d, d.kv_lora));
+  add_norm(ops, d, "attn.kv_norm", d.kv_lora);
   ops.push_back(saving(linear("attn.kv_up", TensorSplit::kColumn, d.tokens, d.kv_lora,
                               d.heads * (nope + d.v_dim), false, d.act),
                        tokens * static_cast<double>(d.kv_lora) * d.act, TensorSplit::kSequence));

@@ -1070,10 +1070,11 @@ TEST(LoweringMemory, ActivationOffloadKeepsTheFirstBlocksOnTheHost) {
   EXPECT_GT(run(slow, lower(slow, gpt(), plan, t)).result.end.seconds(),
             1.5 * run(slow, lower(slow, gpt(), plan, training(m))).result.end.seconds());
   // More blocks than the model has, or with ZeRO-3, is refused naming the key.
-  t.offload_layers = 9;
+  t.offload_layers = 3;
   EXPECT_THAT([&] { lower(fast, gpt(), plan, t); },
               ::testing::ThrowsMessage<PlanError>(HasSubstr(
-                  "/training/offload_layers: must be between 0 and the model's 8 blocks")));
+                  "/training/offload_layers: must be between 0 and the 2 blocks of the largest "
+                  "pipeline chunk")));
   t.offload_layers = 1;
   plan.zero_stage = 3;
   EXPECT_THAT([&] { lower(fast, gpt(), plan, t); },
@@ -1106,6 +1107,39 @@ TEST(LoweringMemory, ActivationOffloadWithBucketsAndLayers) {
     }
     EXPECT_EQ(waiting, 4) << "one backward task per micro-batch waits for its reload";
     run(c, step);
+    // The split at the offloaded blocks cuts a segment, not a gradient bucket.
+    in.training.offload_layers = 0;
+    const LoweredStep plain = lower_training_step(in);
+    EXPECT_EQ(calls(g, "grad bucket").size(), calls(plain.graph, "grad bucket").size());
+  }
+}
+
+// A chunk whose blocks are all offloaded: the backward waits for the whole reload, and a
+// slow host link slows the forward passes too (each waits for the copy before it), while
+// the device keeps the peak as lowered.
+TEST(LoweringMemory, ActivationOffloadOfAWholeChunk) {
+  ParallelPlan plan;
+  plan.pp = 4;
+  TrainingSetup t = training(8);
+  t.offload_layers = 2;  // every block of a stage's chunk
+  for (double host : {1e6, 1.0}) {
+    const Cluster c = gpus_with_host(host);
+    const LoweredStep step = lower(c, gpt(), plan, t);
+    const TaskGraph& g = step.graph;
+    for (const TaskView v : g.tasks()) {
+      if (v.rank != 1 || v.kind != TaskKind::kCompute || !starts_with(v.name, "bwd mb0")) continue;
+      bool waits = false;
+      for (TaskId d : v.deps) waits |= starts_with(g.task(d).name, "reload act mb0");
+      EXPECT_TRUE(waits) << v.name;
+    }
+    const Ran ran = run(c, step);
+    for (int r = 0; r < 4; ++r) {
+      EXPECT_NEAR(ran.result.ranks[r].peak_memory.as_double(),
+                  step.roles[r].model_state_bytes + step.roles[r].workspace_bytes +
+                      step.roles[r].activation_bytes_peak + step.roles[r].comm_buffer_bytes,
+                  8)
+          << "host " << host << " rank " << r;
+    }
   }
 }
 

@@ -89,9 +89,13 @@ TEST(ResnetStages, BasicBlocksMultiplyAccumulates) {
   EXPECT_EQ(w.layers[3].ops[static_cast<size_t>(add->reads[1])].name, "downsample.bn");
 }
 
+// The preset is the same builder on He et al.'s stages; this pins the stage list itself
+// to torchvision's ResNet-50 (25,557,032 parameters, 4.09 G multiply-adds at 224x224).
 TEST(ResnetStages, ResNet50FromItsStagesIsThePreset) {
   const Workload preset = build(find_model_preset("resnet50")->spec);
   const Workload staged = build(resnet({3, 4, 6, 3}, ResnetBlock::kBottleneck));
+  EXPECT_EQ(staged.params(), 25557032);
+  EXPECT_NEAR(macs_per_sample(staged, 8) / 4.0890e9, 1, 0.001);
   ASSERT_EQ(staged.layers.size(), preset.layers.size());
   for (size_t i = 0; i < preset.layers.size(); ++i) {
     const Layer& a = preset.layers[i];

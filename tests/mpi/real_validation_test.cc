@@ -206,7 +206,7 @@ TEST(RealValidation, RefusesLatentAttentionBeforeStartingAny) {
     validate_for_real(o);
     ADD_FAILURE() << "no InputError";
   } catch (const InputError& e) {
-    EXPECT_THAT(std::string(e.what()), ::testing::HasSubstr("/model/kv_lora_rank"));
+    EXPECT_THAT(std::string(e.what()), ::testing::HasSubstr("/model: multi-head latent attention"));
     EXPECT_THAT(std::string(e.what()), ::testing::HasSubstr("simulated only"));
   }
   EXPECT_FALSE(std::filesystem::exists(rank_progress_path(folder, 0)));

@@ -100,9 +100,6 @@ TEST(TrainingSummary, ThroughputAndTimeToTrainFollowFromTheIteration) {
   expect_rank_times_add_up_to(t, iteration);
 }
 
-// With local SGD every eighth step synchronizes: the iteration time and each rank's times
-// weigh the local step 7/8 and the synchronizing one 1/8, so the ranks' times still add
-// up to the iteration.
 // Megatron-LM's ramp-up from 16 to 64 by 16 over 300,000 samples of a 10^10-token run of
 // 8,192-token sequences (1,220,703 samples): 6,250 steps at 16, 3,125 at 32, 2,084 at 48
 // (the last overshoots to 300,032), then 14,386 at 64; each phase's step simulated.
@@ -135,6 +132,9 @@ TEST(TrainingSummary, BatchRampUpRunsEachPhaseAtItsOwnStep) {
   EXPECT_NEAR(iteration - steps[2], steps[1] - steps[0], 0.01 * steps[0]);
 }
 
+// With local SGD every eighth step synchronizes: the iteration time and each rank's times
+// weigh the local step 7/8 and the synchronizing one 1/8, so the ranks' times still add
+// up to the iteration.
 TEST(TrainingSummary, LocalSgdRankTimesAverageBothSteps) {
   const auto s_prepared = test_support::prepare_file(
       std::string(DTSIM_SOURCE_DIR) + "/scenarios/examples/geo-2regions-llama3-8b.json",

@@ -250,7 +250,8 @@ TEST(TrainingLoader, OffloadLayers) {
   EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, R"({"offload_layers": -1})")),
                         "/training/offload_layers", "expected an integer >= 0"));
   EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, R"({"offload_layers": 5})")),
-                        "/training/offload_layers", "must be between 0 and the model's 4 blocks"));
+                        "/training/offload_layers",
+                        "must be between 0 and the 4 blocks of the largest pipeline chunk"));
 }
 
 TEST(TrainingLoader, BatchSchedules) {
@@ -271,6 +272,19 @@ TEST(TrainingLoader, BatchSchedules) {
       has_error(errors_of(training_doc(kSmallGpt, R"({"global_batch": 16, "total_tokens": 1e6,
       "batch_phases": [{"global_batch": 8}]})")),
                 "/training/batch_phases/0/samples", "missing required key"));
+  EXPECT_TRUE(
+      has_error(errors_of(training_doc(kSmallGpt, R"({"global_batch": 16, "total_tokens": 1e6,
+      "batch_phases": []})")),
+                "/training/batch_phases", "expected at least one phase"));
+  EXPECT_TRUE(
+      has_error(errors_of(training_doc(kSmallGpt, R"({"global_batch": 16, "total_tokens": 1e6,
+      "batch_phases": [{"global_batch": 8, "samples": 100}]})",
+                                       R"({"sync_every": 4})")),
+                "/training/batch_phases", "local SGD"));
+  EXPECT_TRUE(has_error(
+      errors_of(training_doc(kSmallGpt, R"({"global_batch": 1000000000, "total_tokens": 1e6,
+      "batch_rampup": {"start": 1, "increment": 1, "samples": 300}})")),
+      "/training/batch_rampup", "at most 100000"));
   // A phase's batch that the plan cannot split is an error at the schedule.
   EXPECT_TRUE(
       has_error(errors_of(training_doc(kSmallGpt, R"({"global_batch": 16, "total_tokens": 1e6,
