@@ -268,10 +268,12 @@ void add_unfused_attention_core(std::vector<Op>& ops, const Dims& d) {
                scores * kMaskBytes, TensorSplit::kHeads));
   }
   // Attention over V keeps the dropout output; without dropout it reads the softmax
-  // output, which attn.softmax keeps already. V is kept by the QKV preparation.
-  ops.push_back(saving(
-      attention_gemm("attn.context", GemmShape{d.seq, d.head_dim, d.seq, score_batch}, d.act),
-      d.gpt_style ? scores * d.act : 0, TensorSplit::kHeads));
+  // output, which attn.softmax keeps already. V is kept by the QKV preparation; latent
+  // attention's heads of V are v_dim wide.
+  const int64_t v_dim = d.mla() ? d.v_dim : d.head_dim;
+  ops.push_back(
+      saving(attention_gemm("attn.context", GemmShape{d.seq, v_dim, d.seq, score_batch}, d.act),
+             d.gpt_style ? scores * d.act : 0, TensorSplit::kHeads));
 }
 
 void add_mla_attention(std::vector<Op>& ops, const Dims& d);
@@ -351,7 +353,6 @@ void add_mla_attention(std::vector<Op>& ops, const Dims& d) {
     // attention, which Transformer Engine runs for MLA, takes the two widths apart); its
     // shape key carries head_dim.
     Op flash = flash_attention_op(d, true);
-    const double fraction = flash.executed_fraction;
     flash.fwd_flops = 2.0 * static_cast<double>(batch) * static_cast<double>(d.seq) *
                       static_cast<double>(d.seq) * static_cast<double>(d.head_dim + d.v_dim);
     flash.bwd_flops = 2.5 * flash.fwd_flops;
@@ -359,19 +360,9 @@ void add_mla_attention(std::vector<Op>& ops, const Dims& d) {
     const double lse = static_cast<double>(batch) * static_cast<double>(d.seq) * 4;
     flash.fwd_bytes = qkvo + lse;
     flash.bwd_bytes = 2 * qkvo + lse;
-    flash.executed_fraction = fraction;
     ops.push_back(std::move(flash));
   } else {
-    Op score = attention_gemm("attn.score", GemmShape{d.seq, d.seq, d.head_dim, batch, false, true},
-                              d.act);
-    score.causal = true;
-    ops.push_back(std::move(score));
-    const double scores = d.score_elements();
-    ops.push_back(saving(
-        attention_core_op(memory_bound_op("attn.softmax", OpKind::kSoftmax, TensorSplit::kHeads,
-                                          scores, kSoftmaxFlops, 2 * d.act, d.seq)),
-        scores * d.act, TensorSplit::kHeads));
-    ops.push_back(attention_gemm("attn.context", GemmShape{d.seq, d.v_dim, d.seq, batch}, d.act));
+    add_unfused_attention_core(ops, d);
   }
   ops.push_back(
       saving(linear("attn.proj", TensorSplit::kRow, d.tokens, v_width, d.hidden, false, d.act),
