@@ -2,6 +2,7 @@
 #include "scenarios/scenario_lowering.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <stdexcept>
 #include <utility>
@@ -104,8 +105,20 @@ models::PlanError at_phase(const Scenario& s, const models::PlanError& e) {
 template <typename Fn>
 void for_each_phase(const Scenario& s, models::LoweringInput in, Fn fn) {
   in.global_sync = true;
-  for (int64_t batch :
-       models::simulated_batches(in.training.batch_phases, models::kMostSimulatedPhases)) {
+  // Phases after the run's end run no step: their batches are not simulated.
+  const models::TrainingSetup& t = in.training;
+  const int64_t seq =
+      models::is_transformer(in.model.family) ? (t.seq_len > 0 ? t.seq_len : in.model.seq_len) : 1;
+  const double total = t.total_tokens
+                           ? *t.total_tokens / static_cast<double>(std::max<int64_t>(seq, 1))
+                       : t.dataset_samples ? static_cast<double>(*t.dataset_samples) * t.epochs
+                                           : std::numeric_limits<double>::infinity();
+  std::vector<models::BatchPhase> run;
+  const auto iterations = models::phase_iterations(t.batch_phases, total);
+  for (size_t i = 0; i < iterations.size(); ++i) {
+    if (iterations[i].iterations > 0) run.push_back(t.batch_phases[i]);
+  }
+  for (int64_t batch : models::simulated_batches(run, models::kMostSimulatedPhases)) {
     in.training.global_batch = batch;
     try {
       if (!fn(in, batch)) return;

@@ -130,6 +130,17 @@ TEST(TrainingSummary, BatchRampUpRunsEachPhaseAtItsOwnStep) {
   EXPECT_LT(steps[0], steps[1]);
   EXPECT_NEAR(steps[2] - steps[1], steps[1] - steps[0], 0.01 * steps[0]);
   EXPECT_NEAR(iteration - steps[2], steps[1] - steps[0], 0.01 * steps[0]);
+  // A run of 10^9 tokens (122,070 samples) ends in the second phase: 6,250 steps at 16,
+  // 690 at 32 (22,070 samples), none at 48, which is not simulated.
+  const auto short_run =
+      summary_of("scenarios/examples/llama3-70b-64xH100.json",
+                 {"training.total_tokens=1e9",
+                  R"(training.batch_rampup={"start": 16, "increment": 16, "samples": 300000})"});
+  const auto& phases = short_run["run"]["batch_phases"];
+  EXPECT_EQ(phases[1]["iterations"], 690);
+  EXPECT_EQ(phases[2]["iterations"], 0);
+  EXPECT_FALSE(phases[2]["simulated"].get<bool>());
+  EXPECT_EQ(short_run["run"]["main_iterations"].get<double>(), 0);
 }
 
 // With local SGD every eighth step synchronizes: the iteration time and each rank's times
