@@ -83,6 +83,7 @@ void SummaryView::add_card(const QString& title, const QString& value, const QSt
   big->setStyleSheet(QStringLiteral("font-size: 20pt; font-weight: 600; background: transparent;") +
                      (alarm ? QStringLiteral("color: #b00020;") : QString()));
   auto* d = new QLabel(detail, card);
+  d->setObjectName(QStringLiteral("detail"));
   d->setWordWrap(true);
   d->setStyleSheet(QStringLiteral("color: #333; background: transparent;"));
   v->addWidget(t);
@@ -100,14 +101,22 @@ void SummaryView::add_card(const QString& title, const QString& value, const QSt
   cards_->addWidget(card, n / 3, n % 3);
 }
 
-QString SummaryView::card_value(const QString& title) const {
+QString SummaryView::card_text(const QString& title, const QString& part) const {
   for (int i = 0; i < cards_->count(); ++i) {
     QWidget* card = cards_->itemAt(i)->widget();
     if (card && card->property("title").toString() == title) {
-      if (auto* value = card->findChild<QLabel*>(QStringLiteral("value"))) return value->text();
+      if (auto* label = card->findChild<QLabel*>(part)) return label->text();
     }
   }
   return {};
+}
+
+QString SummaryView::card_value(const QString& title) const {
+  return card_text(title, QStringLiteral("value"));
+}
+
+QString SummaryView::card_detail(const QString& title) const {
+  return card_text(title, QStringLiteral("detail"));
 }
 
 void SummaryView::show_run(std::shared_ptr<const RunData> result) {
@@ -139,11 +148,18 @@ void SummaryView::show_run(std::shared_ptr<const RunData> result) {
              QString::number(number(t, "achieved_tflops_per_device"), 'f', 1) +
                  QStringLiteral(" TFLOPS achieved per device"));
     if (t.contains("time_to_train_s") && t["time_to_train_s"].is_number()) {
+      // A batch-size schedule's phases run before the configured batch: say how many.
+      const json& run = t.contains("run") ? t["run"] : json::object();
+      const size_t phases = run.contains("batch_phases") ? run["batch_phases"].size() : 0;
       add_card(QStringLiteral("Time to train"), seconds_text(number(t, "time_to_train_s")),
-               count_text(number(t, "iterations_to_train")) + QStringLiteral(" iterations"));
+               count_text(number(t, "iterations_to_train")) + QStringLiteral(" iterations") +
+                   (phases > 0 ? QStringLiteral(", the first in %1 smaller-batch phases")
+                                     .arg(static_cast<qulonglong>(phases))
+                               : QString()));
     } else {
       add_card(QStringLiteral("Time to train"), QStringLiteral("—"),
-               QStringLiteral("set training.total_tokens (or total_samples) to see it"));
+               QStringLiteral("set training.total_tokens, dataset_samples or iterations to see "
+                              "it"));
     }
     const HeadlineFigures figures = headline_figures(s);
     const double peak = figures.peak_bytes, capacity = figures.capacity_bytes;

@@ -21,10 +21,13 @@ class SummaryView : public QWidget {
   explicit SummaryView(QWidget* parent = nullptr);
   void show_run(std::shared_ptr<const RunData> result);
   void clear();
-  // The value shown on the card titled `title` ("" when there is none): for tests.
+  // The value, and the line under it, shown on the card titled `title` ("" when there is
+  // none): for tests.
   QString card_value(const QString& title) const;
+  QString card_detail(const QString& title) const;
 
  private:
+  QString card_text(const QString& title, const QString& part) const;
   void add_card(const QString& title, const QString& value, const QString& detail,
                 bool alarm = false, double fill = -1);
 

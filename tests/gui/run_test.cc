@@ -78,6 +78,19 @@ void RunTest::the_summary_card_shows_the_step_time_of_dtsim_run() {
     QCOMPARE(window.last_run()->step_seconds(), step);
     QCOMPARE(window.summary_view()->card_value(QStringLiteral("Step time")), seconds_text(step));
   }
+  // A batch-size schedule's phases are counted on the time-to-train card.
+  std::ifstream in(source_path(kLlama).toStdString());
+  nlohmann::ordered_json doc = nlohmann::ordered_json::parse(in);
+  doc["training"]["batch_rampup"] = {{"start", 16}, {"increment", 16}, {"samples", 300000}};
+  const QString path = out.filePath("ramp.json");
+  std::ofstream(path.toStdString()) << doc.dump(2);
+  MainWindow window(fields());
+  QVERIFY(window.open_file(path));
+  QVERIFY(run_and_wait(window));
+  QVERIFY2(window.summary_view()
+               ->card_detail(QStringLiteral("Time to train"))
+               .endsWith(QStringLiteral("the first in 3 smaller-batch phases")),
+           qPrintable(window.summary_view()->card_detail(QStringLiteral("Time to train"))));
 }
 
 void RunTest::every_view_shows_the_run_and_is_saved_as_a_screenshot() {
