@@ -1341,15 +1341,8 @@ LoweredStep lower_training_step(const LoweringInput& in) {
   if (in.plan.balance_stages && is_transformer(in.model.family) && !rp.workloads.empty()) {
     // The balanced split, as blocks per virtual stage: what another lowering of the same
     // plan (a batch-size phase) reuses.
-    const Workload& w = rp.workloads.begin()->second;
-    out.plan.stage_layers.clear();
-    for (const LayerRange& r : rp.chunks) {
-      int blocks = 0;
-      for (int i = r.begin; i < r.end; ++i) {
-        blocks += w.layers[static_cast<size_t>(i)].kind == LayerKind::kTransformer;
-      }
-      out.plan.stage_layers.push_back(blocks);
-    }
+    const std::vector<int64_t> blocks = transformer_blocks(rp.workloads.begin()->second, rp.chunks);
+    out.plan.stage_layers.assign(blocks.begin(), blocks.end());
   }
   out.micro_batches = rp.micro_batches;
   out.notes = rp.notes;

@@ -584,15 +584,7 @@ void partition_stages(const LoweringInput& in, ResolvedPlan& out, const Workload
     out.chunks = partition_layers(unit_workload, stages, p.stage_layers, paces,
                                   p.balance_stages ? fitting_makespan : SplitCost{});
     if (p.balance_stages && is_transformer(in.model.family)) {
-      std::vector<int64_t> blocks;
-      for (const LayerRange& r : out.chunks) {
-        int64_t n = 0;
-        for (int i = r.begin; i < r.end; ++i) {
-          n += unit_workload.layers[static_cast<size_t>(i)].kind == LayerKind::kTransformer;
-        }
-        blocks.push_back(n);
-      }
-      if (overflow(blocks) > 0) {
+      if (overflow(transformer_blocks(unit_workload, out.chunks)) > 0) {
         // Nothing fits: time alone decides, and the run reports the ranks over capacity.
         out.chunks = partition_layers(unit_workload, stages, p.stage_layers, paces, replay);
         out.notes.push_back("no balanced split fits every stage's memory: balanced by time");

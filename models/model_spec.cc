@@ -216,6 +216,12 @@ class Problems {
           std::to_string(value));
     }
   }
+  void require_between(std::string_view field, int64_t value, int64_t low, int64_t high) {
+    if (value < low || value > high) {
+      add(std::string(field) + ": must be between " + std::to_string(low) + " and " +
+          std::to_string(high) + ", got " + std::to_string(value));
+    }
+  }
   size_t size() const { return list_.size(); }
   std::vector<std::string> take() { return std::move(list_); }
 
@@ -358,14 +364,6 @@ bool builds_stages(const ModelSpec& spec) {
          (spec.family == ModelFamily::kClassifier && spec.backbone == "resnet");
 }
 
-// Strides and kernels the feature map's arithmetic can take (check_resnet says why not).
-bool resnet_shape_valid(const ModelSpec& spec) {
-  const auto in = [](int v, int most) { return v >= 1 && v <= most; };
-  return in(spec.stem.kernel, kMaxKernel) && in(spec.stem.stride, kMaxStride) &&
-         std::all_of(spec.stages.begin(), spec.stages.end(),
-                     [&](const CnnStage& s) { return in(s.stride, kMaxStride); });
-}
-
 // A resnet's stem and stages (the resnet family, or a classifier's resnet backbone).
 void check_resnet(const ModelSpec& spec, Problems& problems) {
   if (spec.stages.empty()) {
@@ -376,20 +374,19 @@ void check_resnet(const ModelSpec& spec, Problems& problems) {
     const std::string at = "stages/" + std::to_string(i) + "/";
     problems.require_positive(at + "blocks", stage.blocks);
     problems.require_positive(at + "width", stage.width);
-    if (stage.stride < 1 || stage.stride > kMaxStride) {
-      problems.add(at + "stride: must be between 1 and " + std::to_string(kMaxStride) + ", got " +
-                   std::to_string(stage.stride));
-    }
+    problems.require_between(at + "stride", stage.stride, 1, kMaxStride);
   }
   problems.require_positive("stem/width", spec.stem.width);
-  if (spec.stem.kernel < 1 || spec.stem.kernel > kMaxKernel) {
-    problems.add("stem/kernel: must be between 1 and " + std::to_string(kMaxKernel) + ", got " +
-                 std::to_string(spec.stem.kernel));
-  }
-  if (spec.stem.stride < 1 || spec.stem.stride > kMaxStride) {
-    problems.add("stem/stride: must be between 1 and " + std::to_string(kMaxStride) + ", got " +
-                 std::to_string(spec.stem.stride));
-  }
+  problems.require_between("stem/kernel", spec.stem.kernel, 1, kMaxKernel);
+  problems.require_between("stem/stride", spec.stem.stride, 1, kMaxStride);
+}
+
+// Whether the feature map's arithmetic can take the stem and stages (check_resnet says
+// why not).
+bool resnet_shape_valid(const ModelSpec& spec) {
+  Problems problems;
+  check_resnet(spec, problems);
+  return problems.size() == 0;
 }
 
 void check_image(const ModelSpec& spec, ModelFamily family, Problems& problems) {

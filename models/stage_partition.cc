@@ -104,6 +104,19 @@ std::vector<LayerRange> partition_by_flops(const Workload& w, int stages,
 
 }  // namespace
 
+std::vector<int64_t> transformer_blocks(const Workload& w, const std::vector<LayerRange>& chunks) {
+  std::vector<int64_t> blocks;
+  blocks.reserve(chunks.size());
+  for (const LayerRange& r : chunks) {
+    int64_t n = 0;
+    for (int i = r.begin; i < r.end; ++i) {
+      n += w.layers[static_cast<size_t>(i)].kind == LayerKind::kTransformer;
+    }
+    blocks.push_back(n);
+  }
+  return blocks;
+}
+
 std::vector<LayerRange> partition_layers(const Workload& w, int virtual_stages,
                                          const std::vector<int>& counts,
                                          const std::vector<StagePace>& pace,

@@ -34,6 +34,9 @@ using SplitCost = std::function<double(const std::vector<int64_t>& blocks)>;
 // `cost` (empty: the slowest stage plus the sum of all, a pipeline of one micro-batch);
 // other models are cut by FLOPs in proportion to each stage's speed. Throws
 // std::invalid_argument naming the problem.
+// The transformer blocks of each of `chunks`: a split as partition_layers' `counts` take it.
+std::vector<int64_t> transformer_blocks(const Workload& w, const std::vector<LayerRange>& chunks);
+
 std::vector<LayerRange> partition_layers(const Workload& w, int virtual_stages,
                                          const std::vector<int>& counts,
                                          const std::vector<StagePace>& pace,

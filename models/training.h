@@ -63,6 +63,14 @@ struct TrainingSetup {
   std::optional<int64_t> dataset_samples;
   double epochs = 1;
   std::optional<int64_t> iterations;
+  // The samples a run of total_tokens (at `tokens_per_sample`) or of dataset_samples x
+  // epochs sees; none when its length is given in iterations or not at all.
+  std::optional<double> samples_to_train(int64_t tokens_per_sample) const {
+    if (total_tokens)
+      return *total_tokens / static_cast<double>(std::max<int64_t>(tokens_per_sample, 1));
+    if (dataset_samples) return static_cast<double>(*dataset_samples) * epochs;
+    return std::nullopt;
+  }
   // The rest of a whole run (evaluation, checkpoints, input pipeline, start-up).
   RunSetup run;
 };

@@ -14,17 +14,6 @@ namespace dtsim {
 
 namespace {
 
-// The samples a run of total_tokens or dataset_samples x epochs sees; 0 for a run given
-// in iterations or not given.
-double samples_to_train(const models::TrainingSetup& t, const models::LoweredStep& step) {
-  if (t.total_tokens) {
-    return *t.total_tokens * static_cast<double>(step.samples_per_iteration) /
-           static_cast<double>(step.tokens_per_iteration);
-  }
-  if (t.dataset_samples) return static_cast<double>(*t.dataset_samples) * t.epochs;
-  return 0;
-}
-
 // A batch-size schedule's phases, each with its step: simulated at its batch, or
 // interpolated between the simulated ones and the main step (models/batch_schedule.h).
 struct PhasePlan {
@@ -171,7 +160,10 @@ nlohmann::ordered_json make_training_summary(const LoweredScenario& scenario,
   const double achieved = iteration > 0 ? step.model_flops_per_iteration / iteration : 0.0;
   s["achieved_tflops_per_device"] = achieved / n / 1e12;
   s["mfu"] = peak_sum > 0 ? achieved / peak_sum : 0.0;
-  const double total = samples_to_train(tw.training, step);
+  const double total = tw.training
+                           .samples_to_train(step.tokens_per_iteration /
+                                             std::max<int64_t>(step.samples_per_iteration, 1))
+                           .value_or(0);
   const PhasePlan phases = plan_phases(scenario, run, total, iteration);
   double iterations = 0;
   if (tw.training.iterations) {

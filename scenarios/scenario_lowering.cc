@@ -109,10 +109,7 @@ void for_each_phase(const Scenario& s, models::LoweringInput in, Fn fn) {
   const models::TrainingSetup& t = in.training;
   const int64_t seq =
       models::is_transformer(in.model.family) ? (t.seq_len > 0 ? t.seq_len : in.model.seq_len) : 1;
-  const double total = t.total_tokens
-                           ? *t.total_tokens / static_cast<double>(std::max<int64_t>(seq, 1))
-                       : t.dataset_samples ? static_cast<double>(*t.dataset_samples) * t.epochs
-                                           : std::numeric_limits<double>::infinity();
+  const double total = t.samples_to_train(seq).value_or(std::numeric_limits<double>::infinity());
   std::vector<models::BatchPhase> run;
   const auto iterations = models::phase_iterations(t.batch_phases, total);
   for (size_t i = 0; i < iterations.size(); ++i) {
@@ -208,7 +205,6 @@ LoweredCounts estimate_lowered_counts(const Scenario& s, const CostModel& costs)
           const models::StepEstimate local = models::estimate_step(in);
           out.local_graph = local.graph;
           out.lowering_working_bytes = std::max(out.lowering_working_bytes, local.working_bytes);
-          in.global_sync = true;
         }
         for_each_phase(s, in, [&](const models::LoweringInput& at, int64_t) {
           out.phase_graphs.push_back(models::estimate_step(at).graph);

@@ -231,28 +231,28 @@ std::vector<CnnStage> resnet50_stages() {
   return {stage(3, 64, 1), stage(4, 128, 2), stage(6, 256, 2), stage(3, 512, 2)};
 }
 
-const std::vector<CnnStage>& stages_of(const ModelSpec& spec, ModelFamily family) {
+// What a resnet is built from: the spec's stages, stem and pooling, or ResNet-50's for the
+// resnet50 family (ImageNet's stem, global average pooling).
+struct ResnetLayout {
+  const std::vector<CnnStage>& stages;
+  CnnStem stem;
+  FeaturePool pool;
+};
+ResnetLayout layout_of(const ModelSpec& spec, ModelFamily family) {
   static const std::vector<CnnStage> resnet50 = resnet50_stages();
-  return family == ModelFamily::kResnet50 ? resnet50 : spec.stages;
-}
-
-const CnnStem& stem_of(const ModelSpec& spec, ModelFamily family) {
-  static const CnnStem imagenet;
-  return family == ModelFamily::kResnet50 ? imagenet : spec.stem;
-}
-
-FeaturePool pool_of(const ModelSpec& spec, ModelFamily family) {
-  return family == ModelFamily::kResnet50 ? FeaturePool::kAverage : spec.feature_pool;
+  if (family == ModelFamily::kResnet50) return {resnet50, CnnStem{}, FeaturePool::kAverage};
+  return {spec.stages, spec.stem, spec.feature_pool};
 }
 
 // The map the stem and the stages leave: every block strides its 3x3 convolution (padded
 // by 1), so only the stem's stride and pool and the stages' strides shrink it.
 FeatureMap resnet_output(const ModelSpec& spec, ModelFamily family) {
-  const CnnStem& stem = stem_of(spec, family);
+  const ResnetLayout layout = layout_of(spec, family);
+  const CnnStem& stem = layout.stem;
   int64_t side = conv_output_size(spec.image_size, stem.kernel, stem.stride, stem.kernel / 2);
   if (stem.max_pool) side = conv_output_size(side, 3, 2, 1);
   int64_t channels = stem.width;
-  for (const CnnStage& stage : stages_of(spec, family)) {
+  for (const CnnStage& stage : layout.stages) {
     side = conv_output_size(side, 3, stage.stride, 1);
     channels = stage.output_channels();
   }
@@ -262,7 +262,8 @@ FeatureMap resnet_output(const ModelSpec& spec, ModelFamily family) {
 // Stages are named as He et al. name ResNet-50's: conv2_x for the first.
 std::vector<Layer> resnet(const ModelSpec& spec, ModelFamily family, const BuildShape& shape,
                           bool head) {
-  const CnnStem& stem = stem_of(spec, family);
+  const ResnetLayout layout = layout_of(spec, family);
+  const CnnStem& stem = layout.stem;
   std::vector<Layer> layers;
   NetBuilder net = input_builder(spec, shape);
   net.conv("conv1", stem.width, stem.kernel, stem.stride, stem.kernel / 2, false);
@@ -270,7 +271,7 @@ std::vector<Layer> resnet(const ModelSpec& spec, ModelFamily family, const Build
   net.relu("relu");
   if (stem.max_pool) net.max_pool("maxpool", 3, 2, 1);
   layers.push_back(net.take_layer("stem"));
-  const std::vector<CnnStage>& stages = stages_of(spec, family);
+  const std::vector<CnnStage>& stages = layout.stages;
   for (size_t s = 0; s < stages.size(); ++s) {
     const CnnStage& stage = stages[s];
     for (int i = 0; i < stage.blocks; ++i) {
@@ -283,7 +284,7 @@ std::vector<Layer> resnet(const ModelSpec& spec, ModelFamily family, const Build
       layers.push_back(net.take_layer("conv" + std::to_string(s + 2) + "_x." + std::to_string(i)));
     }
   }
-  if (pool_of(spec, family) == FeaturePool::kAverage) {
+  if (layout.pool == FeaturePool::kAverage) {
     // The global pool keeps its input: the last block's ReLU output, which that ReLU needs.
     net.avg_pool("avgpool", 1, true);
     if (!head) {
@@ -377,7 +378,7 @@ std::vector<Layer> vgg16(const ModelSpec& spec, const BuildShape& shape, bool he
 int64_t vision_feature_count(const ModelSpec& spec, ModelFamily family) {
   if (family != ModelFamily::kResnet50 && family != ModelFamily::kResnet) return kFcFeatures;
   const FeatureMap out = resnet_output(spec, family);
-  return pool_of(spec, family) == FeaturePool::kAverage ? out.channels : out.per_sample();
+  return layout_of(spec, family).pool == FeaturePool::kAverage ? out.channels : out.per_sample();
 }
 
 int min_image_size(ModelFamily family) {
