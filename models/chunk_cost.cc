@@ -16,7 +16,9 @@ int64_t scaled(int64_t dim, double factor) {
 }
 
 // The fraction of the whole op a rank computes along the tensor-parallel dimension.
-double tensor_fraction(TensorSplit split, const RankShard& s) {
+double tensor_fraction(TensorSplit split, const RankShard& s, bool expert = false) {
+  if (expert && (split == TensorSplit::kColumn || split == TensorSplit::kRow))
+    return s.expert_share();
   switch (split) {
     case TensorSplit::kReplicated: return 1;
     case TensorSplit::kSequence: return s.sequence_parallel ? s.tp_share : 1;
@@ -56,7 +58,9 @@ OpSignature fp8_cast(const Op& op, const GemmDims& gemm, bool backward, const Ra
   cast.pass = backward ? OpPass::kBackward : OpPass::kForward;
   cast.storage = DType::kBf16;
   cast.math = DType::kFp32;
-  const bool gathered = backward ? op.split == TensorSplit::kRow : op.split == TensorSplit::kColumn;
+  // The experts' rows come from the token dispatcher, not from a sequence-parallel gather.
+  const bool gathered =
+      !op.expert && (backward ? op.split == TensorSplit::kRow : op.split == TensorSplit::kColumn);
   const double share = gathered && shard.sequence_parallel ? shard.tp_share : 1.0;
   const double rows = static_cast<double>(gemm.m) * static_cast<double>(gemm.batch) * share;
   cast.rows = std::llround(rows);
@@ -81,7 +85,7 @@ OpSignature split_kernel(const Op& op, bool backward, const RankShard& shard, DT
                                                : storage_dtype(dtype);
   out.math = gemm_like ? gemm_math_dtype(dtype, device) : DType::kFp32;
   out.accumulate = DType::kFp32;
-  const double f = tensor_fraction(op.split, shard);
+  const double f = tensor_fraction(op.split, shard, op.expert);
   // Context parallelism splits every op along the tokens; attention keeps all keys.
   const double tokens = 1.0 / shard.cp;
   GemmShape g = op.gemm;
@@ -120,9 +124,9 @@ OpSignature split_kernel(const Op& op, bool backward, const RankShard& shard, DT
     out.rows = scaled(op.rows, (splits_rows ? f : 1.0) * tokens);
     out.width = splits_rows || whole_rows ? op.width : scaled(op.width, f);
   }
-  // Experts: the rank runs its ep-th of them on the rows the group sends them, the busiest
-  // rank expert_load times the mean.
-  const double load = op.expert ? shard.expert_load : 1.0;
+  // Experts: the rank runs its ep-th of them on the rows the group sends them (and its
+  // expert-tensor-parallel peers gather), the busiest rank expert_load times the mean.
+  const double load = op.expert ? shard.expert_load * shard.expert_rows() : 1.0;
   if (op.rows > 0 && op.expert) out.rows = scaled(out.rows, load);
   const double share = f * tokens * load;
   out.flops = (backward ? op.bwd_flops : op.fwd_flops) * share * op.executed_fraction;
@@ -158,16 +162,33 @@ std::vector<PassComm> pass_comms(const Layer& layer, const RankShard& shard, boo
                                  const std::vector<int>& grad_after) {
   const double cp_tokens = 1.0 / shard.cp;
   const double tp_bytes = layer.tp_comm_bytes * cp_tokens;
-  // The busiest rank receives expert_load times the mean, and the exchange waits for it.
-  const double ep_bytes = layer.moe_all_to_all_bytes * cp_tokens * shard.expert_load;
+  // A rank dispatches its sequence shard's routed copies; the busiest rank receives
+  // expert_load times the mean, and the exchange waits for it. The expert-tensor-parallel
+  // gather joins etp such shards (every tensor-parallel rank's when etp = tp).
+  const double ep_bytes =
+      layer.moe_all_to_all_bytes * cp_tokens * shard.local_tokens() * shard.expert_load;
+  const double etp_bytes =
+      layer.moe_all_to_all_bytes * cp_tokens * shard.expert_rows() * shard.expert_load;
   const double kv_bytes = layer.kv_bytes * shard.tp_share;  // keys and values split by heads
   std::vector<PassComm> out;
   const auto add = [&](PassComm::Kind kind, int after, double bytes, bool recomputed = false) {
     out.push_back(PassComm{kind, after, bytes, recomputed});
   };
+  // The dispatch (before the experts, the first of ep_at) and the combine (after them),
+  // each an all-to-all over the expert-parallel group and an expert-tensor-parallel
+  // collective inside it: gathered after the dispatch, scattered before the combine; the
+  // gradients run them in reverse order with the gather and the scatter swapped.
+  const auto dispatch = [&](int b, int after, bool gradients, bool recomputed) {
+    const bool into_experts = b == layer.ep_at.front();
+    const bool gather = into_experts != gradients;
+    const PassComm::Kind etp = gather ? PassComm::Kind::kEtpGather : PassComm::Kind::kEtpScatter;
+    if (gather) add(PassComm::Kind::kEp, after, ep_bytes, recomputed);
+    if (shard.expert_tp() > 1) add(etp, after, etp_bytes, recomputed);
+    if (!gather) add(PassComm::Kind::kEp, after, ep_bytes, recomputed);
+  };
   if (!backward) {
     for (int b : layer.tp_fwd_at) add(PassComm::Kind::kTp, fwd_before[b], tp_bytes);
-    for (int b : layer.ep_at) add(PassComm::Kind::kEp, fwd_before[b], ep_bytes);
+    for (int b : layer.ep_at) dispatch(b, fwd_before[b], false, false);
     if (layer.cp_at >= 0) add(PassComm::Kind::kCp, fwd_before[layer.cp_at], kv_bytes);
   } else {
     // A collective between a rerun op and its neighbour runs again: a reduce after the op
@@ -183,14 +204,14 @@ std::vector<PassComm> pass_comms(const Layer& layer, const RankShard& shard, boo
       if (reruns(b)) add(PassComm::Kind::kTp, rerun_before[b], tp_bytes, true);
     }
     for (int b : layer.ep_at) {
-      if (reruns(b)) add(PassComm::Kind::kEp, rerun_before[b], ep_bytes, true);
+      if (reruns(b)) dispatch(b, rerun_before[b], false, true);
     }
     if (layer.cp_at >= 0 && reruns(layer.cp_at)) {
       add(PassComm::Kind::kCp, rerun_before[layer.cp_at], kv_bytes, true);
     }
     const int rerun = rerun_before.back();
     for (int b : layer.tp_bwd_at) add(PassComm::Kind::kTp, rerun + grad_after[b], tp_bytes);
-    for (int b : layer.ep_at) add(PassComm::Kind::kEp, rerun + grad_after[b], ep_bytes);
+    for (int b : layer.ep_at) dispatch(b, rerun + grad_after[b], true, false);
     if (layer.cp_at >= 0) add(PassComm::Kind::kCp, rerun + grad_after[layer.cp_at], kv_bytes);
   }
   std::stable_sort(out.begin(), out.end(),
@@ -257,7 +278,8 @@ CostTally tally_of(const PricedOps& ops) {
 
 double local_params(const Op& op, const RankShard& shard) {
   const bool split = op.split != TensorSplit::kReplicated && op.split != TensorSplit::kSequence;
-  double p = static_cast<double>(op.params) * (split ? shard.tp_share : 1.0);
+  double p =
+      static_cast<double>(op.params) * (split ? tensor_fraction(op.split, shard, op.expert) : 1.0);
   if (op.expert) p /= shard.ep;
   return p;
 }
@@ -266,7 +288,8 @@ ChunkCost chunk_cost(const Workload& w, int begin, int end, const RankShard& sha
                      RecomputePolicy recompute, const DeviceSpec& device, const CostModel& costs) {
   ChunkCost out;
   const DType dtype = math_dtype(w.shape.precision);
-  const ActivationSplit act_split{shard.tp, shard.sequence_parallel, shard.cp, shard.expert_load};
+  const ActivationSplit act_split{shard.tp,          shard.sequence_parallel, shard.cp,
+                                  shard.expert_load, shard.expert_tp(),       shard.expert_rows()};
   const bool full = recompute.mode == Recompute::kFull;
   const int group_size = std::max(1, recompute.num_layers);
   int blocks = 0;             // the chunk's blocks so far (full recomputation's layers)
@@ -372,16 +395,44 @@ ChunkCost chunk_cost(const Workload& w, int begin, int end, const RankShard& sha
     out.expert_params += expert;
     // The chunk granularity's calls: each layer's collectives summed by kind.
     for (const PassComm& c : out.layer_fwd_comms.back()) {
-      (c.kind == PassComm::Kind::kTp   ? out.tp_bytes_fwd
-       : c.kind == PassComm::Kind::kEp ? out.all_to_all_bytes
-                                       : out.kv_bytes) += c.bytes;
-      out.tp_calls_fwd += c.kind == PassComm::Kind::kTp ? 1 : 0;
+      switch (c.kind) {
+        case PassComm::Kind::kTp:
+          out.tp_bytes_fwd += c.bytes;
+          ++out.tp_calls_fwd;
+          break;
+        case PassComm::Kind::kEp:
+          out.all_to_all_bytes += c.bytes;
+          break;
+        case PassComm::Kind::kCp:
+          out.kv_bytes += c.bytes;
+          break;
+        case PassComm::Kind::kEtpGather:
+          out.etp_gather_bytes_fwd += c.bytes;
+          break;
+        case PassComm::Kind::kEtpScatter:
+          out.etp_scatter_bytes_fwd += c.bytes;
+          break;
+      }
     }
     for (const PassComm& c : out.layer_bwd_comms.back()) {
-      if (c.kind == PassComm::Kind::kTp) out.tp_bytes_bwd += c.bytes;
-      out.tp_calls_bwd += c.kind == PassComm::Kind::kTp ? 1 : 0;
-      if (c.kind == PassComm::Kind::kEp) out.all_to_all_bytes_bwd += c.bytes;
-      if (c.kind == PassComm::Kind::kCp && c.recomputed) out.kv_bytes_rerun += c.bytes;
+      switch (c.kind) {
+        case PassComm::Kind::kTp:
+          out.tp_bytes_bwd += c.bytes;
+          ++out.tp_calls_bwd;
+          break;
+        case PassComm::Kind::kEp:
+          out.all_to_all_bytes_bwd += c.bytes;
+          break;
+        case PassComm::Kind::kCp:
+          if (c.recomputed) out.kv_bytes_rerun += c.bytes;
+          break;
+        case PassComm::Kind::kEtpGather:
+          out.etp_gather_bytes_bwd += c.bytes;
+          break;
+        case PassComm::Kind::kEtpScatter:
+          out.etp_scatter_bytes_bwd += c.bytes;
+          break;
+      }
     }
   }
   out.output_bytes = end > begin ? w.layers[end - 1].output_bytes : 0;

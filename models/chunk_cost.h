@@ -24,6 +24,21 @@ struct RankShard {
   // (routing imbalance, see TrainingSetup::expert_load): its experts' kernels and the
   // all-to-all it receives grow by it, and the group waits for it.
   double expert_load = 1;
+  int etp = 0;  // expert tensor parallelism (ParallelPlan::etp); 0 = tp
+
+  int expert_tp() const { return etp > 0 ? etp : tp; }
+  // This rank's fraction of every expert's split weights: its tensor-parallel share while
+  // the experts split as the rest does, 1/etp otherwise (even shares).
+  double expert_share() const { return expert_tp() == tp ? tp_share : 1.0 / etp; }
+  // The fraction of its sequence shard's tokens a rank dispatches: Megatron-Core's token
+  // dispatcher runs on the sequence-parallel shard (MoE with tp > 1 needs sequence
+  // parallelism).
+  double local_tokens() const { return sequence_parallel ? tp_share : 1.0; }
+  // The rows a rank's experts get, over the micro-batch's routed rows (the rank's pass
+  // share before the busiest rank's load): the group dispatches its sequence shard, and
+  // the expert-tensor-parallel all-gather joins etp such shards. 1 where the experts split
+  // as the rest does (the gather rebuilds every rank's tokens).
+  double expert_rows() const { return expert_tp() == tp ? 1.0 : local_tokens() * etp; }
 };
 
 // The kernels of `op` in one pass as a rank of `shard` runs them on `device`, with `math`
@@ -54,6 +69,11 @@ struct PassComm {
     kTp,  // tensor-parallel all-reduce (or sequence-parallel reduce-scatter + all-gather)
     kEp,  // expert-parallel all-to-all
     kCp,  // context-parallel gather of keys and values (backward: their gradients' scatter)
+    // Expert tensor parallelism (Megatron-Core's all-to-all dispatcher): the dispatched
+    // tokens all-gathered over the expert-tensor-parallel group before the experts, their
+    // outputs reduce-scattered back after them (in the backward pass the other way round).
+    kEtpGather,
+    kEtpScatter,
   };
   Kind kind = Kind::kTp;
   int after = 0;
@@ -116,6 +136,9 @@ struct ChunkCost {
   // The backward pass's: the gradients' and, when recomputation reruns them, the forward's.
   double all_to_all_bytes_bwd = 0;
   double kv_bytes_rerun = 0;  // keys and values gathered again for a recomputed forward
+  // Expert tensor parallelism's all-gathers and reduce-scatters, by pass.
+  double etp_gather_bytes_fwd = 0, etp_scatter_bytes_fwd = 0;
+  double etp_gather_bytes_bwd = 0, etp_scatter_bytes_bwd = 0;
 };
 
 // Layers [begin, end) of `w`. `input_bytes` is the activation entering the chunk (kept by

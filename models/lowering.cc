@@ -30,7 +30,7 @@ Bytes bytes_of(double b) { return Bytes(static_cast<int64_t>(b + 0.5)); }
 
 // The kinds of group a rank emits collectives for; with the group's first rank they
 // identify a sequence of calls that every member emits in the same order.
-enum class GroupKind { kTp, kCp, kEp, kDp, kExpertDp, kGeo, kWorld, kEmbedding };
+enum class GroupKind { kTp, kCp, kEp, kExpertTp, kDp, kExpertDp, kGeo, kWorld, kEmbedding };
 
 class CallBook {
  public:
@@ -110,7 +110,7 @@ class StepEmitter {
     const DeviceSpec* device = nullptr;
     const Workload* w = nullptr;
     RankShard shard;
-    std::vector<int> tp_group, cp_group, dp_group, ep_group, edp_group, geo_group;
+    std::vector<int> tp_group, cp_group, dp_group, ep_group, etp_group, edp_group, geo_group;
     TaskId last_dp = 0;
     bool has_dp = false;
     // Its chunks' costs and the parameters it holds.
@@ -359,6 +359,9 @@ const std::vector<StepEmitter::PassSegment>& StepEmitter::pass_segments(const Ch
         return rp_.ep > 1;
       case PassComm::Kind::kCp:
         return rp_.cp > 1;
+      case PassComm::Kind::kEtpGather:
+      case PassComm::Kind::kEtpScatter:
+        return rp_.etp > 1;
     }
     return false;
   };
@@ -440,6 +443,16 @@ TaskId StepEmitter::pass_tasks(RankContext& rc, const ChunkCost& cc, bool forwar
         case PassComm::Kind::kEp:
           t = collective(rc, GroupKind::kEp, rc.ep_group, s_.compute, CollectiveOp::kAllToAll,
                          comm.bytes, "ep all-to-all" + pass + at, after);
+          break;
+        case PassComm::Kind::kEtpGather:
+        case PassComm::Kind::kEtpScatter:
+          t = collective(
+              rc, GroupKind::kExpertTp, rc.etp_group, s_.compute,
+              comm.kind == PassComm::Kind::kEtpGather ? CollectiveOp::kAllGather
+                                                      : CollectiveOp::kReduceScatter,
+              comm.bytes,
+              (comm.kind == PassComm::Kind::kEtpGather ? "etp gather" : "etp scatter") + pass + at,
+              after);
           break;
         case PassComm::Kind::kCp:
           t = forward || comm.recomputed
@@ -641,16 +654,25 @@ PassEnd StepEmitter::model_parallel_comms(RankContext& rc, const ChunkCost& cc, 
   } else if (tp) {
     end.last = *tp;
   }
+  // The expert layers' dispatch and combine: all-to-alls, and the expert-tensor-parallel
+  // gathers and scatters between them and the experts.
   for (const auto& t :
        {collective(rc, GroupKind::kEp, rc.ep_group, s_.compute, CollectiveOp::kAllToAll,
                    forward ? cc.all_to_all_bytes : cc.all_to_all_bytes_bwd,
                    "ep all-to-all" + kind + id),
+        collective(rc, GroupKind::kExpertTp, rc.etp_group, s_.compute, CollectiveOp::kAllGather,
+                   forward ? cc.etp_gather_bytes_fwd : cc.etp_gather_bytes_bwd,
+                   "etp gather" + kind + id),
+        collective(rc, GroupKind::kExpertTp, rc.etp_group, s_.compute, CollectiveOp::kReduceScatter,
+                   forward ? cc.etp_scatter_bytes_fwd : cc.etp_scatter_bytes_bwd,
+                   "etp scatter" + kind + id),
         forward ? std::nullopt
                 : collective(rc, GroupKind::kCp, rc.cp_group, s_.compute, CollectiveOp::kAllGather,
                              cc.kv_bytes_rerun, "cp kv gather bwd " + id),
-        forward ? std::nullopt
-                : collective(rc, GroupKind::kCp, rc.cp_group, s_.compute,
-                             CollectiveOp::kReduceScatter, cc.kv_bytes, "cp kv grad scatter " + id)}) {
+        forward
+            ? std::nullopt
+            : collective(rc, GroupKind::kCp, rc.cp_group, s_.compute, CollectiveOp::kReduceScatter,
+                         cc.kv_bytes, "cp kv grad scatter " + id)}) {
     if (t) end.last = *t;
   }
   return end;
@@ -785,16 +807,23 @@ StepEmitter::RankContext StepEmitter::context_of(int rank) {
   rc.c = pl.coords(rank);
   rc.device = in_.cluster->devices[rank].spec;
   rc.w = &rp_.workloads.at(rp_.replica_micro_batch[rc.c.dp]);
-  rc.shard = RankShard{rp_.tp, rp_.tp_shares[rc.c.tp], plan.sequence_parallel, rp_.cp, rp_.ep,
-                       in_.training.expert_load(rp_.ep)};
+  rc.shard = RankShard{rp_.tp,
+                       rp_.tp_shares[rc.c.tp],
+                       plan.sequence_parallel,
+                       rp_.cp,
+                       rp_.ep,
+                       in_.training.expert_load(rp_.ep),
+                       rp_.etp};
   // Local SGD steps reduce gradients inside each region; the sync step averages across.
   const bool local = plan.sync_every > 1;
   rc.tp_group = pl.group(ParallelAxis::kTp, rc.c);
   rc.cp_group = pl.group(ParallelAxis::kCp, rc.c);
   rc.dp_group = group_in_region(pl.group({ParallelAxis::kDp, ParallelAxis::kCp}, rc.c), rank, local);
   if (local && in_.global_sync) rc.geo_group = pl.group({ParallelAxis::kDp, ParallelAxis::kCp}, rc.c);
-  rc.ep_group = pl.expert_group(rc.c, rp_.ep);
-  rc.edp_group = group_in_region(pl.expert_data_group(rc.c, rp_.ep), rank, local);
+  Placement::ExpertGroups experts = pl.expert_groups(rc.c, rp_.etp, rp_.ep);
+  rc.ep_group = std::move(experts.expert);
+  rc.etp_group = std::move(experts.tensor);
+  rc.edp_group = group_in_region(experts.data, rank, local);
   const int zero = plan.zero_stage;
   rc.bucketed = rc.dp_group.size() > 1 && zero < 3;
   rc.grad_op = zero == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
@@ -953,8 +982,8 @@ NcclRankView StepEmitter::nccl_view(const RankContext& rc) {
   const bool experts = rc.expert > 0;
   const bool world = rc.classifier != nullptr && rc.world.size() != rc.dp_group.size();
   for (const auto& [group, used] :
-       {std::pair{&rc.tp_group, true}, std::pair{&rc.cp_group, true},
-        std::pair{&rc.dp_group, true}, std::pair{&rc.ep_group, experts},
+       {std::pair{&rc.tp_group, true}, std::pair{&rc.cp_group, true}, std::pair{&rc.dp_group, true},
+        std::pair{&rc.ep_group, experts}, std::pair{&rc.etp_group, experts},
         std::pair{&rc.edp_group, experts}, std::pair{&rc.geo_group, true},
         std::pair{&rc.world, world}}) {
     if (used && group->size() > 1) view.collectives.push_back(communicator(*group));
@@ -1336,6 +1365,7 @@ LoweredStep lower_training_step(const LoweringInput& in) {
   LoweredStep out;
   out.plan = in.plan;
   out.plan.dp = rp.dp;
+  out.plan.etp = rp.etp;
   out.plan.replica_micro_batch = rp.replica_micro_batch;
   out.plan.tp_shares = rp.tp_shares;
   if (in.plan.balance_stages && is_transformer(in.model.family) && !rp.workloads.empty()) {

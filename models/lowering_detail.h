@@ -16,6 +16,7 @@ namespace dtsim::models::lowering_detail {
 struct ResolvedPlan {
   int ranks = 0;
   int dp = 1, tp = 1, pp = 1, cp = 1, ep = 1, v = 1;
+  int etp = 1;  // expert tensor parallelism, resolved (tp unless the plan folds it)
   int micro_batches = 1;                     // per replica
   std::vector<int64_t> replica_micro_batch;  // dp entries
   std::vector<double> tp_shares;             // tp entries

@@ -117,8 +117,13 @@ class RankPace {
     if (it != seconds_.end()) return it->second;
     const ParallelPlan& p = in_.plan;
     const RankCoords& c = plan_.placement->coords(rank);
-    const RankShard shard{p.tp, plan_.tp_shares[c.tp], p.sequence_parallel, p.cp, p.ep,
-                          in_.training.expert_load(p.ep)};
+    const RankShard shard{p.tp,
+                          plan_.tp_shares[c.tp],
+                          p.sequence_parallel,
+                          p.cp,
+                          p.ep,
+                          in_.training.expert_load(p.ep),
+                          plan_.etp};
     const ClusterDevice& device = in_.cluster->devices[rank];
     // Offload takes each chunk's first blocks: a block is priced whole, and the split's
     // memory check takes off what its chunks offload.
@@ -139,16 +144,19 @@ class RankPace {
       const double cp = call(cp_group, cp_op, cc.kv_bytes);
       return (p.tp_comm_overlap ? std::max(compute, tp) : compute + tp) + cp;
     };
-    // As the lowering's chunk: the all-to-alls, and the gathers a recomputed forward reruns.
-    const std::vector<int> ep_group = plan_.placement->expert_group(c, p.ep);
-    const auto all_to_all = [&](double bytes) {
-      return call(ep_group, CollectiveOp::kAllToAll, bytes);
+    // As the lowering's chunk: the all-to-alls and the expert-tensor-parallel exchanges,
+    // and the gathers a recomputed forward reruns.
+    const Placement::ExpertGroups experts = plan_.placement->expert_groups(c, plan_.etp, p.ep);
+    const auto dispatch = [&](double all_to_all, double gather, double scatter) {
+      return call(experts.expert, CollectiveOp::kAllToAll, all_to_all) +
+             call(experts.tensor, CollectiveOp::kAllGather, gather) +
+             call(experts.tensor, CollectiveOp::kReduceScatter, scatter);
     };
     const RangeCost out{
         pass(cc.fwd, cc.tp_bytes_fwd, cc.tp_calls_fwd, CollectiveOp::kAllGather) +
-            all_to_all(cc.all_to_all_bytes),
+            dispatch(cc.all_to_all_bytes, cc.etp_gather_bytes_fwd, cc.etp_scatter_bytes_fwd),
         pass(cc.bwd, cc.tp_bytes_bwd, cc.tp_calls_bwd, CollectiveOp::kReduceScatter) +
-            all_to_all(cc.all_to_all_bytes_bwd) +
+            dispatch(cc.all_to_all_bytes_bwd, cc.etp_gather_bytes_bwd, cc.etp_scatter_bytes_bwd) +
             call(cp_group, CollectiveOp::kAllGather, cc.kv_bytes_rerun),
         cc.dense_params + cc.expert_params, cc.activation_bytes, cc.recompute_transient_bytes};
     return seconds_[key] = out;
@@ -264,18 +272,56 @@ int derive_dp(const LoweringInput& in, int ranks, Problems& errors) {
 
 void check_expert_parallel(const LoweringInput& in, int dp, Problems& errors) {
   const ParallelPlan& p = in.plan;
-  if (dp % p.ep != 0) {
+  const bool moe = in.model.family == ModelFamily::kMoe;
+  if (p.etp < 0) {
+    errors.push_back(
+        problem_at("parallelism.etp", "must be at least 1 (or 0 for tp), got " + str(p.etp)));
+    return;
+  }
+  const int etp = p.etp > 0 ? p.etp : p.tp;
+  // Megatron-Core's expert rank generator regroups a stage's tp x cp x dp ranks as
+  // etp x ep x edp.
+  const int64_t stage_ranks = int64_t{p.tp} * p.cp * dp;
+  if (etp == p.tp && p.cp == 1 && dp % p.ep != 0) {
     errors.push_back(
         problem_at("parallelism.ep", str(p.ep) + " must divide dp (" + str(dp) +
                                          "): experts are spread over data-parallel ranks"));
+  } else if (stage_ranks % (int64_t{etp} * p.ep) != 0) {
+    errors.push_back(problem_at(
+        p.etp > 0 ? "parallelism.etp" : "parallelism.ep",
+        "etp " + str(etp) + " x ep " + str(p.ep) + " must divide a pipeline stage's tp " +
+            str(p.tp) + " x cp " + str(p.cp) + " x dp " + str(dp) + " = " + str(stage_ranks) +
+            " ranks: the expert layers regroup them as etp x ep x expert-data-parallel"));
   }
-  if (p.ep > 1 && in.model.family != ModelFamily::kMoe) {
+  if (p.ep > 1 && !moe) {
     errors.push_back(problem_at(
         "parallelism.ep",
         str(p.ep) + " needs a mixture-of-experts model, " + in.model.name + " has no experts"));
   } else if (p.ep > 1 && in.model.experts % p.ep != 0) {
     errors.push_back(problem_at("parallelism.ep", str(p.ep) + " must divide the model's " +
                                                       str(in.model.experts) + " experts"));
+  }
+  if (p.etp > 0 && !moe) {
+    errors.push_back(problem_at(
+        "parallelism.etp",
+        str(p.etp) + " needs a mixture-of-experts model, " + in.model.name + " has no experts"));
+  } else if (moe && etp > 1 && in.model.expert_ffn() % etp != 0) {
+    errors.push_back(
+        problem_at("parallelism.etp", str(etp) + " must divide the experts' feed-forward width " +
+                                          str(in.model.expert_ffn()) + " (moe_ffn_hidden)"));
+  }
+  if (moe && p.tp > 1 && !p.sequence_parallel) {
+    // Megatron-Core refuses it (MoELayer, TransformerConfig): the token dispatcher routes
+    // each rank's sequence shard.
+    errors.push_back(problem_at("parallelism.sequence_parallel",
+                                "a mixture-of-experts model with tp " + str(p.tp) +
+                                    " needs sequence_parallel: the token dispatcher routes each "
+                                    "tensor-parallel rank's sequence shard (as Megatron-Core)"));
+  }
+  if (p.etp > 0 && p.etp != p.tp && !p.tp_shares.empty()) {
+    errors.push_back(problem_at("parallelism.etp",
+                                "an expert tensor parallelism other than tp needs even "
+                                "tensor-parallel shares (leave tp_shares out)"));
   }
 }
 
@@ -710,6 +756,7 @@ ResolvedPlan resolve_plan(const LoweringInput& in) {
   out.pp = p.pp;
   out.cp = p.cp;
   out.ep = p.ep;
+  out.etp = p.etp > 0 ? p.etp : p.tp;
   out.v = p.virtual_stages;
   Problems errors;
   check_sizes(in, errors);

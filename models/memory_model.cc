@@ -74,7 +74,15 @@ double layer_activation_bytes(const Layer& layer, double input_bytes, RecomputeP
   for (const Op& op : layer.ops) {
     // Selective recomputation runs its modules again in backward, saving what they drop.
     if (recompute.selects(op.dropped_by())) continue;
-    bytes += op.saved_bytes / tp_divisor(op.saved_split, split) * (op.expert ? split.expert_load : 1.0);
+    if (!op.expert) {
+      bytes += op.saved_bytes / tp_divisor(op.saved_split, split);
+      continue;
+    }
+    // An expert's weights split over etp ranks, its rows as dispatched to the rank.
+    const bool weight_split =
+        op.saved_split == TensorSplit::kColumn || op.saved_split == TensorSplit::kRow;
+    const int etp = split.etp > 0 ? split.etp : split.tp;
+    bytes += op.saved_bytes / (weight_split ? etp : 1) * split.expert_rows * split.expert_load;
   }
   return bytes / split.cp;
 }

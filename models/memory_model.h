@@ -29,6 +29,10 @@ struct ActivationSplit {
   // Experts' saved tensors hold the rows routed to the rank: the busiest rank's, over the
   // mean (RankShard::expert_load).
   double expert_load = 1;
+  // Experts split their weights over etp ranks and get expert_rows of the micro-batch's
+  // routed rows (RankShard::expert_rows).
+  int etp = 0;  // 0 = tp
+  double expert_rows = 1;
 };
 
 // Full recomputation checkpoints the blocks between the input layer and the output layer

@@ -20,7 +20,12 @@ struct ParallelPlan {
   int tp = 1;
   int pp = 1;
   int cp = 1;
-  int ep = 1;  // expert parallelism, carved out of dp as in Megatron-LM (ep divides dp)
+  int ep = 1;  // expert parallelism (Placement::expert_groups)
+  // Expert tensor parallelism: the ranks that split each expert's weights. 0 = tp, as
+  // Megatron-Core's --expert-tensor-parallel-size defaults; another value folds the expert
+  // layers' ranks apart from the attention's (MoE parallel folding: etp x ep divides
+  // tp x cp x dp).
+  int etp = 0;
   int virtual_stages = 1;
   PipelineSchedule schedule = PipelineSchedule::k1F1B;
   int zero_stage = 0;  // 0..3; 3 is FSDP full-shard

@@ -85,23 +85,25 @@ int Placement::position(const RankCoords& c) const {
 
 int Placement::rank(const RankCoords& c) const { return to_rank_[position(c)]; }
 
-std::vector<int> Placement::expert_group(const RankCoords& c, int ep) const {
-  std::vector<int> out;
-  for (int d = c.dp / ep * ep; d < (c.dp / ep + 1) * ep && d < size(ParallelAxis::kDp); ++d) {
+Placement::ExpertGroups Placement::expert_groups(const RankCoords& c, int etp, int ep) const {
+  const int tp = size(ParallelAxis::kTp), cp = size(ParallelAxis::kCp);
+  const int stage_ranks = tp * cp * size(ParallelAxis::kDp);
+  // Megatron's flat index of the rank among its stage's ranks, and back.
+  const int index = c.tp + tp * (c.cp + cp * c.dp);
+  const auto at = [&](int i) {
     RankCoords x = c;
-    x.dp = d;
-    out.push_back(rank(x));
-  }
-  return out;
-}
-
-std::vector<int> Placement::expert_data_group(const RankCoords& c, int ep) const {
-  std::vector<int> out;
-  for (int d = c.dp % ep; d < size(ParallelAxis::kDp); d += ep) {
-    RankCoords x = c;
-    x.dp = d;
-    out.push_back(rank(x));
-  }
+    x.tp = i % tp;
+    x.cp = i / tp % cp;
+    x.dp = i / (tp * cp);
+    return rank(x);
+  };
+  const int block = etp * ep;  // one copy of every expert shard
+  const int tensor_base = index - index % etp;
+  const int expert_base = index - index % block + index % etp;
+  ExpertGroups out;
+  for (int t = 0; t < etp; ++t) out.tensor.push_back(at(tensor_base + t));
+  for (int k = 0; k < ep; ++k) out.expert.push_back(at(expert_base + k * etp));
+  for (int i = index % block; i < stage_ranks; i += block) out.data.push_back(at(i));
   return out;
 }
 

@@ -33,11 +33,18 @@ class Placement {
   std::vector<int> group(ParallelAxis axis, const RankCoords& c) const;
   // The ranks that share every coordinate of `c` except those in `axes`, in position order.
   std::vector<int> group(std::initializer_list<ParallelAxis> axes, const RankCoords& c) const;
-  // Expert parallelism carves groups of `ep` consecutive data-parallel replicas out of the
-  // data-parallel axis (Megatron-LM): the rank's expert-parallel group, and the replicas
-  // that hold the same experts as it (its expert-data-parallel group), in replica order.
-  std::vector<int> expert_group(const RankCoords& c, int ep) const;
-  std::vector<int> expert_data_group(const RankCoords& c, int ep) const;
+  // The expert layers' groups, as Megatron-Core's expert rank generator lays them out
+  // (parallel_state.py, MoE parallel folding): the tp x cp x dp ranks of a pipeline stage,
+  // numbered tensor-parallel index first, then context, then data, are regrouped as
+  // etp x ep x edp in that order. The rank's expert-tensor-parallel group (the ranks that
+  // split its experts' weights), its expert-parallel group (the ranks its tokens are
+  // dispatched over, each holding 1/ep of the experts) and its expert-data-parallel group
+  // (the ranks holding the same expert shards), in index order. With etp = tp and cp = 1
+  // the expert-parallel group is ep consecutive data-parallel replicas.
+  struct ExpertGroups {
+    std::vector<int> tensor, expert, data;
+  };
+  ExpertGroups expert_groups(const RankCoords& c, int etp, int ep) const;
 
  private:
   int position(const RankCoords& c) const;

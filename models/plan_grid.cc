@@ -20,7 +20,9 @@ std::vector<PlanPoint> plan_grid(const ModelSpec& model, const ParallelPlan& bas
     for (int pp = 1; pp <= rest; ++pp) {
       if (rest % pp != 0 || (model.layers > 0 && pp > model.layers)) continue;
       const int dp = rest / pp;
-      if (dp % std::max(1, base.ep) != 0) continue;
+      // The expert layers regroup a stage's tp x cp x dp ranks as etp x ep x edp.
+      const int etp = base.etp > 0 ? base.etp : tp;
+      if ((tp * cp * dp) % (etp * std::max(1, base.ep)) != 0) continue;
       out.push_back({tp, pp, dp});
     }
   }

@@ -140,7 +140,7 @@ std::vector<LayerRange> partition_layers(const Workload& w, int virtual_stages,
   for (const Layer& l : w.layers) blocks += l.kind == LayerKind::kTransformer ? 1 : 0;
   const int units = transformer ? blocks : static_cast<int>(w.layers.size());
   const std::string what = transformer ? "transformer layers" : "layers";
-  if (units < virtual_stages) {
+  if (units < virtual_stages && counts.empty()) {
     throw std::invalid_argument(std::to_string(virtual_stages) + " pipeline chunks need at least as many " +
                                 what + ", the model has " + std::to_string(units));
   }
@@ -151,9 +151,18 @@ std::vector<LayerRange> partition_layers(const Workload& w, int virtual_stages,
                                   std::to_string(virtual_stages) + ")");
     }
     int64_t sum = 0;
-    for (int c : counts) {
-      if (c < 1) throw std::invalid_argument("stage_layers entries must be at least 1");
-      sum += c;
+    for (size_t k = 0; k < counts.size(); ++k) {
+      // Megatron-LM's --account-for-embedding-in-pipeline-split and
+      // --account-for-loss-in-pipeline-split: a transformer's first virtual stage may hold
+      // the embedding alone, its last the output layer alone.
+      const bool end = transformer && virtual_stages > 1 && (k == 0 || k + 1 == counts.size());
+      if (counts[k] < (end ? 0 : 1)) {
+        throw std::invalid_argument(
+            transformer ? "stage_layers entries must be at least 1 (0 only for the first and last "
+                          "virtual stage, which then hold the embedding or the output layer alone)"
+                        : "stage_layers entries must be at least 1");
+      }
+      sum += counts[k];
     }
     if (sum != units) {
       throw std::invalid_argument("stage_layers sums to " + std::to_string(sum) + ", the model has " +

@@ -185,10 +185,14 @@ std::string format_training_text(const nlohmann::ordered_json& s) {
                      t["model"].get<std::string>(), t["parameters"].get<double>() / 1e9,
                      t["precision"].get<std::string>(), t["recompute"].get<std::string>());
   out += fmt::format(
-      "plan            dp {} x tp {} x pp {} x cp {}, ep {}, {} (v {}), ZeRO {}{}\n",
+      "plan            dp {} x tp {} x pp {} x cp {}, ep {}{}, {} (v {}), ZeRO {}{}\n",
       p["dp"].get<int>(), p["tp"].get<int>(), p["pp"].get<int>(), p["cp"].get<int>(),
-      p["ep"].get<int>(), p["schedule"].get<std::string>(), p["virtual_stages"].get<int>(),
-      p["zero_stage"].get<int>(),
+      p["ep"].get<int>(),
+      // Expert tensor parallelism, where it is not the tensor-parallel size.
+      p.value("etp", p["tp"].get<int>()) != p["tp"].get<int>()
+          ? fmt::format(" (expert tp {})", p["etp"].get<int>())
+          : "",
+      p["schedule"].get<std::string>(), p["virtual_stages"].get<int>(), p["zero_stage"].get<int>(),
       // Sequence parallelism shards along the tensor-parallel group: none at tp 1.
       p["sequence_parallel"].get<bool>() && p["tp"].get<int>() > 1 ? ", sequence parallel" : "");
   const int micro_batches = t["micro_batches"].get<int>();

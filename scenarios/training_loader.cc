@@ -452,6 +452,7 @@ std::optional<models::ParallelPlan> read_plan(const json& value, const std::stri
   if (auto v = o->integer("pp", Need::kOptional, 1)) p.pp = static_cast<int>(*v);
   if (auto v = o->integer("cp", Need::kOptional, 1)) p.cp = static_cast<int>(*v);
   if (auto v = o->integer("ep", Need::kOptional, 1)) p.ep = static_cast<int>(*v);
+  if (auto v = o->integer("etp", Need::kOptional, 1)) p.etp = static_cast<int>(*v);
   if (auto v = o->integer("virtual_stages", Need::kOptional, 1)) p.virtual_stages = static_cast<int>(*v);
   const auto schedules = names_of(models::kAllSchedules, models::schedule_name);
   if (auto v = o->choice("schedule", Need::kOptional, schedules, "pipeline schedule")) {
@@ -503,7 +504,8 @@ std::optional<models::ParallelPlan> read_plan(const json& value, const std::stri
     if (v->is_string() && *v == "balanced") {
       p.balance_stages = true;
     } else if (v->is_array()) {
-      for (int64_t x : read_integer_list(*v, o->pointer("stage_layers"), d, 1)) p.stage_layers.push_back(static_cast<int>(x));
+      for (int64_t x : read_integer_list(*v, o->pointer("stage_layers"), d, 0))
+        p.stage_layers.push_back(static_cast<int>(x));
     } else if (!(v->is_string() && *v == "even")) {
       d.error(o->pointer("stage_layers"),
               "expected an array of layer counts, \"even\" or \"balanced\", got " + describe(*v));

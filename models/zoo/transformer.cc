@@ -652,6 +652,14 @@ Layer block_layer(const Dims& d, int index, bool moe_layer) {
                        1;
   layer.tp_fwd_at = {proj + 1, mlp_last + 1};
   layer.tp_bwd_at = {qkv, mlp_first};
+  if (moe_layer && d.shared_ffn == 0) {
+    // Megatron-Core's MoE layer routes and dispatches each rank's sequence shard (MoE with
+    // tensor parallelism needs sequence parallelism): no tensor-parallel exchange around
+    // it; the expert-tensor-parallel gather and scatter sit inside the dispatch (ep_at).
+    // Shared experts are a tensor-parallel MLP with the usual exchange.
+    layer.tp_fwd_at = {proj + 1};
+    layer.tp_bwd_at = {qkv};
+  }
   layer.tp_comm_bytes = hidden_bytes;
   // Keys and values are gathered once the QKV projection (and its preparation) made them.
   layer.cp_at = index_of(

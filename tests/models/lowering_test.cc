@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "models/memory_model.h"
+#include "models/placement.h"
 #include "models/schedule.h"
 #include "models/workload.h"
 #include "sim/cluster_spec.h"
@@ -769,6 +770,71 @@ TEST(LoweringExpertParallel, AllToAllOverTheEpGroupAndExpertsDivided) {
   const LoweredStep no_ep = lower(c, moe(), plan, training(8));
   EXPECT_EQ(no_ep.roles[0].params, dense + expert);
   EXPECT_TRUE(calls(no_ep.graph, "ep ").empty());
+}
+
+// Megatron-Core's expert rank generator on tp 2 x dp 4 (rank = tp + 2 dp): the stage's
+// ranks regrouped as etp x ep x edp, tensor-parallel index first.
+TEST(LoweringExpertParallel, ExpertGroupsFoldOverTensorAndDataParallelRanks) {
+  const Placement pl(4, 1, 2, 1, ParallelPlan{}.axis_order, {});
+  const RankCoords rank3 = pl.coords(3);  // tp 1, dp 1
+  // etp = tp: replicas 0 and 1 split the experts (same tp index); 0 and 2 hold the same.
+  Placement::ExpertGroups g = pl.expert_groups(rank3, 2, 2);
+  EXPECT_EQ(g.tensor, (std::vector<int>{2, 3}));
+  EXPECT_EQ(g.expert, (std::vector<int>{1, 3}));
+  EXPECT_EQ(g.data, (std::vector<int>{3, 7}));
+  // etp 1, ep 4: tensor-parallel peers dispatch to one another.
+  g = pl.expert_groups(rank3, 1, 4);
+  EXPECT_EQ(g.tensor, (std::vector<int>{3}));
+  EXPECT_EQ(g.expert, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(g.data, (std::vector<int>{3, 7}));
+  // etp 1, ep 8: the whole stage is one expert-parallel group.
+  g = pl.expert_groups(rank3, 1, 8);
+  EXPECT_EQ(g.expert, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(g.data, (std::vector<int>{3}));
+  // Context parallelism sits between tp and dp in the index (cp 2 x dp 2, tp 1).
+  const Placement cp(2, 1, 1, 2, ParallelPlan{}.axis_order, {});
+  EXPECT_EQ(cp.expert_groups(cp.coords(0), 1, 2).expert, (std::vector<int>{0, 1}));
+}
+
+// Folded experts on 8 GPUs, tp 2 with sequence parallelism, dp 4, ep 4: with etp 1 the
+// experts are whole on each rank (a quarter of them), the dispatch crosses tensor-parallel
+// peers and no expert-tensor-parallel exchange is made; with etp 2 (the default) the
+// gathers and scatters run over the tensor-parallel pair and the experts are halved.
+TEST(LoweringExpertParallel, ExpertTensorParallelismFoldsTheExpertLayers) {
+  const Cluster c = gpus(1, 8);
+  const auto [dense, expert] = dense_and_expert(workload(moe()));
+  ParallelPlan plan;
+  plan.tp = 2;
+  plan.sequence_parallel = true;
+  plan.ep = 4;
+  plan.etp = 1;
+  const LoweredStep folded = lower(c, moe(), plan, training(8));
+  EXPECT_EQ(folded.plan.etp, 1);
+  for (const CollectiveCall* call : calls(folded.graph, "ep all-to-all"))
+    EXPECT_EQ(call->members.size(), 4u) << call->label;
+  EXPECT_TRUE(calls(folded.graph, "etp ").empty());
+  std::set<std::vector<int>> edp;
+  for (const CollectiveCall* call : calls(folded.graph, "expert grads")) edp.insert(call->members);
+  EXPECT_EQ(edp, (std::set<std::vector<int>>{{0, 4}, {1, 5}, {2, 6}, {3, 7}}));
+  // Dense weights split over tp, the rank's experts whole.
+  EXPECT_NEAR(static_cast<double>(folded.roles[0].params),
+              static_cast<double>(dense) / 2 + static_cast<double>(expert) / 4,
+              static_cast<double>(dense) * 0.01);
+  run(c, folded);
+
+  plan.etp = 0;
+  const LoweredStep even = lower(c, moe(), plan, training(8));
+  EXPECT_EQ(even.plan.etp, 2);
+  const auto gathers = calls(even.graph, "etp gather");
+  ASSERT_FALSE(gathers.empty());
+  for (const CollectiveCall* call : gathers) {
+    EXPECT_EQ(call->op, CollectiveOp::kAllGather);
+    EXPECT_EQ(call->members.size(), 2u);
+  }
+  for (const CollectiveCall* call : calls(even.graph, "etp scatter"))
+    EXPECT_EQ(call->op, CollectiveOp::kReduceScatter);
+  EXPECT_LT(even.roles[0].params, folded.roles[0].params);
+  run(c, even);
 }
 
 TEST(LoweringExpertParallel, ZeroOneGathersExpertShardsToo) {
@@ -1675,6 +1741,30 @@ TEST(LoweringPlanErrors, ExpertParallelMustDivideDpAndExperts) {
   ASSERT_EQ(errors.size(), 2u);
   EXPECT_THAT(errors[0], AllOf(StartsWith("/parallelism/ep: "), HasSubstr("must divide dp (4)")));
   EXPECT_THAT(errors[1], AllOf(StartsWith("/parallelism/ep: "), HasSubstr("4 experts")));
+}
+
+TEST(LoweringPlanErrors, ExpertTensorParallelism) {
+  const Cluster c = gpus(1, 8);
+  ParallelPlan plan;
+  plan.tp = 2;
+  plan.sequence_parallel = true;
+  plan.ep = 4;
+  plan.etp = 4;  // 4 x 4 does not divide the stage's 8 ranks
+  EXPECT_THAT(only_error(c, moe(), plan, training(8)),
+              AllOf(StartsWith("/parallelism/etp: "), HasSubstr("must divide a pipeline stage's")));
+  plan.ep = 1;
+  plan.etp = 1;
+  EXPECT_THAT(only_error(c, gpt(), plan, training(8)),
+              AllOf(StartsWith("/parallelism/etp: "), HasSubstr("mixture-of-experts")));
+  plan.etp = 0;
+  plan.sequence_parallel = false;
+  EXPECT_THAT(only_error(c, moe(), plan, training(8)),
+              AllOf(StartsWith("/parallelism/sequence_parallel: "), HasSubstr("tp 2")));
+  plan.sequence_parallel = true;
+  plan.etp = 1;
+  plan.tp_shares = {0.25, 0.75};
+  EXPECT_THAT(only_error(c, moe(), plan, training(8)),
+              AllOf(StartsWith("/parallelism/etp: "), HasSubstr("tp_shares")));
 }
 
 TEST(LoweringPlanErrors, SeveralProblemsAreListedTogether) {

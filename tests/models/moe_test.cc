@@ -174,6 +174,86 @@ TEST(Moe, ExpertParallelShardAndRoutingImbalance) {
   EXPECT_DOUBLE_EQ(cc.expert_params, kE / 4 * 3 * kH * kFe);
 }
 
+// Expert tensor parallelism, worked by hand on block.1 (16 experts of 96, 1,024 routed rows
+// of 256 tokens), a rank of tp 2 under sequence parallelism, ep 4:
+// - etp 2 (= tp, Megatron's default): the rank dispatches its sequence shard's 512 routed
+//   rows; the expert-tensor-parallel gather joins both shards, so its 4 experts run all
+//   1,024 rows on half their widths (fc1 96 of 192 columns);
+// - etp 1 (MoE parallel folding): no gather; the experts run the 512 rows the group sends
+//   the rank on their whole widths, and the rank holds its experts' weights whole.
+TEST(Moe, ExpertTensorParallelism) {
+  const Workload w = workload();
+  const int block = 2;  // block.1
+  const RooflineCostModel costs;
+  RankShard shard;
+  shard.tp = 2;
+  shard.tp_share = 0.5;
+  shard.sequence_parallel = true;
+  shard.ep = 4;
+  const auto fc1_of = [&](const ChunkCost& cc) {
+    for (const PricedOp& p : cc.layer_fwd_ops[0]) {
+      if (p.op.name == "moe.expert.fc1") return p.op;
+    }
+    throw std::runtime_error("no fc1");
+  };
+  const auto comms = [](const ChunkCost& cc, PassComm::Kind kind) {
+    std::vector<double> out;
+    for (const PassComm& c : cc.layer_fwd_comms[0]) {
+      if (c.kind == kind) out.push_back(c.bytes);
+    }
+    return out;
+  };
+  const double shard_bytes = kRouted / 2 * kH * 2;  // a sequence shard's routed rows
+
+  const ChunkCost folded_tp =
+      chunk_cost(w, block, block + 1, shard, Recompute::kNone, h100(), costs);
+  const OpSignature split = fc1_of(folded_tp);
+  EXPECT_EQ(split.gemm, (GemmDims{256, 96, 256, 4, false, true}));
+  EXPECT_DOUBLE_EQ(split.flops, 2 * kRouted * kH * 2 * kFe / 2);
+  EXPECT_EQ(comms(folded_tp, PassComm::Kind::kEp), (std::vector<double>{shard_bytes, shard_bytes}));
+  EXPECT_EQ(comms(folded_tp, PassComm::Kind::kEtpGather), (std::vector<double>{2 * shard_bytes}));
+  EXPECT_EQ(comms(folded_tp, PassComm::Kind::kEtpScatter), (std::vector<double>{2 * shard_bytes}));
+  // Dispatch, gather, experts, scatter, combine: in that order.
+  std::vector<PassComm::Kind> order;
+  for (const PassComm& c : folded_tp.layer_fwd_comms[0]) {
+    if (c.kind != PassComm::Kind::kTp && c.kind != PassComm::Kind::kCp) order.push_back(c.kind);
+  }
+  EXPECT_EQ(order, (std::vector<PassComm::Kind>{PassComm::Kind::kEp, PassComm::Kind::kEtpGather,
+                                                PassComm::Kind::kEtpScatter, PassComm::Kind::kEp}));
+  // In the backward pass the gradients come back through the combine first.
+  order.clear();
+  for (const PassComm& c : folded_tp.layer_bwd_comms[0]) {
+    if (c.kind != PassComm::Kind::kTp && c.kind != PassComm::Kind::kCp) order.push_back(c.kind);
+  }
+  EXPECT_EQ(order, (std::vector<PassComm::Kind>{PassComm::Kind::kEp, PassComm::Kind::kEtpGather,
+                                                PassComm::Kind::kEtpScatter, PassComm::Kind::kEp}));
+  EXPECT_DOUBLE_EQ(folded_tp.expert_params, kE / 4 * 3 * kH * kFe / 2);
+  // The fixture's shared expert is a tensor-parallel MLP: its exchange stays beside the
+  // attention's, two per pass (an MoE layer without one has only the attention's).
+  EXPECT_EQ(comms(folded_tp, PassComm::Kind::kTp).size(), 2u);
+  ModelSpec plain = fine_grained();
+  plain.shared_ffn_hidden = 0;
+  plain.shared_expert_gate = false;
+  EXPECT_EQ(layer(workload(plain), "block.1").tp_fwd_at.size(), 1u);
+  EXPECT_EQ(layer(workload(plain), "block.0").tp_fwd_at.size(), 2u);
+
+  shard.etp = 1;
+  const ChunkCost folded = chunk_cost(w, block, block + 1, shard, Recompute::kNone, h100(), costs);
+  const OpSignature whole = fc1_of(folded);
+  EXPECT_EQ(whole.gemm, (GemmDims{128, 192, 256, 4, false, true}));
+  EXPECT_DOUBLE_EQ(whole.flops, 2 * kRouted / 2 * kH * 2 * kFe);
+  EXPECT_EQ(comms(folded, PassComm::Kind::kEp), (std::vector<double>{shard_bytes, shard_bytes}));
+  EXPECT_TRUE(comms(folded, PassComm::Kind::kEtpGather).empty());
+  EXPECT_DOUBLE_EQ(folded.expert_params, kE / 4 * 3 * kH * kFe);
+  // Saved expert tensors: fc1's input (512 rows of h), the SwiGLU's inputs and fc2's input
+  // (512 rows of 2 x 96 and of 96), where etp 2 keeps 1,024 rows of half those widths.
+  const double even = layer_activation_bytes(w.layers[block], 0, Recompute::kNone,
+                                             ActivationSplit{2, true, 1, 1, 2, 1});
+  const double fold = layer_activation_bytes(w.layers[block], 0, Recompute::kNone,
+                                             ActivationSplit{2, true, 1, 1, 1, 0.5});
+  EXPECT_DOUBLE_EQ(even - fold, 2 * kRouted * kH - 2 * kRouted / 2 * kH);
+}
+
 // The busiest rank's load: none at ep 1 (one rank runs every expert on every routed row),
 // at most ep, capped by a capacity factor.
 TEST(Moe, ExpertLoadOfTheBusiestRank) {

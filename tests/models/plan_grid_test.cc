@@ -52,6 +52,14 @@ TEST(PlanGrid, ExpertParallelismMustDivideDp) {
   ParallelPlan ep;
   ep.ep = 4;
   for (const PlanPoint& p : plan_grid(transformer(80, 64, 8), ep, 16, 8)) EXPECT_EQ(p.dp % 4, 0);
+  // Folded experts (etp 1) regroup a stage's tp x dp ranks: tp 2 x dp 2 holds ep 4.
+  ep.etp = 1;
+  bool folded = false;
+  for (const PlanPoint& p : plan_grid(transformer(80, 64, 8), ep, 16, 8)) {
+    EXPECT_EQ(p.tp * p.dp % 4, 0);
+    folded = folded || (p.tp == 2 && p.dp == 2);
+  }
+  EXPECT_TRUE(folded);
 }
 
 }  // namespace

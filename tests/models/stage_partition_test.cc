@@ -128,6 +128,20 @@ TEST(StagePartitionTransformer, ExplicitCounts) {
               ElementsAre(std::pair{0, 2}, std::pair{2, 5}, std::pair{5, 8}, std::pair{8, 10}));
 }
 
+// Megatron-LM's account-for-embedding and account-for-loss split: 8 blocks and the two
+// end layers over 10 virtual stages, the first holding the embedding alone and the last
+// the head alone. A zero anywhere else would leave a stage empty.
+TEST(StagePartitionTransformer, EndStagesMayHoldTheEmbeddingOrTheHeadAlone) {
+  const std::vector<int> counts = {0, 1, 1, 1, 1, 1, 1, 1, 1, 0};
+  const std::vector<LayerRange> r = partition_layers(gpt_workload(), 10, counts, {});
+  EXPECT_EQ(ranges(r).front(), (std::pair{0, 1}));
+  EXPECT_EQ(ranges(r)[1], (std::pair{1, 2}));
+  EXPECT_EQ(ranges(r).back(), (std::pair{9, 10}));
+  EXPECT_THAT(partition_error(gpt_workload(), 4, {2, 0, 3, 3}),
+              HasSubstr("0 only for the first and last virtual stage"));
+  EXPECT_THAT(partition_error(gpt_workload(), 1, {0}), HasSubstr("at least 1"));
+}
+
 TEST(StagePartitionTransformer, PacedCountsFollowThePipeline) {
   // A block takes 1 on the first stage and 3 on the second. Over 64 micro-batches the
   // steady state rules: 6 and 2 blocks (6 each).
@@ -214,7 +228,7 @@ TEST(StagePartitionErrors, NameTheProblem) {
   EXPECT_THAT(partition_error(w, 9, {}),
               HasSubstr("9 pipeline chunks need at least as many transformer layers"));
   EXPECT_THAT(partition_error(w, 4, {2, 2, 4}), HasSubstr("3 entries"));
-  EXPECT_THAT(partition_error(w, 2, {0, 8}), HasSubstr("at least 1"));
+  EXPECT_THAT(partition_error(w, 3, {1, 0, 7}), HasSubstr("at least 1"));
   EXPECT_THAT(partition_error(w, 2, {3, 4}),
               HasSubstr("sums to 7, the model has 8 transformer layers"));
 }

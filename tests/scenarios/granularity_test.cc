@@ -68,8 +68,8 @@ std::vector<Case> cases() {
        scenario("gpt3-1.3b", training("selective"),
                 {{"tp", 4}, {"sequence_parallel", true}, {"tp_comm_overlap", true}})},
       {"llama context parallel", scenario("llama3-8b", training("none"), {{"tp", 2}, {"cp", 2}})},
-      {"mixtral expert parallel",
-       scenario("mixtral-8x7b", training("none"), {{"tp", 2}, {"ep", 4}})},
+      {"mixtral expert parallel", scenario("mixtral-8x7b", training("none"),
+                                           {{"tp", 2}, {"ep", 4}, {"sequence_parallel", true}})},
       {"bert zero-3", scenario("bert-large", training("none"), {{"tp", 2}, {"zero_stage", 3}})},
   };
 }

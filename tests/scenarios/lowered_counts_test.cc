@@ -86,7 +86,7 @@ TEST(LoweredCounts, ExpertAndContextParallelism) {
                            "nic_bandwidth": "400Gbps"}], "fabric": {"kind": "single_switch"}},
     "model": {"preset": "mixtral-8x7b", "layers": 4},
     "training": {"global_batch": 16, "micro_batch": 1, "seq_len": 4096},
-    "parallelism": {"tp": 2, "pp": 2, "cp": 2, "ep": 4},
+    "parallelism": {"tp": 2, "pp": 2, "cp": 2, "ep": 4, "sequence_parallel": true},
     "simulation": {"granularity": "layer", "trace": false}})");
   expect_estimate_matches(*prepare(s), "moe");
 }

@@ -111,24 +111,24 @@ TEST(OpFlops, LlamaWithSelectiveRecomputationIsSixNTokensPlusAttention) {
 
 TEST(OpFlops, MixtralCountsTheRoutedExpertsAndTheRouter) {
   // Active weights per token: attention, top_k of the experts' SwiGLU, the router's
-  // h x E GEMM, the head; 6 N_active per token, attention as above (no recomputation). The
-  // router is not split by tensor parallelism: without sequence parallelism each of the tp
-  // ranks runs it on all of its tokens (Megatron-Core's TopKRouter), so it counts tp times.
+  // h x E GEMM, the head; 6 N_active per token, attention as above (no recomputation). With
+  // tensor parallelism an MoE model runs sequence parallelism (as Megatron-Core requires):
+  // each rank routes its own sequence shard, so the router counts once.
   const auto p = prepare(nlohmann::json::parse(R"({
     "cluster": {"nodes": [{"count": 2, "device": "H100", "devices_per_node": 8,
                            "nic_bandwidth": "400Gbps"}], "fabric": {"kind": "single_switch"}},
     "model": {"preset": "mixtral-8x7b", "layers": 4},
     "training": {"global_batch": 8, "micro_batch": 1, "seq_len": 1024, "recompute": "none"},
-    "parallelism": {"tp": 2, "ep": 4}})"));
+    "parallelism": {"tp": 2, "ep": 4, "sequence_parallel": true}})"));
   const StepFlops f = step_flops(p->lowered);
   EXPECT_EQ(f.tasks_without_ops, 0);
   const models::ModelSpec& m = preset("mixtral-8x7b");
   const double h = static_cast<double>(m.hidden), q = static_cast<double>(m.q_width()),
                kv = static_cast<double>(m.kv_heads_or_heads() * m.head_dim()),
                ffn = static_cast<double>(m.ffn_hidden), V = static_cast<double>(m.vocab), l = 4,
-               s = 1024, tokens = 8 * s, tp = 2;
+               s = 1024, tokens = 8 * s;
   const double active =
-      l * (h * (q + 2 * kv) + q * h + m.top_k * 3 * h * ffn + tp * h * m.experts) + h * V;
+      l * (h * (q + 2 * kv) + q * h + m.top_k * 3 * h * ffn + h * m.experts) + h * V;
   EXPECT_NEAR(f.flops / (6 * active * tokens + 3 * 4 * s * q * l * tokens), 1, 1e-9);
 }
 

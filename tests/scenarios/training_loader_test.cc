@@ -317,6 +317,10 @@ TEST(TrainingLoader, PlanErrorsNameTheirKey) {
                         "/training/global_batch", "not a multiple"));
   EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, "{}", R"({"ep": 2})")), "/parallelism/ep",
                         "mixture-of-experts"));
+  EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, "{}", R"({"etp": 0})")),
+                        "/parallelism/etp", "expected an integer"));
+  EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, "{}", R"({"etp": 1})")),
+                        "/parallelism/etp", "mixture-of-experts"));
   EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, "{}", R"({"stage_layers": [1, 2], "pp": 2})")),
                         "/parallelism/stage_layers", "sums to 3"));
   EXPECT_TRUE(has_error(errors_of(training_doc(kSmallGpt, "{}", R"({"stage_layers": "uneven"})")),
