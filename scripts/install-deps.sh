@@ -6,7 +6,7 @@ packages=(
   build-essential cmake ninja-build ccache git
   clang-16 libclang-rt-16-dev
   libboost-graph-dev nlohmann-json3-dev libcli11-dev libfmt-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libsimgrid-dev
   python3 python3-jsonschema
   pkg-config libopenblas-dev libopenmpi-dev openmpi-bin libssl-dev
   qt6-base-dev libqt6opengl6-dev qt6-charts-dev fonts-dejavu-core

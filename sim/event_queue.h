@@ -2,6 +2,7 @@
 // radix heap beyond it; FIFO among equal times.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <vector>
@@ -11,17 +12,24 @@
 namespace dtsim {
 
 // Near keys (within one wheel span of the last pop) go to a wheel of kSlots slots of
-// 2^kShift ns each: a push is an append and a bit set, a pop a bitmap scan and a short
-// slot scan, and no key ever moves. Far keys go to a radix heap (radix_heap.h). A pop takes
-// the earlier of the two heads.
+// 2^kShift ns each: a push is an append and a bit set, and no key ever moves to another
+// slot. Far keys go to a radix heap (radix_heap.h). A pop takes the earlier of the two
+// heads.
+//
+// The slot that holds the wheel's minimum is the active slot: when it becomes so, its keys
+// are sorted once (stably, by time), and pops then take them from the front with a cursor;
+// a key pushed into it meanwhile is inserted in order. With many pending events a slot
+// holds dozens of keys, and a scan for the minimum at every pop (and an erase from the
+// middle) cost more than the rest of the engine together.
 //
 // Why order holds:
 //  - The wheel's window starts at the slot of the last pop and spans kSlots slots. A key
 //    enters the wheel only if it falls in the window at push time; windows only move
 //    forward, and live keys are never earlier than the last pop, so every live wheel key
 //    lies in the current window: scanning slots cyclically from the last pop's slot visits
-//    them in time order. Within a slot, the first key of the smallest time is the oldest
-//    (keys are appended in push order).
+//    them in time order. Within a slot, keys are appended in push order and the active
+//    slot's are sorted stably and inserted after equal times, so the first key of the
+//    smallest time is the oldest.
 //  - Equal times in both structures: the far key was pushed when the window ended at or
 //    before its time, the wheel key when the window ended after it, so the far key is the
 //    older one and leaves first.
@@ -46,6 +54,12 @@ class EventQueue {
   // Removes and returns the earliest live key; call only when peek_time() returned a time.
   template <typename IsLive, typename Drop>
   Key pop(IsLive&& is_live, Drop&& drop);
+  // The slot of the wheel key after the last one popped from it (perhaps dead, perhaps not
+  // the next to leave), or UINT32_MAX: for the owner to fetch its event ahead of time.
+  uint32_t likely_next_slot() const {
+    if (active_ < 0 || head_ >= slots_[active_].size()) return UINT32_MAX;
+    return slots_[active_][head_].slot;
+  }
 
  private:
   static constexpr int kShift = 8;     // 256 ns per slot
@@ -59,6 +73,9 @@ class EventQueue {
   void unmark(int s) { occupied_[s / 64] &= ~(uint64_t{1} << (s % 64)); }
   // First occupied slot at or after `from`, cyclically; -1 when the wheel is empty.
   int next_occupied(int from) const;
+  // Makes slot s the active one (sorted from head_ on); the slot active before keeps its
+  // unconsumed keys, still in order.
+  void activate(int s);
   // Makes sure the wheel's earliest live key is cached (the check is inline; the search,
   // which also drops dead keys, is not).
   template <typename IsLive, typename Drop>
@@ -68,26 +85,18 @@ class EventQueue {
       search_wheel_min(is_live, drop);
       return;
     }
-    // No dead keys: the first occupied slot holds the minimum.
+    // No dead keys: the first occupied slot holds the minimum, at its front once active.
     cache_slot_min(next_occupied(slot_of(last_)));
   }
-  // Caches the earliest key of slot s (the first of equal times: the oldest), or an empty
-  // wheel when s < 0.
+  // Activates slot s and caches its first key, or an empty wheel when s < 0.
   void cache_slot_min(int s) {
     wheel_cached_ = true;
     if (s < 0) {
-      wheel_slot_ = -1;
       wheel_time_ = INT64_MAX;
       return;
     }
-    const auto& keys = slots_[s];
-    size_t best = 0;
-    for (size_t i = 1; i < keys.size(); ++i) {
-      if (keys[i].time < keys[best].time) best = i;
-    }
-    wheel_slot_ = s;
-    wheel_index_ = best;
-    wheel_time_ = keys[best].time;
+    activate(s);
+    wheel_time_ = slots_[s][head_].time;
   }
   // The same with dead keys queued: checks liveness and drops dead keys on the way.
   template <typename IsLive, typename Drop>
@@ -95,6 +104,8 @@ class EventQueue {
 
   std::array<std::vector<Key>, kSlots> slots_;
   std::array<uint64_t, kWords> occupied_{};
+  int active_ = -1;  // the active slot, -1 when none
+  size_t head_ = 0;  // the active slot's keys before head_ have left
   size_t dead_ = 0;  // dead keys queued, in either structure
   RadixHeap far_{&dead_};
   int64_t last_ = 0;  // time of the last pop
@@ -109,9 +120,8 @@ class EventQueue {
   }
   bool far_cached_ = true;
   int64_t far_time_ = INT64_MAX;
+  // The wheel's earliest time, cached; when it is finite it is the active slot's front.
   bool wheel_cached_ = false;
-  int wheel_slot_ = -1;  // slot of the cached minimum, -1 when the wheel is empty
-  size_t wheel_index_ = 0;
   int64_t wheel_time_ = INT64_MAX;
 };
 
@@ -122,14 +132,43 @@ inline void EventQueue::push(Key k) {
     return;
   }
   const int s = slot_of(k.time);
-  slots_[s].push_back(k);
-  mark(s);
-  // A strictly earlier key is the new minimum; an equal one is younger and waits.
-  if (wheel_cached_ && k.time < wheel_time_) {
-    wheel_slot_ = s;
-    wheel_index_ = slots_[s].size() - 1;
-    wheel_time_ = k.time;
+  auto& keys = slots_[s];
+  if (s == active_) {
+    // After the keys of equal time: they are older.
+    const auto at = std::upper_bound(keys.begin() + static_cast<std::ptrdiff_t>(head_), keys.end(),
+                                     k.time, [](int64_t t, const Key& x) { return t < x.time; });
+    keys.insert(at, k);
+    // A strictly earlier key is now the front, and the cached minimum.
+    if (wheel_cached_ && k.time < wheel_time_) wheel_time_ = k.time;
+    return;
   }
+  keys.push_back(k);
+  mark(s);
+  // A strictly earlier key elsewhere makes another slot the first: find it again.
+  if (wheel_cached_ && k.time < wheel_time_) wheel_cached_ = false;
+}
+
+inline void EventQueue::activate(int s) {
+  if (s == active_) return;
+  if (active_ >= 0) {
+    auto& old = slots_[active_];
+    old.erase(old.begin(), old.begin() + static_cast<std::ptrdiff_t>(head_));
+  }
+  auto& keys = slots_[s];
+  // A few keys: an insertion sort, in place (std::stable_sort allocates a buffer).
+  if (keys.size() <= 64) {
+    for (size_t i = 1; i < keys.size(); ++i) {
+      const Key k = keys[i];
+      size_t j = i;
+      for (; j > 0 && keys[j - 1].time > k.time; --j) keys[j] = keys[j - 1];
+      keys[j] = k;
+    }
+  } else {
+    std::stable_sort(keys.begin(), keys.end(),
+                     [](const Key& a, const Key& b) { return a.time < b.time; });
+  }
+  active_ = s;
+  head_ = 0;
 }
 
 inline int EventQueue::next_occupied(int from) const {
@@ -148,7 +187,21 @@ template <typename IsLive, typename Drop>
 void EventQueue::search_wheel_min(IsLive&& is_live, Drop&& drop) {
   for (int s = next_occupied(slot_of(last_)); s >= 0; s = next_occupied(s)) {
     auto& keys = slots_[s];
-    if (dead_ > 0) {
+    if (s == active_) {
+      // Sorted: dead keys at its front leave, the first live one is the minimum.
+      while (head_ < keys.size() && !is_live(keys[head_].slot)) {
+        --dead_;
+        drop(keys[head_++].slot);
+      }
+      if (head_ < keys.size()) {
+        wheel_cached_ = true;
+        wheel_time_ = keys[head_].time;
+        return;
+      }
+      keys.clear();
+      active_ = -1;
+      head_ = 0;
+    } else {
       // Drop dead keys, keeping the order of the rest.
       size_t kept = 0;
       for (const Key& k : keys) {
@@ -160,13 +213,12 @@ void EventQueue::search_wheel_min(IsLive&& is_live, Drop&& drop) {
         }
       }
       keys.resize(kept);
-      if (keys.empty()) {
-        unmark(s);
-        continue;
+      if (!keys.empty()) {
+        cache_slot_min(s);
+        return;
       }
     }
-    cache_slot_min(s);
-    return;
+    unmark(s);
   }
   cache_slot_min(-1);
 }
@@ -193,11 +245,19 @@ EventQueue::Key EventQueue::pop(IsLive&& is_live, Drop&& drop) {
     k = far_.pop(is_live, counted_drop);
     far_cached_ = false;
   } else {
-    auto& keys = slots_[wheel_slot_];
-    k = keys[wheel_index_];
-    keys.erase(keys.begin() + static_cast<std::ptrdiff_t>(wheel_index_));
-    if (keys.empty()) unmark(wheel_slot_);
-    wheel_cached_ = false;
+    auto& keys = slots_[active_];
+    k = keys[head_++];
+    if (head_ == keys.size()) {
+      keys.clear();
+      unmark(active_);
+      active_ = -1;
+      head_ = 0;
+      wheel_cached_ = false;
+    } else if (dead_ > 0) {
+      wheel_cached_ = false;  // the next key may be dead
+    } else {
+      wheel_time_ = keys[head_].time;  // the next key of the sorted slot
+    }
   }
   last_ = k.time;
   return k;

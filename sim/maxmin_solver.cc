@@ -229,10 +229,38 @@ void MaxMinSolver::fix_variable(VarId v, double rate) {
   }
 }
 
+// A variable whose every constraint is its own is a component alone: the filling would pop
+// its lowest level (a constraint's before its bound at equal levels) and fix it there.
+// Worked out directly, to the bit: uncontended flows (a ring's steps on dedicated links)
+// are the common case, and a heap round trip per constraint cost most of a round.
+bool MaxMinSolver::fix_if_alone(VarId v) {
+  Variable& var = vars_[v];
+  double level = kUnbounded;
+  for (const Use& use : var.uses) {
+    const Constraint& con = cons_[use.con];
+    if (con.users.size() != 1) return false;
+    level = std::min(level, con.capacity / var.weight);
+  }
+  var.fixed = epoch_;
+  var.new_rate =
+      var.bound / var.weight < level ? var.bound : std::min(var.weight * level, var.bound);
+  for (const Use& use : var.uses) cons_[use.con].alone = epoch_;
+  return true;
+}
+
 void MaxMinSolver::fill() {
   heap_.clear();
+  size_t unfixed_vars = comp_vars_.size();
+  for (const VarId v : comp_vars_) {
+    if (fix_if_alone(v)) --unfixed_vars;
+  }
   for (const ConstraintId c : comp_cons_) {
     Constraint& con = cons_[c];
+    if (con.alone == epoch_) {
+      con.unfixed = 0;
+      con.heap_pos = kNotQueued;
+      continue;
+    }
     con.remaining = con.capacity;
     con.unfixed = static_cast<uint32_t>(con.users.size());
     con.unfixed_weight = 0.0;
@@ -245,12 +273,11 @@ void MaxMinSolver::fill() {
   for (const VarId v : comp_vars_) {
     Variable& var = vars_[v];
     var.heap_pos = kNotQueued;
-    if (std::isfinite(var.bound)) {
+    if (var.fixed != epoch_ && std::isfinite(var.bound)) {
       heap_push(Level{var.bound / var.weight, (kBoundKind << 32) | v});
     }
   }
 
-  size_t unfixed_vars = comp_vars_.size();
   double floor = 0.0;  // the level of the last step
   while (unfixed_vars > 0) {
     DTSIM_CHECK(!heap_.empty(), "progressive filling left a variable unfixed");

@@ -89,6 +89,7 @@ class MaxMinSolver {
     // Scratch of the progressive filling, valid while `seen` == the current epoch.
     uint64_t seen = 0;
     uint64_t touched = 0;  // == batch_ once queued for a level update
+    uint64_t alone = 0;    // == epoch_ when its one variable was fixed without the filling
     double remaining = 0.0;
     double unfixed_weight = 0.0;
     uint32_t unfixed = 0;
@@ -116,6 +117,7 @@ class MaxMinSolver {
 
   void collect_components();
   void fill();
+  bool fix_if_alone(VarId v);
   void fix_variable(VarId v, double rate);
   void report(std::vector<VarId>* changed_variables,
               std::vector<ConstraintId>* changed_constraints);

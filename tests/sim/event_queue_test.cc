@@ -14,8 +14,10 @@ namespace dtsim {
 namespace {
 
 // Runs random operations on an Engine (which owns the queue and its liveness) and checks
-// that events run exactly in (time, scheduling order), cancelled ones never.
-void run_random_schedule(uint64_t seed, int operations) {
+// that events run exactly in (time, scheduling order), cancelled ones never. `dense`
+// keeps most delays within a few wheel slots, so that slots hold many keys and events are
+// pushed into the slot being drained, before, between and after its remaining keys.
+void run_random_schedule(uint64_t seed, int operations, bool dense = false) {
   std::mt19937_64 rng(seed);
   Engine e;
   std::map<std::pair<int64_t, uint64_t>, int> expected;  // (time, order) -> event id
@@ -25,13 +27,20 @@ void run_random_schedule(uint64_t seed, int operations) {
   std::vector<std::pair<int64_t, uint64_t>> keys;
   uint64_t order = 0;
   auto delay = [&]() -> int64_t {
+    if (dense && rng() % 8 != 0) return static_cast<int64_t>(rng() % 1'024);
     switch (rng() % 6) {
-      case 0: return 0;                                     // now
-      case 1: return static_cast<int64_t>(rng() % 300);     // same or next wheel slot
-      case 2: return static_cast<int64_t>(rng() % 1'000'000);  // inside the wheel
-      case 3: return 1'048'000 + static_cast<int64_t>(rng() % 2'000);  // at the window edge
-      case 4: return static_cast<int64_t>(rng() % 50'000'000);  // beyond it
-      default: return static_cast<int64_t>(rng() % 5'000'000'000LL);  // far beyond
+      case 0:
+        return 0;  // now
+      case 1:
+        return static_cast<int64_t>(rng() % 300);  // same or next wheel slot
+      case 2:
+        return static_cast<int64_t>(rng() % 1'000'000);  // inside the wheel
+      case 3:
+        return 1'048'000 + static_cast<int64_t>(rng() % 2'000);  // at the window edge
+      case 4:
+        return static_cast<int64_t>(rng() % 50'000'000);  // beyond it
+      default:
+        return static_cast<int64_t>(rng() % 5'000'000'000LL);  // far beyond
     }
   };
   std::function<void(int)> body;
@@ -57,7 +66,7 @@ void run_random_schedule(uint64_t seed, int operations) {
       }
     }
   };
-  for (int i = 0; i < 200; ++i) schedule(delay());
+  for (int i = 0; i < (dense ? 2'000 : 200); ++i) schedule(delay());
   e.run();
   std::vector<int> want;
   for (const auto& [key, id] : expected) want.push_back(id);
@@ -69,6 +78,10 @@ void run_random_schedule(uint64_t seed, int operations) {
 
 TEST(EventQueue, RandomSchedulesRunInTimeAndSchedulingOrder) {
   for (uint64_t seed = 1; seed <= 20; ++seed) run_random_schedule(seed, 20'000);
+}
+
+TEST(EventQueue, CrowdedSlotsRunInTimeAndSchedulingOrder) {
+  for (uint64_t seed = 1; seed <= 20; ++seed) run_random_schedule(seed, 20'000, true);
 }
 
 TEST(EventQueue, EqualTimesAcrossWheelAndFarHeapStayFifo) {
