@@ -785,6 +785,7 @@ bool StepEmitter::inside_one_node(const std::vector<int>& group) const {
 
 CollectiveAlgorithm StepEmitter::dp_algorithm(const std::vector<int>& group) const {
   if (in_.plan.dp_algorithm != CollectiveAlgorithm::kAuto) return in_.plan.dp_algorithm;
+  if (group.empty()) return CollectiveAlgorithm::kAuto;  // a dense model's expert groups
   const auto region_of = [&](int r) { return in_.cluster->devices[r].region; };
   const int first = region_of(group.front());
   if (std::all_of(group.begin(), group.end(), [&](int r) { return region_of(r) == first; }))
@@ -820,10 +821,15 @@ StepEmitter::RankContext StepEmitter::context_of(int rank) {
   rc.cp_group = pl.group(ParallelAxis::kCp, rc.c);
   rc.dp_group = group_in_region(pl.group({ParallelAxis::kDp, ParallelAxis::kCp}, rc.c), rank, local);
   if (local && in_.global_sync) rc.geo_group = pl.group({ParallelAxis::kDp, ParallelAxis::kCp}, rc.c);
-  Placement::ExpertGroups experts = pl.expert_groups(rc.c, rp_.etp, rp_.ep);
-  rc.ep_group = std::move(experts.expert);
-  rc.etp_group = std::move(experts.tensor);
-  rc.edp_group = group_in_region(experts.data, rank, local);
+  // Only a model with experts has expert groups: a dense model's expert-data-parallel
+  // group would be a second data-parallel group per rank, built for nothing (work and
+  // memory quadratic in the ranks of a pure data-parallel step).
+  if (in_.model.family == ModelFamily::kMoe) {
+    Placement::ExpertGroups experts = pl.expert_groups(rc.c, rp_.etp, rp_.ep);
+    rc.ep_group = std::move(experts.expert);
+    rc.etp_group = std::move(experts.tensor);
+    rc.edp_group = group_in_region(experts.data, rank, local);
+  }
   const int zero = plan.zero_stage;
   rc.bucketed = rc.dp_group.size() > 1 && zero < 3;
   rc.grad_op = zero == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
@@ -896,8 +902,10 @@ double StepEmitter::allocate_states(RankContext& rc, RankRole& role) {
     states.optimizer += b.optimizer;
   };
   add(model_state_bytes(static_cast<int64_t>(rc.dense), precision, optimizer, zero, dp_size));
-  add(model_state_bytes(static_cast<int64_t>(rc.expert), precision, optimizer, zero,
-                        static_cast<int>(rc.edp_group.size())));
+  if (rc.expert > 0) {
+    add(model_state_bytes(static_cast<int64_t>(rc.expert), precision, optimizer, zero,
+                          static_cast<int>(rc.edp_group.size())));
+  }
   if (rc.classifier != nullptr) {
     // A sampled softmax keeps every centre and its optimizer state, and the gradients of
     // the centres it sampled.
@@ -1280,10 +1288,10 @@ void StepEmitter::emit_step_end(RankContext& rc) {
   }
   // The optimizer updates this rank's shard once every gradient has been reduced.
   const double dp_size = static_cast<double>(rc.dp_group.size());
-  const double edp_size = static_cast<double>(rc.edp_group.size());
-  const double opt_params =
-      (zero >= 1 ? rc.dense / dp_size + rc.expert / edp_size : rc.dense + rc.expert) +
-      (rc.classifier ? rc.classifier->dense_updated_params : 0);
+  const double expert_share =
+      rc.expert > 0 ? rc.expert / static_cast<double>(rc.edp_group.size()) : 0.0;
+  const double opt_params = (zero >= 1 ? rc.dense / dp_size + expert_share : rc.dense + rc.expert) +
+                            (rc.classifier ? rc.classifier->dense_updated_params : 0);
   OpSignature opt;
   opt.name = "optimizer";
   opt.kind = KernelKind::kOptimizerUpdate;

@@ -16,7 +16,8 @@ FlowNetworkModel::FlowNetworkModel(Engine& engine, const Topology& topology, Rou
     : NetworkModel(engine, topology, router, observers),
       link_users_(topology.num_links()),
       link_stamp_(topology.num_links(), 0),
-      link_slot_(topology.num_links(), 0) {
+      link_slot_(topology.num_links(), 0),
+      lone_on_link_(topology.num_links(), 0) {
   for (LinkId l = 0; l < topology.num_links(); ++l) {
     const auto c = solver_.add_constraint(topology.link(l).bandwidth.bytes_per_second());
     DTSIM_CHECK(c == l, "constraint ids must equal link ids");
@@ -25,7 +26,7 @@ FlowNetworkModel::FlowNetworkModel(Engine& engine, const Topology& topology, Rou
 
 double FlowNetworkModel::bytes_for(double links, double flows, double flow_links) {
   const double per_link = sizeof(std::vector<std::pair<uint32_t, uint32_t>>) +
-                          3 * sizeof(uint32_t) + MaxMinSolver::constraint_bytes();
+                          4 * sizeof(uint32_t) + MaxMinSolver::constraint_bytes();
   const double per_flow = sizeof(Flow) + MaxMinSolver::variable_bytes() + sizeof(uint32_t);
   // A crossing: the solver's use, the link's user entry, the group's per-link figures.
   const double per_crossing = MaxMinSolver::use_bytes() + sizeof(std::pair<uint32_t, uint32_t>) +
@@ -144,8 +145,11 @@ void FlowNetworkModel::activate(uint32_t f) {
     return;
   }
   const auto links = router_.links(flow.route);
+  bool alone = lone_flows_ && !links.empty();
   for (LinkId l : links) {
+    if (lone_on_link_[l] != 0) join_solver(lone_on_link_[l] - 1);
     auto& users = link_users_[l];
+    if (!users.empty()) alone = false;
     bool present = false;
     for (auto& [group, count] : users) {
       if (group == flow.group) {
@@ -159,6 +163,10 @@ void FlowNetworkModel::activate(uint32_t f) {
     }
     if (!present) users.emplace_back(flow.group, 1);
   }
+  if (alone) {
+    run_alone(f);
+    return;
+  }
   flow.var = solver_.add_variable(links);
   flow.in_solver = true;
   flow.last = engine_.now();
@@ -166,8 +174,50 @@ void FlowNetworkModel::activate(uint32_t f) {
   var_to_flow_[flow.var] = f;
 }
 
+void FlowNetworkModel::run_alone(uint32_t f) {
+  Flow& flow = flows_[f];
+  const Time now = engine_.now();
+  // What the solver gives a variable of weight 1 alone in its component: the least of its
+  // constraints' 1 x (capacity / 1), bit for bit.
+  double rate = MaxMinSolver::kUnbounded;
+  for (LinkId l : router_.links(flow.route)) {
+    rate = std::min(rate, solver_.capacity(l));
+    lone_on_link_[l] = f + 1;
+  }
+  // Its links' load is set when the instant settles: a flow may join it before then.
+  started_lone_.push_back(f);
+  flow.lone = true;
+  flow.last = now;
+  flow.rate = rate;
+  ++flow.version;
+  schedule_completion(f, now);
+}
+
+void FlowNetworkModel::join_solver(uint32_t f) {
+  Flow& flow = flows_[f];
+  const auto links = router_.links(flow.route);
+  for (LinkId l : links) lone_on_link_[l] = 0;
+  flow.lone = false;
+  // Its remaining bytes, last change and completion stay: the solver moves them only if
+  // its rate changes, as it would have had it solved the flow from the start.
+  flow.var = solver_.add_running_variable(links, flow.rate);
+  flow.in_solver = true;
+  if (var_to_flow_.size() <= flow.var) var_to_flow_.resize(flow.var + 1);
+  var_to_flow_[flow.var] = f;
+}
+
+void FlowNetworkModel::schedule_completion(uint32_t f, Time now) {
+  const Flow& flow = flows_[f];
+  if (flow.rate <= 0) return;
+  const double ns = std::ceil(std::max(0.0, flow.remaining) / flow.rate * 1e9);
+  // Past ~292 years of simulated time a flow never finishes: the run reports it stalled.
+  if (ns < 9e18 - static_cast<double>(now.count_ns())) {
+    completions_.push(now + Duration::ns(static_cast<int64_t>(ns)), f, flow.version);
+  }
+}
+
 void FlowNetworkModel::settle() {
-  if (!solver_.dirty()) return;
+  if (!solver_.dirty() && left_by_lone_.empty() && started_lone_.empty()) return;
   const Time now = engine_.now();
   changed_vars_.clear();
   changed_links_.clear();
@@ -179,15 +229,27 @@ void FlowNetworkModel::settle() {
     flow.last = now;
     flow.rate = solver_.rate(v);
     ++flow.version;
-    if (flow.rate > 0) {
-      const double ns = std::ceil(std::max(0.0, flow.remaining) / flow.rate * 1e9);
-      // Past ~292 years of simulated time a flow never finishes: the run reports it stalled.
-      if (ns < 9e18 - static_cast<double>(now.count_ns())) {
-        completions_.push(now + Duration::ns(static_cast<int64_t>(ns)), f, flow.version);
-      }
+    schedule_completion(f, now);
+  }
+  // A link a lone flow holds carries that flow, whatever the solver last had on it.
+  for (MaxMinSolver::ConstraintId c : changed_links_) {
+    if (lone_on_link_[c] == 0) link_stats_.set_load(c, solver_.usage(c), now);
+  }
+  // Flows that started alone at this instant load their links, at their own rate or, if
+  // another flow joined them meanwhile, at what the solver now has there.
+  for (uint32_t f : started_lone_) {
+    const Flow& flow = flows_[f];
+    for (LinkId l : router_.links(flow.route)) {
+      link_stats_.set_load(l, flow.lone ? flow.rate : solver_.usage(l), now);
     }
   }
-  for (MaxMinSolver::ConstraintId c : changed_links_) link_stats_.set_load(c, solver_.usage(c), now);
+  started_lone_.clear();
+  // Links lone flows left carry what the solver has on them (nothing, unless a solved
+  // flow took them), or the lone flow that took them since, which has set their load.
+  for (LinkId l : left_by_lone_) {
+    if (lone_on_link_[l] == 0) link_stats_.set_load(l, solver_.usage(l), now);
+  }
+  left_by_lone_.clear();
 }
 
 Time FlowNetworkModel::next_completion() {
@@ -218,6 +280,18 @@ void FlowNetworkModel::finish_flow(uint32_t f) {
       if (--it->second == 0) users.erase(it);
     }
     flow.in_solver = false;
+  } else if (flow.lone) {
+    const double overshoot = flow.rate * (engine_.now() - flow.last).seconds() - flow.remaining;
+    for (LinkId l : router_.links(flow.route)) {
+      if (overshoot != 0) link_stats_.adjust_bytes(l, -overshoot);
+      lone_on_link_[l] = 0;
+      left_by_lone_.push_back(l);
+      auto& users = link_users_[l];
+      auto it = std::find_if(users.begin(), users.end(),
+                             [&](const auto& u) { return u.first == flow.group; });
+      if (--it->second == 0) users.erase(it);
+    }
+    flow.lone = false;
   }
   ++flow.version;
   free_flows_.push_back(f);

@@ -14,6 +14,14 @@ namespace dtsim {
 // link on its route and finishes when its last byte is through (SimGrid's LV08 split of
 // latency and bandwidth, without its corrective factors).
 //
+// LONE FLOWS. A flow that starts on links no other flow uses gets, from max-min sharing,
+// the capacity of its narrowest link: it runs at that rate outside the solver, with its
+// completion worked out directly, until another flow starts on one of its links; it then
+// joins the solver at the rate it has (MaxMinSolver::add_running_variable), which is where
+// solving it all along would have left it. Rates, completions and link traffic are the
+// same either way (tests compare them with the shortcut off); a ring's steps on dedicated
+// links, the common case, never touch the solver.
+//
 // FAST-FORWARD. A group with repeat = k runs identical rounds. If, during a round, no
 // flow of another group shared a link with it, the round's duration T depends only on the
 // group itself (max-min allocations decompose over connected components). The next
@@ -30,6 +38,8 @@ class FlowNetworkModel final : public NetworkModel {
                    const ObserverList& observers);
   std::string_view name() const override { return "flow"; }
   void start_group(std::vector<FlowSpec> flows, int64_t repeat, std::function<void()> done) override;
+  // Whether lone flows bypass the solver (on by default; tests turn it off to compare).
+  void set_lone_flows(bool on) { lone_flows_ = on; }
   Time next_completion() override;
   void complete_due(Time now) override;
 
@@ -48,6 +58,7 @@ class FlowNetworkModel final : public NetworkModel {
     MaxMinSolver::VarId var = 0;
     uint32_t version = 0;
     bool in_solver = false;
+    bool lone = false;  // running outside the solver, alone on its links
   };
   struct Group {
     std::vector<FlowSpec> flows;
@@ -65,6 +76,10 @@ class FlowNetworkModel final : public NetworkModel {
 
   void start_round(uint32_t g);
   void activate(uint32_t f);
+  // Runs flow f, alone on its links, at its narrowest link's capacity.
+  void run_alone(uint32_t f);
+  // A lone flow meets another: it joins the solver at its rate.
+  void join_solver(uint32_t f);
   void finish_flow(uint32_t f);
   void on_round_done(uint32_t g);
   // Fast-forwards every group in ready_ as far as the activity outside them allows.
@@ -72,8 +87,10 @@ class FlowNetworkModel final : public NetworkModel {
   void finish_or_continue(uint32_t g);
   bool round_was_alone(const Group& group, Time now);
   void settle();
+  // Queues flow f's completion at its current rate (none at rate 0: it stalls).
+  void schedule_completion(uint32_t f, Time now);
   bool is_current(uint32_t f, uint32_t version) const {
-    return flows_[f].in_solver && flows_[f].version == version;
+    return (flows_[f].in_solver || flows_[f].lone) && flows_[f].version == version;
   }
   uint32_t new_flow();
   uint32_t new_group();
@@ -88,6 +105,11 @@ class FlowNetworkModel final : public NetworkModel {
   std::vector<std::vector<std::pair<uint32_t, uint32_t>>> link_users_;
   std::vector<uint32_t> link_stamp_;
   std::vector<uint32_t> link_slot_;  // index of a link in the group being set up
+  std::vector<uint32_t> lone_on_link_;  // per link, the lone flow on it + 1, 0 none
+  // Links a lone flow left: idle at the next settle unless another flow took them.
+  std::vector<LinkId> left_by_lone_;
+  std::vector<uint32_t> started_lone_;  // flows started alone since the last settle
+  bool lone_flows_ = true;
   uint32_t stamp_ = 0;
   CompletionQueue completions_;
   std::vector<uint32_t> ready_;  // groups whose last round ended alone, awaiting decide_ready

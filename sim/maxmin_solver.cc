@@ -78,6 +78,18 @@ MaxMinSolver::VarId MaxMinSolver::add_variable(std::span<const ConstraintId> con
   return v;
 }
 
+MaxMinSolver::VarId MaxMinSolver::add_running_variable(std::span<const ConstraintId> constraints,
+                                                       double rate) {
+  DTSIM_CHECK(!constraints.empty(), "a running variable crosses its constraints");
+  const VarId v = add_variable(constraints);
+  Variable& var = vars_[v];
+  var.rate = rate;
+  var.solved = true;
+  // It was alone: its constraints carry it and nothing else.
+  for (const Use& use : var.uses) cons_[use.con].usage = rate;
+  return v;
+}
+
 void MaxMinSolver::remove_variable(VarId v) {
   DTSIM_CHECK(v < vars_.size() && vars_[v].alive, "unknown variable");
   Variable& var = vars_[v];
@@ -331,21 +343,6 @@ void MaxMinSolver::report(std::vector<VarId>* changed_variables,
     con.usage = usage;
     if (changed && changed_constraints != nullptr) changed_constraints->push_back(c);
   }
-}
-
-double MaxMinSolver::rate(VarId v) const {
-  DTSIM_CHECK(v < vars_.size() && vars_[v].alive, "unknown variable");
-  return vars_[v].rate;
-}
-
-double MaxMinSolver::usage(ConstraintId c) const {
-  DTSIM_CHECK(c < cons_.size(), "unknown constraint");
-  return cons_[c].usage;
-}
-
-double MaxMinSolver::capacity(ConstraintId c) const {
-  DTSIM_CHECK(c < cons_.size(), "unknown constraint");
-  return cons_[c].capacity;
 }
 
 size_t MaxMinSolver::num_variables() const { return num_alive_; }

@@ -28,6 +28,8 @@
 #include <span>
 #include <vector>
 
+#include "sim/check.h"
+
 namespace dtsim {
 
 class MaxMinSolver {
@@ -45,6 +47,11 @@ class MaxMinSolver {
   // (its rate is the bound). Ids of removed variables are reused.
   VarId add_variable(std::span<const ConstraintId> constraints, double weight = 1.0,
                      double bound = kUnbounded);
+  // A variable that already runs at `rate` outside the solver (a flow that was alone on
+  // its links, at the rate the solver would have given it, weight 1, no bound): its
+  // constraints' usage counts it, and solve() reports it only if its rate changes, as if
+  // it had been solved here all along.
+  VarId add_running_variable(std::span<const ConstraintId> constraints, double rate);
   void remove_variable(VarId v);
 
   // Recomputes the components touched since the last call. Appends to the vectors (when
@@ -56,9 +63,20 @@ class MaxMinSolver {
              std::vector<ConstraintId>* changed_constraints = nullptr);
 
   // Rates are 0 until the first solve() after add_variable.
-  [[nodiscard]] double rate(VarId v) const;
-  [[nodiscard]] double usage(ConstraintId c) const;  // sum of the rates of the variables using c
-  [[nodiscard]] double capacity(ConstraintId c) const;
+  // Inline: the flow model reads them for every flow and link it touches.
+  [[nodiscard]] double rate(VarId v) const {
+    DTSIM_CHECK(v < vars_.size() && vars_[v].alive, "unknown variable");
+    return vars_[v].rate;
+  }
+  // The sum of the rates of the variables using c.
+  [[nodiscard]] double usage(ConstraintId c) const {
+    DTSIM_CHECK(c < cons_.size(), "unknown constraint");
+    return cons_[c].usage;
+  }
+  [[nodiscard]] double capacity(ConstraintId c) const {
+    DTSIM_CHECK(c < cons_.size(), "unknown constraint");
+    return cons_[c].capacity;
+  }
   [[nodiscard]] size_t num_variables() const;  // variables currently present
   [[nodiscard]] size_t num_constraints() const;
   [[nodiscard]] bool dirty() const;

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "sim/check.h"
+#include "sim/flow_network.h"
 #include "sim/group_links.h"
 #include "sim/task_runtime.h"
 
@@ -21,6 +22,8 @@ Simulation::Simulation(const Cluster& cluster, const SimulationOptions& options)
     throw std::invalid_argument("unknown network model \"" + options.network_model + "\"");
   }
   network_->set_fast_forward(options.fast_forward);
+  if (auto* flow = dynamic_cast<FlowNetworkModel*>(network_.get()))
+    flow->set_lone_flows(options.lone_flows);
   engine_.add_model(network_.get());
   engine_.add_model(&compute_);
 }

@@ -25,6 +25,9 @@ struct SimulationOptions {
   // Lets the network model skip repeated rounds that nothing else can disturb. The result
   // is the same either way (tests check it); false costs the time of every round.
   bool fast_forward = true;
+  // Lets the flow model run a flow that is alone on its links outside the max-min solver
+  // (FlowNetworkModel, LONE FLOWS). The same result either way (tests check it).
+  bool lone_flows = true;
   // Prices the collective calls it measured (over a group of one device kind), and the
   // pipeline send/recv pairs as send/recv calls over the pair, in place of the network
   // model: such a call takes the measured time and moves no flows, so it does not contend

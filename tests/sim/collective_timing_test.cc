@@ -337,11 +337,7 @@ std::pair<RunResult, RunResult> run_with_and_without_fast_forward(const Cluster&
 // Fast-forward is an exact shortcut: with it off, every round is simulated flow by flow,
 // and every collective must end at the same nanosecond with the same link traffic.
 TEST(FastForward, ChangesNothingButTheWork) {
-  FabricSpec f = fabric(FabricKind::kFatTree);
-  f.nodes_per_leaf = 2;
-  f.spines = 2;
-  f.oversubscription = 2;
-  const Cluster c = build_cluster(one_region(node_group(8, 4, "A100-80GB", 2, 200), f));
+  const Cluster c = testing::small_oversubscribed_fat_tree();
   TaskGraph g;
   const uint16_t s = g.stream("comm");
   for (auto algo : {CollectiveAlgorithm::kRing, CollectiveAlgorithm::kTree,

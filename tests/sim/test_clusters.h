@@ -42,6 +42,17 @@ inline FabricSpec fabric(FabricKind kind) {
   return f;
 }
 
+// 8 nodes of 4 A100s with 2 NICs of 200 Gbps each on a fat tree of 2 nodes per leaf and 2
+// spines, leaf uplinks oversubscribed 2:1: flows inside a node have their ports to
+// themselves, flows across nodes meet on the uplinks.
+inline Cluster small_oversubscribed_fat_tree() {
+  FabricSpec f = fabric(FabricKind::kFatTree);
+  f.nodes_per_leaf = 2;
+  f.spines = 2;
+  f.oversubscription = 2;
+  return build_cluster(one_region(node_group(8, 4, "A100-80GB", 2, 200), f));
+}
+
 // Two regions named `names`, each with `nodes` on a single switch and an
 // 800 Gbps gateway, joined by one WAN link.
 inline ClusterSpec two_regions(std::pair<const char*, const char*> names, NodeGroupSpec nodes,
