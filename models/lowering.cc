@@ -24,6 +24,7 @@ namespace dtsim::models {
 
 namespace {
 
+using lowering_detail::rank_shard;
 using lowering_detail::ResolvedPlan;
 
 Bytes bytes_of(double b) { return Bytes(static_cast<int64_t>(b + 0.5)); }
@@ -808,13 +809,7 @@ StepEmitter::RankContext StepEmitter::context_of(int rank) {
   rc.c = pl.coords(rank);
   rc.device = in_.cluster->devices[rank].spec;
   rc.w = &rp_.workloads.at(rp_.replica_micro_batch[rc.c.dp]);
-  rc.shard = RankShard{rp_.tp,
-                       rp_.tp_shares[rc.c.tp],
-                       plan.sequence_parallel,
-                       rp_.cp,
-                       rp_.ep,
-                       in_.training.expert_load(rp_.ep),
-                       rp_.etp};
+  rc.shard = rank_shard(in_, rp_, rc.c);
   // Local SGD steps reduce gradients inside each region; the sync step averages across.
   const bool local = plan.sync_every > 1;
   rc.tp_group = pl.group(ParallelAxis::kTp, rc.c);
@@ -828,7 +823,7 @@ StepEmitter::RankContext StepEmitter::context_of(int rank) {
     Placement::ExpertGroups experts = pl.expert_groups(rc.c, rp_.etp, rp_.ep);
     rc.ep_group = std::move(experts.expert);
     rc.etp_group = std::move(experts.tensor);
-    rc.edp_group = group_in_region(experts.data, rank, local);
+    rc.edp_group = group_in_region(pl.expert_data_group(rc.c, rp_.etp, rp_.ep), rank, local);
   }
   const int zero = plan.zero_stage;
   rc.bucketed = rc.dp_group.size() > 1 && zero < 3;

@@ -31,4 +31,8 @@ struct ResolvedPlan {
 // the layer partition. Throws PlanError listing every problem found.
 ResolvedPlan resolve_plan(const LoweringInput& in);
 
+// What the rank at `c` holds of every op: its tensor-parallel share, the sequence, context
+// and expert splits, and its experts' routing load.
+RankShard rank_shard(const LoweringInput& in, const ResolvedPlan& plan, const RankCoords& c);
+
 }  // namespace dtsim::models::lowering_detail

@@ -117,13 +117,7 @@ class RankPace {
     if (it != seconds_.end()) return it->second;
     const ParallelPlan& p = in_.plan;
     const RankCoords& c = plan_.placement->coords(rank);
-    const RankShard shard{p.tp,
-                          plan_.tp_shares[c.tp],
-                          p.sequence_parallel,
-                          p.cp,
-                          p.ep,
-                          in_.training.expert_load(p.ep),
-                          plan_.etp};
+    const RankShard shard = rank_shard(in_, plan_, c);
     const ClusterDevice& device = in_.cluster->devices[rank];
     // Offload takes each chunk's first blocks: a block is priced whole, and the split's
     // memory check takes off what its chunks offload.
@@ -278,7 +272,7 @@ void check_expert_parallel(const LoweringInput& in, int dp, Problems& errors) {
         problem_at("parallelism.etp", "must be at least 1 (or 0 for tp), got " + str(p.etp)));
     return;
   }
-  const int etp = p.etp > 0 ? p.etp : p.tp;
+  const int etp = p.expert_tp();
   // Megatron-Core's expert rank generator regroups a stage's tp x cp x dp ranks as
   // etp x ep x edp.
   const int64_t stage_ranks = int64_t{p.tp} * p.cp * dp;
@@ -747,6 +741,16 @@ void check_offload(const LoweringInput& in, const Workload& w, const ResolvedPla
 
 }  // namespace
 
+RankShard rank_shard(const LoweringInput& in, const ResolvedPlan& plan, const RankCoords& c) {
+  return RankShard{plan.tp,
+                   plan.tp_shares[c.tp],
+                   in.plan.sequence_parallel,
+                   plan.cp,
+                   plan.ep,
+                   in.training.expert_load(plan.ep),
+                   plan.etp};
+}
+
 ResolvedPlan resolve_plan(const LoweringInput& in) {
   const ParallelPlan& p = in.plan;
   const TrainingSetup& t = in.training;
@@ -756,7 +760,7 @@ ResolvedPlan resolve_plan(const LoweringInput& in) {
   out.pp = p.pp;
   out.cp = p.cp;
   out.ep = p.ep;
-  out.etp = p.etp > 0 ? p.etp : p.tp;
+  out.etp = p.expert_tp();
   out.v = p.virtual_stages;
   Problems errors;
   check_sizes(in, errors);

@@ -26,6 +26,7 @@ struct ParallelPlan {
   // layers' ranks apart from the attention's (MoE parallel folding: etp x ep divides
   // tp x cp x dp).
   int etp = 0;
+  int expert_tp() const { return etp > 0 ? etp : tp; }
   int virtual_stages = 1;
   PipelineSchedule schedule = PipelineSchedule::k1F1B;
   int zero_stage = 0;  // 0..3; 3 is FSDP full-shard

@@ -85,25 +85,38 @@ int Placement::position(const RankCoords& c) const {
 
 int Placement::rank(const RankCoords& c) const { return to_rank_[position(c)]; }
 
-Placement::ExpertGroups Placement::expert_groups(const RankCoords& c, int etp, int ep) const {
+int Placement::stage_index(const RankCoords& c) const {
   const int tp = size(ParallelAxis::kTp), cp = size(ParallelAxis::kCp);
-  const int stage_ranks = tp * cp * size(ParallelAxis::kDp);
-  // Megatron's flat index of the rank among its stage's ranks, and back.
-  const int index = c.tp + tp * (c.cp + cp * c.dp);
-  const auto at = [&](int i) {
-    RankCoords x = c;
-    x.tp = i % tp;
-    x.cp = i / tp % cp;
-    x.dp = i / (tp * cp);
-    return rank(x);
-  };
-  const int block = etp * ep;  // one copy of every expert shard
+  return c.tp + tp * (c.cp + cp * c.dp);
+}
+
+int Placement::at_stage_index(const RankCoords& c, int i) const {
+  const int tp = size(ParallelAxis::kTp), cp = size(ParallelAxis::kCp);
+  RankCoords x = c;
+  x.tp = i % tp;
+  x.cp = i / tp % cp;
+  x.dp = i / (tp * cp);
+  return rank(x);
+}
+
+Placement::ExpertGroups Placement::expert_groups(const RankCoords& c, int etp, int ep) const {
+  const int index = stage_index(c);
   const int tensor_base = index - index % etp;
-  const int expert_base = index - index % block + index % etp;
+  const int expert_base = index - index % (etp * ep) + index % etp;
   ExpertGroups out;
-  for (int t = 0; t < etp; ++t) out.tensor.push_back(at(tensor_base + t));
-  for (int k = 0; k < ep; ++k) out.expert.push_back(at(expert_base + k * etp));
-  for (int i = index % block; i < stage_ranks; i += block) out.data.push_back(at(i));
+  for (int t = 0; t < etp; ++t) out.tensor.push_back(at_stage_index(c, tensor_base + t));
+  for (int k = 0; k < ep; ++k) out.expert.push_back(at_stage_index(c, expert_base + k * etp));
+  return out;
+}
+
+std::vector<int> Placement::expert_data_group(const RankCoords& c, int etp, int ep) const {
+  const int stage_ranks =
+      size(ParallelAxis::kTp) * size(ParallelAxis::kCp) * size(ParallelAxis::kDp);
+  const int block = etp * ep;  // one copy of every expert shard
+  std::vector<int> out;
+  for (int i = stage_index(c) % block; i < stage_ranks; i += block) {
+    out.push_back(at_stage_index(c, i));
+  }
   return out;
 }
 

@@ -37,17 +37,24 @@ class Placement {
   // (parallel_state.py, MoE parallel folding): the tp x cp x dp ranks of a pipeline stage,
   // numbered tensor-parallel index first, then context, then data, are regrouped as
   // etp x ep x edp in that order. The rank's expert-tensor-parallel group (the ranks that
-  // split its experts' weights), its expert-parallel group (the ranks its tokens are
-  // dispatched over, each holding 1/ep of the experts) and its expert-data-parallel group
-  // (the ranks holding the same expert shards), in index order. With etp = tp and cp = 1
-  // the expert-parallel group is ep consecutive data-parallel replicas.
+  // split its experts' weights) and its expert-parallel group (the ranks its tokens are
+  // dispatched over, each holding 1/ep of the experts), in index order. With etp = tp and
+  // cp = 1 the expert-parallel group is ep consecutive data-parallel replicas.
   struct ExpertGroups {
-    std::vector<int> tensor, expert, data;
+    std::vector<int> tensor, expert;
   };
   ExpertGroups expert_groups(const RankCoords& c, int etp, int ep) const;
+  // Its expert-data-parallel group: the ranks holding the same expert shards, one per
+  // etp x ep block of the stage (as many as the stage has blocks: apart from the groups
+  // above, which are small, so that a caller builds it only where it is used).
+  std::vector<int> expert_data_group(const RankCoords& c, int etp, int ep) const;
 
  private:
   int position(const RankCoords& c) const;
+  // Megatron's flat index of a rank among its stage's ranks, and the rank at an index of
+  // c's stage.
+  int stage_index(const RankCoords& c) const;
+  int at_stage_index(const RankCoords& c, int i) const;
   std::array<int, 4> sizes_{};
   std::vector<ParallelAxis> order_;
   std::vector<int> to_rank_;

@@ -167,11 +167,15 @@ void FlowNetworkModel::activate(uint32_t f) {
     run_alone(f);
     return;
   }
-  flow.var = solver_.add_variable(links);
-  flow.in_solver = true;
   flow.last = engine_.now();
-  if (var_to_flow_.size() <= flow.var) var_to_flow_.resize(flow.var + 1);
-  var_to_flow_[flow.var] = f;
+  enter_solver(f, solver_.add_variable(links));
+}
+
+void FlowNetworkModel::enter_solver(uint32_t f, MaxMinSolver::VarId var) {
+  flows_[f].var = var;
+  flows_[f].in_solver = true;
+  if (var_to_flow_.size() <= var) var_to_flow_.resize(var + 1);
+  var_to_flow_[var] = f;
 }
 
 void FlowNetworkModel::run_alone(uint32_t f) {
@@ -200,10 +204,7 @@ void FlowNetworkModel::join_solver(uint32_t f) {
   flow.lone = false;
   // Its remaining bytes, last change and completion stay: the solver moves them only if
   // its rate changes, as it would have had it solved the flow from the start.
-  flow.var = solver_.add_running_variable(links, flow.rate);
-  flow.in_solver = true;
-  if (var_to_flow_.size() <= flow.var) var_to_flow_.resize(flow.var + 1);
-  var_to_flow_[flow.var] = f;
+  enter_solver(f, solver_.add_running_variable(links, flow.rate));
 }
 
 void FlowNetworkModel::schedule_completion(uint32_t f, Time now) {
@@ -265,32 +266,23 @@ void FlowNetworkModel::complete_due(Time now) {
 
 void FlowNetworkModel::finish_flow(uint32_t f) {
   Flow& flow = flows_[f];
-  if (flow.in_solver) {
+  if (flow.in_solver || flow.lone) {
     // What the rate integral credited beyond the flow's size: take it back, so that links
     // carry exactly the bytes that were sent.
     const double overshoot = flow.rate * (engine_.now() - flow.last).seconds() - flow.remaining;
-    if (overshoot != 0) {
-      for (LinkId l : router_.links(flow.route)) link_stats_.adjust_bytes(l, -overshoot);
-    }
-    solver_.remove_variable(flow.var);
+    if (flow.in_solver) solver_.remove_variable(flow.var);
     for (LinkId l : router_.links(flow.route)) {
+      if (overshoot != 0) link_stats_.adjust_bytes(l, -overshoot);
+      if (flow.lone) {
+        lone_on_link_[l] = 0;
+        left_by_lone_.push_back(l);
+      }
       auto& users = link_users_[l];
       auto it = std::find_if(users.begin(), users.end(),
                              [&](const auto& u) { return u.first == flow.group; });
       if (--it->second == 0) users.erase(it);
     }
     flow.in_solver = false;
-  } else if (flow.lone) {
-    const double overshoot = flow.rate * (engine_.now() - flow.last).seconds() - flow.remaining;
-    for (LinkId l : router_.links(flow.route)) {
-      if (overshoot != 0) link_stats_.adjust_bytes(l, -overshoot);
-      lone_on_link_[l] = 0;
-      left_by_lone_.push_back(l);
-      auto& users = link_users_[l];
-      auto it = std::find_if(users.begin(), users.end(),
-                             [&](const auto& u) { return u.first == flow.group; });
-      if (--it->second == 0) users.erase(it);
-    }
     flow.lone = false;
   }
   ++flow.version;

@@ -80,6 +80,8 @@ class FlowNetworkModel final : public NetworkModel {
   void run_alone(uint32_t f);
   // A lone flow meets another: it joins the solver at its rate.
   void join_solver(uint32_t f);
+  // Flow f is solved as `var` from now on.
+  void enter_solver(uint32_t f, MaxMinSolver::VarId var);
   void finish_flow(uint32_t f);
   void on_round_done(uint32_t g);
   // Fast-forwards every group in ready_ as far as the activity outside them allows.

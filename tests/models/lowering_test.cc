@@ -781,16 +781,16 @@ TEST(LoweringExpertParallel, ExpertGroupsFoldOverTensorAndDataParallelRanks) {
   Placement::ExpertGroups g = pl.expert_groups(rank3, 2, 2);
   EXPECT_EQ(g.tensor, (std::vector<int>{2, 3}));
   EXPECT_EQ(g.expert, (std::vector<int>{1, 3}));
-  EXPECT_EQ(g.data, (std::vector<int>{3, 7}));
+  EXPECT_EQ(pl.expert_data_group(rank3, 2, 2), (std::vector<int>{3, 7}));
   // etp 1, ep 4: tensor-parallel peers dispatch to one another.
   g = pl.expert_groups(rank3, 1, 4);
   EXPECT_EQ(g.tensor, (std::vector<int>{3}));
   EXPECT_EQ(g.expert, (std::vector<int>{0, 1, 2, 3}));
-  EXPECT_EQ(g.data, (std::vector<int>{3, 7}));
+  EXPECT_EQ(pl.expert_data_group(rank3, 1, 4), (std::vector<int>{3, 7}));
   // etp 1, ep 8: the whole stage is one expert-parallel group.
   g = pl.expert_groups(rank3, 1, 8);
   EXPECT_EQ(g.expert, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
-  EXPECT_EQ(g.data, (std::vector<int>{3}));
+  EXPECT_EQ(pl.expert_data_group(rank3, 1, 8), (std::vector<int>{3}));
   // Context parallelism sits between tp and dp in the index (cp 2 x dp 2, tp 1).
   const Placement cp(2, 1, 1, 2, ParallelPlan{}.axis_order, {});
   EXPECT_EQ(cp.expert_groups(cp.coords(0), 1, 2).expert, (std::vector<int>{0, 1}));
