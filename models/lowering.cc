@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <deque>
 #include <map>
+#include <numeric>
 #include <set>
 #include <tuple>
 #include <unordered_map>
@@ -36,11 +37,14 @@ enum class GroupKind { kTp, kCp, kEp, kExpertTp, kDp, kExpertDp, kGeo, kWorld, k
 class CallBook {
  public:
   // The member's next call on this group: created by the first member to reach it.
+  // `proto()` makes the call where this member is the first to reach it: the other members
+  // do not copy its member list.
+  template <typename MakeCall>
   uint32_t next(TaskGraph& g, GroupKind kind, const std::vector<int>& members, int rank,
-                const CollectiveCall& proto) {
+                MakeCall proto) {
     auto& calls = calls_[key(kind, members.front(), -1)];
     size_t& index = next_[key(kind, members.front(), rank)];
-    if (index == calls.size()) calls.push_back(g.add_collective(proto));
+    if (index == calls.size()) calls.push_back(g.add_collective(proto()));
     return calls[index++];
   }
   // Bytes the book holds: a node and a bucket per group and per (group, member), and a call
@@ -58,6 +62,24 @@ class CallBook {
   }
   std::unordered_map<uint64_t, std::vector<uint32_t>> calls_;
   std::unordered_map<uint64_t, size_t> next_;
+};
+
+// A rank group as the emitter holds it: built once (StepEmitter::shared_group) and read
+// by every member's context. Each member building its own copy was quadratic work: a
+// 16,384-rank data-parallel group copied into each of its members.
+class GroupRef {
+ public:
+  GroupRef() = default;
+  explicit GroupRef(const std::vector<int>& members) : members_(&members) {}
+  operator const std::vector<int>&() const { return *members_; }
+  const std::vector<int>& members() const { return *members_; }
+  size_t size() const { return members_->size(); }
+  bool empty() const { return members_->empty(); }
+  int front() const { return members_->front(); }
+
+ private:
+  static inline const std::vector<int> kNone;
+  const std::vector<int>* members_ = &kNone;
 };
 
 struct Streams {
@@ -111,7 +133,7 @@ class StepEmitter {
     const DeviceSpec* device = nullptr;
     const Workload* w = nullptr;
     RankShard shard;
-    std::vector<int> tp_group, cp_group, dp_group, ep_group, etp_group, edp_group, geo_group;
+    GroupRef tp_group, cp_group, dp_group, ep_group, etp_group, edp_group, geo_group;
     TaskId last_dp = 0;
     bool has_dp = false;
     // Its chunks' costs and the parameters it holds.
@@ -122,7 +144,7 @@ class StepEmitter {
     // The sharded classifier's share, and what it gathers, over every rank.
     const ChunkCost* classifier = nullptr;
     double classifier_features = 0;
-    std::vector<int> world;
+    GroupRef world;
     // Gradient reduction.
     bool bucketed = false;
     CollectiveOp grad_op = CollectiveOp::kAllReduce;
@@ -281,7 +303,18 @@ class StepEmitter {
   int rank_of_virtual_stage(const RankContext& rc, int k) const;
   // `group` without the members outside `rank`'s region when `local`.
   std::vector<int> group_in_region(std::vector<int> group, int rank, bool local) const;
-  CollectiveAlgorithm dp_algorithm(const std::vector<int>& group) const;
+  // The group of `kind` whose first member is `leader` (and `variant`: a region's part of
+  // it, say), made by `build()` the first time a member asks.
+  template <typename Build>
+  GroupRef shared_group(GroupKind kind, int leader, int variant, Build build) {
+    const uint64_t key = (static_cast<uint64_t>(kind) << 56) |
+                         (static_cast<uint64_t>(variant) << 32) | static_cast<uint32_t>(leader);
+    auto it = groups_.find(key);
+    if (it == groups_.end()) it = groups_.emplace(key, build()).first;
+    return GroupRef(it->second);
+  }
+  // Once per group (its members all ask): the cross-region algorithm or kAuto.
+  CollectiveAlgorithm dp_algorithm(const std::vector<int>& group);
   // A PlanError at parallelism.dp_algorithm when the algorithm the scenario names does not
   // apply to `op` over `group` (once per group and operation).
   void check_dp_algorithm(GroupKind kind, CollectiveOp op, const std::vector<int>& group,
@@ -304,6 +337,12 @@ class StepEmitter {
   std::map<int64_t, Workload> classifier_workloads_;
   std::set<std::tuple<GroupKind, int, CollectiveOp>> checked_dp_groups_;
   std::vector<NodeNics> node_nics_;
+  // Every rank group, by kind, first member and variant (shared_group); unordered_map keeps
+  // its elements in place, so that GroupRefs stay valid.
+  std::unordered_map<uint64_t, std::vector<int>> groups_;
+  std::unordered_map<const std::vector<int>*, CollectiveAlgorithm> dp_algorithms_;
+  // NCCL's view of a communicator from a node: what its members there hold.
+  std::map<std::pair<const std::vector<int>*, int>, NcclCommunicatorView> communicators_;
 };
 
 const ChunkCost& StepEmitter::cost(const RankContext& rc, int chunk_index, int begin, int end) {
@@ -551,29 +590,32 @@ std::optional<TaskId> StepEmitter::collective(RankContext& rc, GroupKind kind,
                                               CollectiveAlgorithm algorithm, bool analytical,
                                               int calls) {
   if (group.size() <= 1 || bytes <= 0) return std::nullopt;
-  CollectiveCall proto;
-  proto.op = op;
-  proto.algorithm = algorithm;
-  proto.members = group;
-  proto.bytes = bytes_of(bytes);
-  proto.label = label;
-  proto.analytical = analytical;
-  proto.calls = std::max(1, calls);
-  // Activations, weights and gradients travel in their stored type; the softmax's maxima
-  // and sums of the sharded classifier in fp32. Data-parallel groups average gradients
-  // (and local SGD's regions their parameters); model-parallel groups sum partial results.
-  const bool softmax = kind == GroupKind::kWorld && op == CollectiveOp::kAllReduce;
-  proto.dtype = softmax ? DType::kFp32 : stored_dtype(in_.training.precision);
   const bool data_parallel =
       kind == GroupKind::kDp || kind == GroupKind::kExpertDp || kind == GroupKind::kGeo;
-  proto.reduce = softmax ? ReduceOp::kMax : data_parallel ? ReduceOp::kAvg : ReduceOp::kSum;
   if (data_parallel && in_.plan.dp_algorithm != CollectiveAlgorithm::kAuto)
-    check_dp_algorithm(kind, op, group, proto.options);
+    check_dp_algorithm(kind, op, group, CollectiveOptions{});
+  const auto proto = [&] {
+    CollectiveCall call;
+    call.op = op;
+    call.algorithm = algorithm;
+    call.members = group;
+    call.bytes = bytes_of(bytes);
+    call.label = label;
+    call.analytical = analytical;
+    call.calls = std::max(1, calls);
+    // Activations, weights and gradients travel in their stored type; the softmax's maxima
+    // and sums of the sharded classifier in fp32. Data-parallel groups average gradients
+    // (and local SGD's regions their parameters); model-parallel groups sum partial results.
+    const bool softmax = kind == GroupKind::kWorld && op == CollectiveOp::kAllReduce;
+    call.dtype = softmax ? DType::kFp32 : stored_dtype(in_.training.precision);
+    call.reduce = softmax ? ReduceOp::kMax : data_parallel ? ReduceOp::kAvg : ReduceOp::kSum;
+    return call;
+  };
   Task t;
   t.kind = TaskKind::kCollective;
   t.rank = rc.rank;
   t.stream = stream;
-  t.name = std::move(label);
+  t.name = label;
   t.deps = std::move(deps);
   t.collective = book_.next(g_, kind, group, rc.rank, proto);
   const TaskId id = g_.add(std::move(t));
@@ -784,13 +826,16 @@ bool StepEmitter::inside_one_node(const std::vector<int>& group) const {
   return true;
 }
 
-CollectiveAlgorithm StepEmitter::dp_algorithm(const std::vector<int>& group) const {
+CollectiveAlgorithm StepEmitter::dp_algorithm(const std::vector<int>& group) {
   if (in_.plan.dp_algorithm != CollectiveAlgorithm::kAuto) return in_.plan.dp_algorithm;
   if (group.empty()) return CollectiveAlgorithm::kAuto;  // a dense model's expert groups
+  if (const auto it = dp_algorithms_.find(&group); it != dp_algorithms_.end()) return it->second;
   const auto region_of = [&](int r) { return in_.cluster->devices[r].region; };
   const int first = region_of(group.front());
-  if (std::all_of(group.begin(), group.end(), [&](int r) { return region_of(r) == first; }))
+  if (std::all_of(group.begin(), group.end(), [&](int r) { return region_of(r) == first; })) {
+    dp_algorithms_.emplace(&group, CollectiveAlgorithm::kAuto);
     return CollectiveAlgorithm::kAuto;
+  }
   // Across regions, the cross-region algorithm where the planner takes it (as many members
   // in every region, for each op it implements); an uneven group (2 ranks east, 1 west) is
   // left to the simulation's choice among the flat algorithms, as NCCL would ring the WAN.
@@ -798,7 +843,9 @@ CollectiveAlgorithm StepEmitter::dp_algorithm(const std::vector<int>& group) con
       applicability_error(CollectiveOp::kAllReduce, CollectiveAlgorithm::kCrossRegion,
                           group_layout(*in_.cluster, group), {})
           .empty();
-  return applies ? CollectiveAlgorithm::kCrossRegion : CollectiveAlgorithm::kAuto;
+  const CollectiveAlgorithm a = applies ? CollectiveAlgorithm::kCrossRegion : CollectiveAlgorithm::kAuto;
+  dp_algorithms_.emplace(&group, a);
+  return a;
 }
 
 StepEmitter::RankContext StepEmitter::context_of(int rank) {
@@ -812,18 +859,33 @@ StepEmitter::RankContext StepEmitter::context_of(int rank) {
   rc.shard = rank_shard(in_, rp_, rc.c);
   // Local SGD steps reduce gradients inside each region; the sync step averages across.
   const bool local = plan.sync_every > 1;
-  rc.tp_group = pl.group(ParallelAxis::kTp, rc.c);
-  rc.cp_group = pl.group(ParallelAxis::kCp, rc.c);
-  rc.dp_group = group_in_region(pl.group({ParallelAxis::kDp, ParallelAxis::kCp}, rc.c), rank, local);
-  if (local && in_.global_sync) rc.geo_group = pl.group({ParallelAxis::kDp, ParallelAxis::kCp}, rc.c);
+  using enum ParallelAxis;
+  // A region's part of a group is named by the region too.
+  const int region = local ? in_.cluster->devices[rank].region + 1 : 0;
+  rc.tp_group = shared_group(GroupKind::kTp, pl.leader({kTp}, rc.c), 0,
+                             [&] { return pl.group(kTp, rc.c); });
+  rc.cp_group = shared_group(GroupKind::kCp, pl.leader({kCp}, rc.c), 0,
+                             [&] { return pl.group(kCp, rc.c); });
+  rc.dp_group = shared_group(GroupKind::kDp, pl.leader({kDp, kCp}, rc.c), region, [&] {
+    return group_in_region(pl.group({kDp, kCp}, rc.c), rank, local);
+  });
+  if (local && in_.global_sync) {
+    rc.geo_group = shared_group(GroupKind::kGeo, pl.leader({kDp, kCp}, rc.c), 0,
+                                [&] { return pl.group({kDp, kCp}, rc.c); });
+  }
   // Only a model with experts has expert groups: a dense model's expert-data-parallel
-  // group would be a second data-parallel group per rank, built for nothing (work and
-  // memory quadratic in the ranks of a pure data-parallel step).
+  // group would be a second data-parallel group per rank, built for nothing.
   if (in_.model.family == ModelFamily::kMoe) {
+    // The expert and expert-tensor groups are small: built, then shared under their first.
     Placement::ExpertGroups experts = pl.expert_groups(rc.c, rp_.etp, rp_.ep);
-    rc.ep_group = std::move(experts.expert);
-    rc.etp_group = std::move(experts.tensor);
-    rc.edp_group = group_in_region(pl.expert_data_group(rc.c, rp_.etp, rp_.ep), rank, local);
+    rc.ep_group = shared_group(GroupKind::kEp, experts.expert.front(), 0,
+                               [&] { return std::move(experts.expert); });
+    rc.etp_group = shared_group(GroupKind::kExpertTp, experts.tensor.front(), 0,
+                                [&] { return std::move(experts.tensor); });
+    rc.edp_group =
+        shared_group(GroupKind::kExpertDp, pl.expert_data_leader(rc.c, rp_.etp, rp_.ep), region,
+                     [&] { return group_in_region(pl.expert_data_group(rc.c, rp_.etp, rp_.ep),
+                                                  rank, local); });
   }
   const int zero = plan.zero_stage;
   rc.bucketed = rc.dp_group.size() > 1 && zero < 3;
@@ -881,8 +943,11 @@ void StepEmitter::price_chunks(RankContext& rc, RankRole& role) {
   }
   rc.classifier = &cit->second;
   rc.classifier_features = cls_begin > 0 ? wc.layers[cls_begin - 1].output_bytes : 0;
-  rc.world.resize(rp_.ranks);
-  for (int r = 0; r < rp_.ranks; ++r) rc.world[r] = r;
+  rc.world = shared_group(GroupKind::kWorld, 0, 0, [&] {
+    std::vector<int> world(static_cast<size_t>(rp_.ranks));
+    std::iota(world.begin(), world.end(), 0);
+    return world;
+  });
 }
 
 double StepEmitter::allocate_states(RankContext& rc, RankRole& role) {
@@ -978,6 +1043,13 @@ NcclRankView StepEmitter::nccl_view(const RankContext& rc) {
     c.nics = std::min(nics.count, in_node * std::max(1, view.local_nics));
     return c;
   };
+  // Shared groups are asked once per node; the pipeline's group is the rank's own.
+  const auto shared_communicator = [&](const std::vector<int>& group) {
+    const auto key = std::pair{&group, node};
+    auto it = communicators_.find(key);
+    if (it == communicators_.end()) it = communicators_.emplace(key, communicator(group)).first;
+    return it->second;
+  };
   // The communicators the step's collectives use (StepEmitter::collective skips groups of
   // one rank); expert groups only where the rank holds experts. A sharded classifier's
   // gathers run over every rank: the default (world) communicator, the data-parallel one
@@ -989,7 +1061,7 @@ NcclRankView StepEmitter::nccl_view(const RankContext& rc) {
         std::pair{&rc.ep_group, experts}, std::pair{&rc.etp_group, experts},
         std::pair{&rc.edp_group, experts}, std::pair{&rc.geo_group, true},
         std::pair{&rc.world, world}}) {
-    if (used && group->size() > 1) view.collectives.push_back(communicator(*group));
+    if (used && group->size() > 1) view.collectives.push_back(shared_communicator(*group));
   }
   if (rp_.pp > 1) {
     std::vector<int> pipeline;

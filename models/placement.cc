@@ -109,6 +109,16 @@ Placement::ExpertGroups Placement::expert_groups(const RankCoords& c, int etp, i
   return out;
 }
 
+int Placement::leader(std::initializer_list<ParallelAxis> axes, const RankCoords& c) const {
+  RankCoords first = c;
+  for (ParallelAxis a : axes) first[a] = 0;
+  return rank(first);
+}
+
+int Placement::expert_data_leader(const RankCoords& c, int etp, int ep) const {
+  return at_stage_index(c, stage_index(c) % (etp * ep));
+}
+
 std::vector<int> Placement::expert_data_group(const RankCoords& c, int etp, int ep) const {
   const int stage_ranks =
       size(ParallelAxis::kTp) * size(ParallelAxis::kCp) * size(ParallelAxis::kDp);

@@ -33,6 +33,9 @@ class Placement {
   std::vector<int> group(ParallelAxis axis, const RankCoords& c) const;
   // The ranks that share every coordinate of `c` except those in `axes`, in position order.
   std::vector<int> group(std::initializer_list<ParallelAxis> axes, const RankCoords& c) const;
+  // The first rank of group(axes, c), without building it: the group's name among the
+  // groups along those axes.
+  int leader(std::initializer_list<ParallelAxis> axes, const RankCoords& c) const;
   // The expert layers' groups, as Megatron-Core's expert rank generator lays them out
   // (parallel_state.py, MoE parallel folding): the tp x cp x dp ranks of a pipeline stage,
   // numbered tensor-parallel index first, then context, then data, are regrouped as
@@ -48,6 +51,8 @@ class Placement {
   // etp x ep block of the stage (as many as the stage has blocks: apart from the groups
   // above, which are small, so that a caller builds it only where it is used).
   std::vector<int> expert_data_group(const RankCoords& c, int etp, int ep) const;
+  // Its first rank, without building it.
+  int expert_data_leader(const RankCoords& c, int etp, int ep) const;
 
  private:
   int position(const RankCoords& c) const;

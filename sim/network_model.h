@@ -35,6 +35,16 @@ class NetworkModel : public ResourceModel {
   virtual std::string_view name() const = 0;
   virtual void start_group(std::vector<FlowSpec> flows, int64_t repeat,
                            std::function<void()> done) = 0;
+  // Phase `phase` of a collective's plan, whose flows `flows()` makes: a call alike in
+  // everything runs the same plan, so a model that prices a phase in closed form prices it
+  // once per plan (the analytical model); the others run start_group.
+  virtual void start_phase(const std::shared_ptr<const struct CollectivePlan>& plan,
+                           size_t phase, const std::function<std::vector<FlowSpec>()>& flows,
+                           int64_t repeat, std::function<void()> done) {
+    (void)plan;
+    (void)phase;
+    start_group(flows(), repeat, std::move(done));
+  }
 
   // Closes link statistics at the end of the run.
   void finish(Time end) { link_stats_.finish(end); }

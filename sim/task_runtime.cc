@@ -5,6 +5,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "sim/analytical_network.h"
 #include "sim/check.h"
 #include "sim/flow_network.h"
 #include "sim/group_links.h"
@@ -398,6 +399,7 @@ double TaskRuntime::network_bytes_for(Simulation& sim, const TaskGraph* graph) {
   const double links = static_cast<double>(sim.cluster().topology.num_links());
   double bytes = links * LinkStatsTable::bytes_per_link();
   const bool flow = sim.network().name() == "flow";
+  const bool analytical = sim.network().name() == "analytical";
   if (graph == nullptr) return bytes + (flow ? FlowNetworkModel::bytes_for(links, 0, 0) : 0);
   // Every call the network carries is planned once per distinct key, and the plan is kept
   // for the run (plans_); its phases' flows are what the model holds at once.
@@ -430,10 +432,13 @@ double TaskRuntime::network_bytes_for(Simulation& sim, const TaskGraph* graph) {
       }
       max_flows = std::max(max_flows, static_cast<double>(phase.transfers.size()));
       max_crossings = std::max(max_crossings, crossings);
+      // The analytical model keeps each phase it priced for the run.
+      if (analytical) plans += AnalyticalNetworkModel::phase_bytes_for(crossings);
     }
   }
   return bytes + plans + routes +
-         (flow ? FlowNetworkModel::bytes_for(links, max_flows, max_crossings) : 0);
+         (flow ? FlowNetworkModel::bytes_for(links, max_flows, max_crossings)
+               : AnalyticalNetworkModel::pricing_bytes_for(max_crossings));
 }
 
 // A rendezvous is complete: the task stops waiting and starts communicating.
@@ -505,13 +510,16 @@ void TaskRuntime::run_phase(uint32_t c, std::shared_ptr<const CollectivePlan> pl
     return;
   }
   const Phase& p = plan->phases[phase];
-  std::vector<FlowSpec> flows;
-  flows.reserve(p.transfers.size());
-  const auto& devices = sim_.cluster().devices;
-  for (const Transfer& tr : p.transfers) {
-    flows.push_back(FlowSpec{devices[tr.src].vertex, devices[tr.dst].vertex, tr.bytes});
-  }
-  sim_.network_->start_group(std::move(flows), p.repeat,
+  const auto flows = [&] {
+    std::vector<FlowSpec> out;
+    out.reserve(p.transfers.size());
+    const auto& devices = sim_.cluster().devices;
+    for (const Transfer& tr : p.transfers) {
+      out.push_back(FlowSpec{devices[tr.src].vertex, devices[tr.dst].vertex, tr.bytes});
+    }
+    return out;
+  };
+  sim_.network_->start_phase(plan, phase, flows, p.repeat,
                              [this, c, plan, phase] { run_phase(c, plan, phase + 1); });
 }
 
