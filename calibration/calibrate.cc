@@ -10,6 +10,7 @@
 #include <string>
 
 #include "calibration/cost_key.h"
+#include "calibration/co_runners.h"
 #include "calibration/cupti_timer.h"
 #include "calibration/kernel_timer.h"
 #include "kernels/cuda_backend.h"
@@ -131,9 +132,14 @@ SweepResult sweep_cpu(const std::vector<OpSignature>& ops, const DeviceIdentity&
                       const SweepOptions& options) {
   SteadyClockTimer timer;
   CacheFlusher flusher;
-  return sweep(ops, device, options, kernels::cpu_unsupported_reason, [&](const OpSignature& op) {
-    return measure_cpu_op(op, timer, &flusher, options.policy);
-  });
+  CoRunners co_runners(options.co_runners);
+  DeviceIdentity measured_on = device;
+  measured_on.co_runners = co_runners.count();
+  return sweep(ops, measured_on, options, kernels::cpu_unsupported_reason,
+               [&](const OpSignature& op) {
+                 co_runners.run(op);
+                 return measure_cpu_op(op, timer, &flusher, options.policy);
+               });
 }
 
 DeviceIdentity cuda_identity(const std::string& catalog_name) {

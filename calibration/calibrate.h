@@ -32,6 +32,9 @@ struct SweepOptions {
   MeasurementPolicy policy;
   std::optional<Duration> budget;  // stop measuring (keeping what was measured) past this
   RunControl control;              // progress ("calibration", ops done, ops in all) and stop
+  // CPU: copies of the timed kernel run meanwhile on this many other cores (CoRunners), as
+  // the other ranks of a step on the same CPU run theirs; recorded in the device identity.
+  int co_runners = 0;
 };
 
 struct SweepResult {
@@ -43,7 +46,9 @@ struct SweepResult {
   bool cancelled = false;
 };
 
-// Measures every op on the CPU backend (kernels/) with the steady-clock timer.
+// Measures every op on the CPU backend (kernels/) with the steady-clock timer, beside
+// options.co_runners co-runners. Throws std::invalid_argument when there are not cores enough
+// for them.
 SweepResult sweep_cpu(const std::vector<OpSignature>& ops, const DeviceIdentity& device,
                       const SweepOptions& options);
 

@@ -31,6 +31,7 @@ nlohmann::ordered_json cost_database_to_json(const CostDatabase& db) {
   if (d.backend == "cpu") {
     device["cores"] = d.cores;
     device["threads"] = d.threads;
+    device["co_runners"] = d.co_runners;
     device["clock_mhz"] = d.clock_mhz;
     device["blas"] = d.blas;
   } else {
@@ -93,6 +94,7 @@ CostDatabase cost_database_from_json(const json& doc, const std::string& source)
   constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
   id.cores = static_cast<int>(r.whole_or(d, "/device", "cores", kMaxInt));
   id.threads = static_cast<int>(r.whole_or(d, "/device", "threads", kMaxInt));
+  id.co_runners = static_cast<int>(r.whole_or(d, "/device", "co_runners", kMaxInt));
   id.clock_mhz = r.number_or(d, "clock_mhz");
   id.blas = r.text_or(d, "blas");
   id.sm_count = static_cast<int>(r.whole_or(d, "/device", "sm_count", kMaxInt));

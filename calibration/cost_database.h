@@ -30,6 +30,9 @@ struct DeviceIdentity {
   std::string measured_at;   // ISO 8601, UTC
   int cores = 0;             // CPU
   int threads = 0;
+  // Copies of each kernel that ran on other cores while it was timed (calibration/
+  // co_runners.h): 0 for a kernel timed alone, as every database before the field was.
+  int co_runners = 0;
   double clock_mhz = 0;  // the core clock when measured (/proc/cpuinfo); 0 when unknown
   std::string blas;
   int sm_count = 0;  // GPU

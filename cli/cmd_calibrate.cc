@@ -1,5 +1,6 @@
 // `dtsim calibrate`: time this machine's real kernels for a scenario's step (or a grid of
 // ops) and write the cost database that `dtsim run --costs` predicts with.
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -37,6 +38,7 @@ struct CalibrateArgs {
   std::optional<std::string> budget;
   std::optional<std::string> device;
   int threads = 1;
+  std::optional<int> co_runners;
   bool collectives = false;
   int ranks = 2;
   std::string max_message = "64MiB";
@@ -135,9 +137,15 @@ int calibrate(const CalibrateArgs& args) {
   kernels::set_cpu_threads(args.threads);
   RunSession session(!args.quiet);
   std::vector<OpSignature> ops;
+  // The most ranks a scenario puts on one node: they compute at once on its CPU.
+  int ranks_per_node = 1;
   // Each scenario's distinct kernels, once each (the sweep measures a kernel once per key).
   for (const std::string& path : args.scenarios) {
     Scenario scenario = load_scenario_file(path);
+    for (const RegionSpec& region : scenario.cluster_spec.regions) {
+      for (const NodeGroupSpec& group : region.node_groups)
+        ranks_per_node = std::max(ranks_per_node, group.devices_per_node);
+    }
     // The kernels do not depend on their prices: the roofline lowers the step.
     const LoweredScenario lowered = lower_with_chosen_costs(scenario, {}, session.control(),
                                                             memory_budget({.simulate = false}));
@@ -159,6 +167,30 @@ int calibrate(const CalibrateArgs& args) {
   calibration::SweepOptions options;
   options.budget = budget;
   options.control = session.control();
+  std::string co_runner_note;
+  if (cuda && args.co_runners) {
+    throw InputError("--co-runners", {{"",
+                                       "co-runners share a CPU's cores; a GPU runs one kernel "
+                                       "timeline of its own (use --backend cpu)"}});
+  }
+  if (!cuda) {
+    // By default each kernel is timed beside as many copies as the scenario puts other ranks
+    // on its node, as many as this machine has other cores for.
+    const int spare = std::max(calibration::usable_cores() - 1, 0);
+    if (args.co_runners && *args.co_runners > spare) {
+      throw InputError("--co-runners",
+                       {{"", fmt::format("expected at most {} (this process may use {} cores, "
+                                         "one for the timed kernel), got {}",
+                                         spare, spare + 1, *args.co_runners)}});
+    }
+    options.co_runners = args.co_runners.value_or(std::min(ranks_per_node - 1, spare));
+    if (!args.co_runners && ranks_per_node - 1 > spare) {
+      co_runner_note = fmt::format(
+          "note: the scenario puts {} ranks on a node and this machine has {} cores: each "
+          "kernel was timed beside {} co-runner{}, not {}\n",
+          ranks_per_node, spare + 1, spare, spare == 1 ? "" : "s", ranks_per_node - 1);
+    }
+  }
   const auto t0 = std::chrono::steady_clock::now();
   const calibration::SweepResult r =
       cuda ? calibration::sweep_cuda(ops, calibration::cuda_identity(gpu_catalog_name(args.device)),
@@ -189,6 +221,11 @@ int calibrate(const CalibrateArgs& args) {
       std::cout << fmt::format(
           "budget reached: {} kernels left unmeasured (the roofline prices them)\n", r.unmeasured);
     }
+    if (r.db.device.co_runners > 0) {
+      std::cout << fmt::format("each kernel timed beside {} co-runner{} on the other cores\n",
+                               r.db.device.co_runners, r.db.device.co_runners == 1 ? "" : "s");
+    }
+    std::cout << co_runner_note;
     for (const std::string& why : r.refused) std::cout << "not measured: " << why << "\n";
     for (const calibration::LinkCalibration& l : db.links) {
       std::cout << fmt::format(
@@ -226,6 +263,11 @@ Command add_calibrate_command(CLI::App& app) {
   cmd->add_option("--threads", args->threads, "BLAS threads (one per rank, as the executor runs)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--co-runners", args->co_runners,
+                  "CPU: run each timed kernel beside this many copies of itself on other cores, "
+                  "as a step's other ranks on the same CPU run theirs (default: the scenario's "
+                  "ranks per node - 1, within this machine's cores; 0 with --ops alone)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--collectives", args->collectives,
                 "Also time all-reduce, reduce-scatter, all-gather, all-to-all, broadcast and "
                 "send/recv over MPI and fit the intra-node link to them");

@@ -86,6 +86,11 @@ int show(const std::string& path, int every) {
   if (d.backend == "cpu") {
     std::cout << fmt::format("           {} cores at {:.0f} MHz, {} BLAS thread{}, {}\n", d.cores,
                              d.clock_mhz, d.threads, d.threads == 1 ? "" : "s", d.blas);
+    std::cout << (d.co_runners == 0
+                      ? std::string("           each kernel timed alone on its core\n")
+                      : fmt::format("           each kernel timed beside {} cop{} of itself on "
+                                    "other cores (co-runners)\n",
+                                    d.co_runners, d.co_runners == 1 ? "y" : "ies"));
   } else {
     std::cout << fmt::format(
         "           {} SMs at {:.0f} MHz, {:.1f} GiB, driver {}, CUDA {}, "

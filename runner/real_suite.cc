@@ -49,9 +49,11 @@ RealSuiteSummary run_real_suite(const RealSuiteOptions& o,
     c.row.file = file.string();
     c.row.name = file.stem().string();
     // Ranks on several nodes talk over the network: that case needs emulated links.
+    int ranks = 1;
     try {
       const Scenario scenario = load_scenario_file(file.string());
       c.options.emulate_links = scenario.cluster.nodes.size() > 1;
+      ranks = scenario.cluster.num_ranks();
     } catch (const std::exception& e) {
       c.row.why_not = e.what();
     }
@@ -70,12 +72,14 @@ RealSuiteSummary run_real_suite(const RealSuiteOptions& o,
     std::filesystem::create_directories(dir);
     const std::filesystem::path costs = dir / "costs.json";
     // Calibration in isolation, just before the run, so that the machine's drift between
-    // the two is as small as it can be.
+    // the two is as small as it can be. Every rank of the case runs on this machine, its
+    // emulated nodes too, so each kernel is timed beside one co-runner per other rank.
     const auto tc = std::chrono::steady_clock::now();
-    const calibration::ChildResult cal =
-        calibration::run_child({o.dtsim.string(), "calibrate", "--backend", "cpu", "--for",
-                                file.string(), "--collectives", "--out", costs.string(), "--quiet"},
-                               {}, dir / "calibrate.log", o.timeout, o.stop);
+    const calibration::ChildResult cal = calibration::run_child(
+        {o.dtsim.string(), "calibrate", "--backend", "cpu", "--for", file.string(),
+         "--co-runners", std::to_string(std::max(ranks - 1, 0)), "--collectives", "--out",
+         costs.string(), "--quiet"},
+        {}, dir / "calibrate.log", o.timeout, o.stop);
     c.row.calibrate_s = seconds_since(tc);
     if (cal.end == calibration::ChildResult::End::kStopped) return {};
     if (cal.end != calibration::ChildResult::End::kExited || cal.exit_code != 0) {

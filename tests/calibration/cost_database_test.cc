@@ -20,6 +20,7 @@ CostDatabase sample_database() {
   db.device.measured_at = "2026-12-01T00:00:00Z";
   db.device.cores = 2;
   db.device.threads = 1;
+  db.device.co_runners = 1;
   db.device.clock_mhz = 2450;
   db.device.blas = "OpenBLAS 0.3.21";
   CostEntry gemm;
@@ -82,6 +83,7 @@ TEST(CostDatabase, RoundTripsEveryField) {
   EXPECT_EQ(b.device.catalog_name, "CPU");
   EXPECT_EQ(b.device.cores, 2);
   EXPECT_EQ(b.device.threads, 1);
+  EXPECT_EQ(b.device.co_runners, 1);
   EXPECT_EQ(b.device.clock_mhz, 2450);
   EXPECT_EQ(b.device.blas, "OpenBLAS 0.3.21");
   EXPECT_EQ(b.device.measured_at, "2026-12-01T00:00:00Z");
@@ -112,9 +114,12 @@ TEST(CostDatabase, ReadsVersionOneWithoutLinks) {
   nlohmann::json doc = nlohmann::json::parse(cost_database_to_json(sample_database()).dump());
   doc["version"] = 1;
   doc.erase("links");
+  doc["device"].erase("co_runners");
   const CostDatabase db = cost_database_from_json(doc, "db.json");
   EXPECT_EQ(db.entries.size(), 2u);
   EXPECT_TRUE(db.links.empty());
+  // A database from before co-runners timed every kernel alone.
+  EXPECT_EQ(db.device.co_runners, 0);
 }
 
 TEST(CostDatabase, RefusesLinksWhoseFiguresTheSamplesDoNotGive) {

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <string>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -45,6 +46,9 @@ TEST(Calibrate, ThenRunPredictsFromMeasuredKernelsOnly) {
   EXPECT_EQ(doc["device"]["backend"], "cpu");
   EXPECT_EQ(doc["device"]["catalog_name"], "CPU");
   EXPECT_EQ(doc["device"]["threads"], 1);
+  // The example puts two ranks on its node: each kernel was timed beside one co-runner,
+  // where this machine has a second core.
+  EXPECT_EQ(doc["device"]["co_runners"], std::thread::hardware_concurrency() >= 2 ? 1 : 0);
   EXPECT_GT(doc["entries"].size(), 20u);
   const auto s = summary_after(example(kSmall) + " --costs " + db.string(), "calibrate_run");
   EXPECT_EQ(s["cost_model"], "measured");
@@ -191,6 +195,10 @@ TEST(Calibrate, BadRequestsAreErrorsThatSayWhatIsExpected) {
   EXPECT_EQ(ops.exit_code, 2) << ops.output;
   EXPECT_NE(ops.output.find((dir / "ops.json").string() + ": /0: "), std::string::npos)
       << ops.output;
+  const Result co = dtsim("calibrate --for " + example(kSmall) + " --co-runners 4096" + out);
+  EXPECT_EQ(co.exit_code, 2) << co.output;
+  EXPECT_NE(co.output.find("--co-runners"), std::string::npos) << co.output;
+  EXPECT_NE(co.output.find("expected at most"), std::string::npos) << co.output;
   EXPECT_FALSE(fs::exists(dir / "db.json"));
 }
 
