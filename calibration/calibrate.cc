@@ -12,6 +12,7 @@
 #include "calibration/cost_key.h"
 #include "calibration/co_runners.h"
 #include "calibration/cupti_timer.h"
+#include "calibration/speed_reference.h"
 #include "calibration/kernel_timer.h"
 #include "kernels/cuda_backend.h"
 #include "kernels/kernel.h"
@@ -132,14 +133,21 @@ SweepResult sweep_cpu(const std::vector<OpSignature>& ops, const DeviceIdentity&
                       const SweepOptions& options) {
   SteadyClockTimer timer;
   CacheFlusher flusher;
-  CoRunners co_runners(options.co_runners);
   DeviceIdentity measured_on = device;
-  measured_on.co_runners = co_runners.count();
-  return sweep(ops, measured_on, options, kernels::cpu_unsupported_reason,
-               [&](const OpSignature& op) {
-                 co_runners.run(op);
-                 return measure_cpu_op(op, timer, &flusher, options.policy);
-               });
+  // The machine's speed as the sweep starts and ends, alone on its cores.
+  const double reference_before = reference_kernel_s();
+  SweepResult out;
+  {
+    CoRunners co_runners(options.co_runners);
+    measured_on.co_runners = co_runners.count();
+    out = sweep(ops, measured_on, options, kernels::cpu_unsupported_reason,
+                [&](const OpSignature& op) {
+                  co_runners.run(op);
+                  return measure_cpu_op(op, timer, &flusher, options.policy);
+                });
+  }
+  out.db.device.reference_s = (reference_before + reference_kernel_s()) / 2;
+  return out;
 }
 
 DeviceIdentity cuda_identity(const std::string& catalog_name) {

@@ -32,6 +32,7 @@ nlohmann::ordered_json cost_database_to_json(const CostDatabase& db) {
     device["cores"] = d.cores;
     device["threads"] = d.threads;
     device["co_runners"] = d.co_runners;
+    device["reference_s"] = d.reference_s;
     device["clock_mhz"] = d.clock_mhz;
     device["blas"] = d.blas;
   } else {
@@ -95,6 +96,7 @@ CostDatabase cost_database_from_json(const json& doc, const std::string& source)
   id.cores = static_cast<int>(r.whole_or(d, "/device", "cores", kMaxInt));
   id.threads = static_cast<int>(r.whole_or(d, "/device", "threads", kMaxInt));
   id.co_runners = static_cast<int>(r.whole_or(d, "/device", "co_runners", kMaxInt));
+  id.reference_s = r.number_or(d, "reference_s");
   id.clock_mhz = r.number_or(d, "clock_mhz");
   id.blas = r.text_or(d, "blas");
   id.sm_count = static_cast<int>(r.whole_or(d, "/device", "sm_count", kMaxInt));

@@ -33,6 +33,9 @@ struct DeviceIdentity {
   // Copies of each kernel that ran on other cores while it was timed (calibration/
   // co_runners.h): 0 for a kernel timed alone, as every database before the field was.
   int co_runners = 0;
+  // The machine's speed while it measured: reference_kernel_s() (calibration/
+  // speed_reference.h) before and after the sweep, their mean; 0 when not taken.
+  double reference_s = 0;
   double clock_mhz = 0;  // the core clock when measured (/proc/cpuinfo); 0 when unknown
   std::string blas;
   int sm_count = 0;  // GPU

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <string>
 
+#include <unistd.h>
+
 namespace dtsim::calibration {
 
 std::vector<double> SteadyClockTimer::time(const std::function<void()>& kernel,
@@ -40,6 +42,13 @@ size_t cache_bytes(int level) {
       best = std::max(best, static_cast<size_t>(std::stoull(text)) * scale);
     } catch (const std::exception&) {
     }
+  }
+  if (best == 0) {
+    const int name = level == 1   ? _SC_LEVEL1_DCACHE_SIZE
+                     : level == 2 ? _SC_LEVEL2_CACHE_SIZE
+                     : level == 3 ? _SC_LEVEL3_CACHE_SIZE
+                                  : -1;
+    if (name >= 0) best = static_cast<size_t>(std::max<long>(sysconf(name), 0));
   }
   return best;
 }

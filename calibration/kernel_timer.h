@@ -46,7 +46,8 @@ class CacheFlusher {
 };
 
 // The size in bytes of CPU 0's cache of `level` (its data or unified cache) from
-// /sys/devices/system/cpu/cpu0/cache; 0 when unknown.
+// /sys/devices/system/cpu/cpu0/cache, or where a VM has no such folder from the C library
+// (sysconf, which reads CPUID); 0 when unknown.
 size_t cache_bytes(int level);
 
 }  // namespace dtsim::calibration

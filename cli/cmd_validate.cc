@@ -186,6 +186,13 @@ int validate(const ValidateArgs& args) {
         "{:.2f} ms ({} cost model): error {:+.1f}%\n",
         s.measured_s * 1e3, s.measured_p10_s * 1e3, s.measured_p90_s * 1e3, v.comparison.steps,
         v.measured.ranks.size(), s.predicted_s * 1e3, v.lowered.cost_model, 100 * s.error);
+    const RealValidationView view = view_of(v, args.costs.value_or(""));
+    if (const double ratio = machine_speed_ratio(view); ratio > 0) {
+      std::cout << fmt::format(
+          "machine drift: a reference GEMM took {:+.1f}% around the run against the "
+          "calibration; at the run's speed the error would be {:+.1f}%\n",
+          100 * (ratio - 1), 100 * error_at_run_speed(view));
+    }
     for (const executor::KindComparison& k : v.comparison.kinds) {
       std::cout << fmt::format(
           "  {:<10} busy {:>9.2f} ms measured, {:>9.2f} ms predicted ({:+.1f}%)\n",

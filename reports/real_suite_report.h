@@ -29,6 +29,10 @@ struct RealSuiteRow {
   double held_steps_isolated_error = 0;
   double other_cases_predicted_s = 0;
   double other_cases_error = 0;
+  // The machine's speed around the run over its speed during the calibration (0 when not
+  // taken), and the error had the prediction been priced at the run's speed.
+  double speed_ratio = 0;
+  double error_at_run_speed = 0;
   double calibrate_s = 0;  // its calibration's wall time
   double run_s = 0;        // its real run's wall time (mpirun to the last rank's exit)
 };

@@ -29,6 +29,18 @@ std::string spread(const executor::ErrorFigure& f) {
 
 }  // namespace
 
+double machine_speed_ratio(const RealValidationView& v) {
+  if (v.calibration_reference_s <= 0 || v.run_reference_s <= 0) return 0;
+  return v.run_reference_s / v.calibration_reference_s;
+}
+
+double error_at_run_speed(const RealValidationView& v) {
+  const double ratio = machine_speed_ratio(v);
+  if (ratio <= 0 || v.comparison == nullptr) return std::nan("");
+  return executor::relative_error(v.comparison->step.predicted_s * ratio,
+                                  v.comparison->step.measured_s);
+}
+
 std::string signed_percent(double error) {
   return std::isfinite(error) ? fmt::format("{:+.1f}%", 100 * error) : std::string("n/a");
 }
@@ -66,6 +78,12 @@ nlohmann::ordered_json real_validation_json(const RealValidationView& v) {
   doc["predicted_step_s"] = c.step.predicted_s;
   doc["error"] = figure_json(c.step)["error"];
   doc["measured_steps_s"] = c.measured_steps_s;
+  if (const double ratio = machine_speed_ratio(v); ratio > 0) {
+    doc["machine_speed"] = {{"calibration_reference_s", v.calibration_reference_s},
+                            {"run_reference_s", v.run_reference_s},
+                            {"run_over_calibration", ratio},
+                            {"error_at_run_speed", error_at_run_speed(v)}};
+  }
   auto kinds = nlohmann::ordered_json::array();
   for (const executor::KindComparison& k : c.kinds) {
     nlohmann::ordered_json j = {{"kind", task_kind_name(k.kind)}, {"tasks", k.tasks}};
@@ -148,6 +166,15 @@ std::string real_validation_markdown(const RealValidationView& v) {
   md += "| | measured, median (p10–p90) | predicted | error |\n|---|---|---|---|\n";
   md += fmt::format("| step | {} | {} | {} |\n\n", spread(c.step), ms(c.step.predicted_s),
                     signed_percent(c.step.error));
+  if (const double ratio = machine_speed_ratio(v); ratio > 0) {
+    md += fmt::format(
+        "The machine's speed moved between the calibration and the run: a reference GEMM took "
+        "{:.3f} ms while the database was measured and {:.3f} ms around the run ({:+.1f}%). "
+        "Priced at the run's speed, the prediction's error would be {}; the error above is "
+        "the model's and the drift's together.\n\n",
+        v.calibration_reference_s * 1e3, v.run_reference_s * 1e3, 100 * (ratio - 1),
+        signed_percent(error_at_run_speed(v)));
+  }
   md += "Busy time per task kind (durations summed over every rank, per step):\n\n";
   md += "| kind | tasks | measured (p10–p90) | predicted | error |\n|---|---|---|---|---|\n";
   for (const executor::KindComparison& k : c.kinds) {

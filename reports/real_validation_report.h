@@ -27,7 +27,18 @@ struct RealValidationView {
   std::span<const executor::PredictedTask> predicted;
   std::span<const executor::OpComparison> ops;  // the largest share of the gap first
   const executor::FeedbackFigures* feedback = nullptr;
+  // The machine's speed (calibration/speed_reference.h) when the database was measured and
+  // around the run; 0 when not taken.
+  double calibration_reference_s = 0;
+  double run_reference_s = 0;
 };
+
+// How much slower the machine ran around the run than when its database was measured
+// (run_reference_s / calibration_reference_s), and the step's error had the prediction been
+// priced at the run's speed ((predicted x ratio - measured) / measured): the model's error
+// apart from the machine's drift. Both 0 (ratio) and NaN (error) without the references.
+double machine_speed_ratio(const RealValidationView& v);
+double error_at_run_speed(const RealValidationView& v);
 
 nlohmann::ordered_json real_validation_json(const RealValidationView& v);
 std::string real_validation_markdown(const RealValidationView& v);

@@ -118,6 +118,9 @@ RealSuiteSummary run_real_suite(const RealSuiteOptions& o,
       c.row.held_steps = v.feedback.held_steps;
       c.row.held_steps_error = v.feedback.held_error;
       c.row.held_steps_isolated_error = v.feedback.held_isolated_error;
+      const RealValidationView view = view_of(v, costs.string());
+      c.row.speed_ratio = machine_speed_ratio(view);
+      c.row.error_at_run_speed = error_at_run_speed(view);
       if (summary.machine.empty()) {
         const calibration::DeviceIdentity cpu = calibration::cpu_identity("CPU");
         summary.machine = fmt::format("{} ({} cores, {}, {})", cpu.name, cpu.cores,

@@ -12,6 +12,7 @@
 #include "calibration/child_process.h"
 #include "calibration/cost_database.h"
 #include "calibration/mpirun.h"
+#include "calibration/speed_reference.h"
 #include "executor/rank_plan.h"
 #include "kernels/kernel.h"
 #include "reports/atomic_file.h"
@@ -259,9 +260,16 @@ RealValidation validate_for_real(const RealRunOptions& o) {
   std::vector<std::string> env = {"OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1"};
   if (network && !quotas.folder().empty())
     env.push_back("DTSIM_CPU_QUOTAS=" + quotas.folder().string());
+  // The machine's speed just before and just after the run, to set beside the database's.
+  const double reference_before = o.costs.database ? calibration::reference_kernel_s() : 0;
   const calibration::ChildResult r =
       calibration::run_child(rank_command(o, ranks, network.get(), quotas.folder()), env,
                              o.folder / "mpirun.log", o.timeout, o.stop);
+  if (o.costs.database && r.end == calibration::ChildResult::End::kExited && r.exit_code == 0) {
+    v.calibration_reference_s = read_cost_database_file(*o.costs.database).device.reference_s;
+    if (v.calibration_reference_s > 0)
+      v.run_reference_s = (reference_before + calibration::reference_kernel_s()) / 2;
+  }
   network.reset();  // the namespaces go before anything else can fail
   quotas.remove();
   if (r.end == calibration::ChildResult::End::kStopped) {
@@ -300,6 +308,8 @@ RealValidationView view_of(const RealValidation& v, const std::string& costs) {
   view.predicted = v.predicted;
   view.ops = v.ops;
   view.feedback = &v.feedback;
+  view.calibration_reference_s = v.calibration_reference_s;
+  view.run_reference_s = v.run_reference_s;
   return view;
 }
 

@@ -48,6 +48,11 @@ struct RealValidation {
   executor::StepComparison comparison;
   std::vector<executor::OpComparison> ops;  // the largest share of the gap first
   executor::FeedbackFigures feedback;       // with a cost database only
+  // The machine's speed (calibration/speed_reference.h) when the database was measured and
+  // around the real run (the mean of just before and just after); 0 without a database or
+  // a reference in it.
+  double calibration_reference_s = 0;
+  double run_reference_s = 0;
   bool cancelled = false;  // stopped before the ranks finished: nothing else is whole
 };
 

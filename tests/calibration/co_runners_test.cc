@@ -1,16 +1,18 @@
 // Co-runners: the timed kernel's copies run on the other cores, the caller's cores come
-// back, too many are refused, and the sweep records how many ran.
+// back, too many are refused, and the sweep records how many ran; the speed reference.
 #include <gtest/gtest.h>
 
 #include <sched.h>
 #include <time.h>
 
+#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 #include <thread>
 
 #include "calibration/calibrate.h"
 #include "calibration/co_runners.h"
+#include "calibration/speed_reference.h"
 #include "kernels/kernel.h"
 
 namespace dtsim::calibration {
@@ -91,8 +93,20 @@ TEST(CoRunners, TheSweepRecordsHowManyRan) {
   ASSERT_EQ(r.db.entries.size(), 1u);
   EXPECT_GT(r.db.entries[0].stats.median_s, 0);
   EXPECT_EQ(r.db.device.co_runners, 1);
+  // The machine's speed around the sweep, taken alone: a GEMM's time, well above zero.
+  EXPECT_GT(r.db.device.reference_s, 1e-6);
   options.co_runners = 0;
   EXPECT_EQ(sweep_cpu({small_gemm()}, cpu_identity("CPU"), options).db.device.co_runners, 0);
+}
+
+TEST(SpeedReference, TimesOneGemmOnOneThreadAndLeavesTheCallersThreads) {
+  kernels::set_cpu_threads(std::max(usable_cores(), 1));
+  const int threads = kernels::cpu_threads();
+  const double t = reference_kernel_s();
+  EXPECT_GT(t, 1e-6);  // 113 MFLOP: no machine does it in a microsecond
+  EXPECT_LT(t, 10.0);
+  EXPECT_EQ(kernels::cpu_threads(), threads);
+  kernels::set_cpu_threads(1);
 }
 
 }  // namespace

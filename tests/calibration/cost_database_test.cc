@@ -21,6 +21,7 @@ CostDatabase sample_database() {
   db.device.cores = 2;
   db.device.threads = 1;
   db.device.co_runners = 1;
+  db.device.reference_s = 6.5e-4;
   db.device.clock_mhz = 2450;
   db.device.blas = "OpenBLAS 0.3.21";
   CostEntry gemm;
@@ -84,6 +85,7 @@ TEST(CostDatabase, RoundTripsEveryField) {
   EXPECT_EQ(b.device.cores, 2);
   EXPECT_EQ(b.device.threads, 1);
   EXPECT_EQ(b.device.co_runners, 1);
+  EXPECT_DOUBLE_EQ(b.device.reference_s, 6.5e-4);
   EXPECT_EQ(b.device.clock_mhz, 2450);
   EXPECT_EQ(b.device.blas, "OpenBLAS 0.3.21");
   EXPECT_EQ(b.device.measured_at, "2026-12-01T00:00:00Z");
@@ -115,11 +117,13 @@ TEST(CostDatabase, ReadsVersionOneWithoutLinks) {
   doc["version"] = 1;
   doc.erase("links");
   doc["device"].erase("co_runners");
+  doc["device"].erase("reference_s");
   const CostDatabase db = cost_database_from_json(doc, "db.json");
   EXPECT_EQ(db.entries.size(), 2u);
   EXPECT_TRUE(db.links.empty());
-  // A database from before co-runners timed every kernel alone.
+  // A database from before co-runners timed every kernel alone, and took no reference.
   EXPECT_EQ(db.device.co_runners, 0);
+  EXPECT_EQ(db.device.reference_s, 0);
 }
 
 TEST(CostDatabase, RefusesLinksWhoseFiguresTheSamplesDoNotGive) {

@@ -2,7 +2,10 @@
 // verdict, and a case that did not run listed with its reason.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "reports/real_suite_report.h"
+#include "reports/real_validation_report.h"
 
 namespace dtsim {
 namespace {
@@ -56,9 +59,42 @@ TEST(RealSuiteReport, NoCaseOrAMissingCaseIsNeverMet) {
   EXPECT_NE(md.find("Not every case ran"), std::string::npos) << md;
   EXPECT_NE(md.find("target at most 5%: not met"), std::string::npos) << md;
   // Too few steps to hold any out: the feedback columns say so.
-  EXPECT_NE(md.find("| a | 2 | 1000.0 ms (0.0–0.0) | 1010.0 ms | +1.0% | n/a (n/a) |"),
+  EXPECT_NE(md.find("| a | 2 | 1000.0 ms (0.0–0.0) | 1010.0 ms | +1.0% | n/a | n/a (n/a) |"),
             std::string::npos)
       << md;
+}
+
+TEST(RealSuiteReport, TheMachinesDriftIsShownBesideTheErrorNotInItsPlace) {
+  RealSuiteSummary s;
+  s.rows = {row("a", -0.10), row("b", 0.04)};
+  s.rows[0].speed_ratio = 1.08;  // the machine ran 8% slower around the run
+  s.rows[0].error_at_run_speed = -0.028;
+  const std::string md = real_suite_markdown(s);
+  EXPECT_NE(md.find("| -10.0% | +8.0% (-2.8%) |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| +4.0% | n/a |"), std::string::npos) << md;
+  // The target's figure is still the error itself.
+  EXPECT_NE(md.find("Median |error| 7.0%"), std::string::npos) << md;
+  EXPECT_NE(md.find("At the run's speed (the drift taken out; not the target's figure): "
+                    "median |error| 2.8%, worst 2.8% over 1 case."),
+            std::string::npos)
+      << md;
+  const auto j = real_suite_json(s);
+  EXPECT_DOUBLE_EQ(j["cases"][0]["error_at_run_speed"].get<double>(), -0.028);
+  EXPECT_TRUE(j["cases"][1]["error_at_run_speed"].is_null());
+}
+
+TEST(RealValidationReport, TheDriftScalesThePredictionByTheReferencesRatio) {
+  executor::StepComparison c;
+  c.step.measured_s = 1.0;
+  c.step.predicted_s = 0.9;
+  RealValidationView v;
+  v.comparison = &c;
+  EXPECT_EQ(machine_speed_ratio(v), 0);  // no references taken
+  EXPECT_TRUE(std::isnan(error_at_run_speed(v)));
+  v.calibration_reference_s = 1.0e-3;
+  v.run_reference_s = 1.1e-3;
+  EXPECT_DOUBLE_EQ(machine_speed_ratio(v), 1.1);
+  EXPECT_NEAR(error_at_run_speed(v), -0.01, 1e-12);  // 0.9 x 1.1 against 1.0
 }
 
 }  // namespace
