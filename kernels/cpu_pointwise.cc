@@ -1,5 +1,6 @@
 // Pointwise CPU kernels (activations, dropout, adds), the embedding gather and its
 // scatter-add, and the AdamW update.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -10,20 +11,46 @@ namespace dtsim::kernels::cpu {
 namespace {
 constexpr float kSqrt2OverPi = 0.7978845608028654f;
 constexpr float kGeluCubic = 0.044715f;
+
+// tanh as an odd rational function of degrees 13 and 6, its argument clamped where float's
+// tanh is +-1: Eigen's minimax coefficients (generic_fast_tanh_float, also XLA's and ONNX
+// Runtime's), within a few float ulps of tanh. Branch-free, so the loops around it
+// vectorize and take the same time whatever the values, as frameworks' vectorized CPU
+// activations do. The C library's tanhf takes paths by the argument's size: a GeLU over
+// 512 x 1024 values took 5.8 ms on values of spread 0.1 and 10.6 ms on values of spread 1,
+// so a kernel timed on one tensor mispriced the step's (whose values differ from rank to
+// rank: one tensor-parallel rank's GeLUs ran 20% longer than the other's).
+inline float tanh_rational(float x) {
+  constexpr float kClamp = 7.90531110763549805f;
+  x = std::min(std::max(x, -kClamp), kClamp);
+  const float x2 = x * x;
+  float p = -2.76076847742355e-16f;
+  p = p * x2 + 2.00018790482477e-13f;
+  p = p * x2 - 8.60467152213735e-11f;
+  p = p * x2 + 5.12229709037114e-08f;
+  p = p * x2 + 1.48572235717979e-05f;
+  p = p * x2 + 6.37261928875436e-04f;
+  p = p * x2 + 4.89352455891786e-03f;
+  float q = 1.19825839466702e-06f;
+  q = q * x2 + 1.18534705686654e-04f;
+  q = q * x2 + 2.26843463243900e-03f;
+  q = q * x2 + 4.89352518554385e-03f;
+  return x * p / q;
+}
 }  // namespace
 
 // GeLU's tanh approximation (Hendrycks and Gimpel 2016), as GPT-2 and Megatron-LM use.
 void gelu_forward(int64_t n, const float* x, float* y) {
   for (int64_t i = 0; i < n; ++i) {
     const float v = x[i];
-    y[i] = 0.5f * v * (1.0f + std::tanh(kSqrt2OverPi * (v + kGeluCubic * v * v * v)));
+    y[i] = 0.5f * v * (1.0f + tanh_rational(kSqrt2OverPi * (v + kGeluCubic * v * v * v)));
   }
 }
 
 void gelu_backward(int64_t n, const float* x, const float* dy, float* dx) {
   for (int64_t i = 0; i < n; ++i) {
     const float v = x[i];
-    const float t = std::tanh(kSqrt2OverPi * (v + kGeluCubic * v * v * v));
+    const float t = tanh_rational(kSqrt2OverPi * (v + kGeluCubic * v * v * v));
     const float dt = kSqrt2OverPi * (1.0f + 3.0f * kGeluCubic * v * v);
     dx[i] = dy[i] * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * dt);
   }

@@ -219,6 +219,26 @@ TEST(CpuKernels, GeluAndReluForwardAndBackward) {
   check_activation(KernelKind::kRelu, [](double v) { return v > 0 ? v : 0; });
 }
 
+// GeLU's tanh is a rational approximation (data-independent speed): it holds to float
+// precision far beyond [-1, 1), where tanh saturates, and is odd.
+TEST(CpuKernels, GeluHoldsOverTheWholeRange) {
+  const int64_t n = 4001;
+  const OpSignature fop = rows_op(KernelKind::kGelu, OpPass::kForward, 1, n);
+  OperandBuffers fwd(fop);
+  float* x = fwd.as<float>(0);
+  for (int64_t i = 0; i < n; ++i) x[i] = -20.0f + 40.0f * static_cast<float>(i) / (n - 1);
+  run_cpu(fop, fwd);
+  const float* y = fwd.as<float>(1);
+  for (int64_t i = 0; i < n; ++i) {
+    const double v = x[i];
+    const double ref = 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
+    EXPECT_NEAR(y[i], ref, 2e-6 * std::max(1.0, std::abs(ref))) << "at x = " << v;
+  }
+  EXPECT_EQ(y[n / 2], 0.0f);
+  EXPECT_FLOAT_EQ(y[0], -0.0f);   // saturated: x * (1 + tanh) with tanh = -1
+  EXPECT_FLOAT_EQ(y[n - 1], 20.0f);
+}
+
 TEST(CpuKernels, SwigluForwardAndBackward) {
   const int64_t n = 32;
   const OpSignature fop = rows_op(KernelKind::kSwiglu, OpPass::kForward, 1, n);
