@@ -36,17 +36,33 @@ CoRunners::CoRunners(int count) {
                                 std::to_string(count + 1) + " cores, and this process may use " +
                                 std::to_string(cpus.size()));
   }
-  // The timed kernel and each co-runner on a core of its own, as the executor pins its ranks.
+  // The timed kernel and each co-runner on a core of its own, as the executor pins its ranks;
+  // a co-runner left on the timed core would time the two kernels sharing it.
   const cpu_set_t first = only(cpus[0]);
-  pinned_ = sched_setaffinity(0, sizeof first, &first) == 0;
-  for (int i = 0; i < count; ++i) {
-    threads_.emplace_back([this, i] { loop(i); });
-    const cpu_set_t own = only(cpus[static_cast<size_t>(i) + 1]);
-    pthread_setaffinity_np(threads_.back().native_handle(), sizeof own, &own);
+  if (sched_setaffinity(0, sizeof first, &first) != 0) {
+    throw std::invalid_argument("co-runners: the timed thread cannot be pinned to core " +
+                                std::to_string(cpus[0]));
+  }
+  pinned_ = true;
+  try {
+    for (int i = 0; i < count; ++i) {
+      threads_.emplace_back([this, i] { loop(i); });
+      const int cpu = cpus[static_cast<size_t>(i) + 1];
+      const cpu_set_t own = only(cpu);
+      if (pthread_setaffinity_np(threads_.back().native_handle(), sizeof own, &own) != 0) {
+        throw std::invalid_argument("co-runners: a co-runner cannot be pinned to core " +
+                                    std::to_string(cpu));
+      }
+    }
+  } catch (...) {
+    stop_and_join();
+    throw;
   }
 }
 
-CoRunners::~CoRunners() {
+CoRunners::~CoRunners() { stop_and_join(); }
+
+void CoRunners::stop_and_join() {
   {
     std::lock_guard lock(mu_);
     stop_ = true;
@@ -54,12 +70,20 @@ CoRunners::~CoRunners() {
   }
   changed_.notify_all();
   for (std::thread& t : threads_) t.join();
+  threads_.clear();
   if (pinned_) sched_setaffinity(0, sizeof caller_mask_, &caller_mask_);
+  pinned_ = false;
 }
 
 void CoRunners::run(const OpSignature& op) {
   if (threads_.empty()) return;
   std::unique_lock lock(mu_);
+  // A co-runner that failed while the previous kernel was timed left it with fewer
+  // neighbours than the database will say.
+  if (!error_.empty()) {
+    throw std::runtime_error("a co-runner stopped while \"" + op_.name + "\" was timed: " +
+                             error_);
+  }
   op_ = op;
   started_count_ = 0;
   error_.clear();
@@ -104,7 +128,12 @@ void CoRunners::loop(int /*index*/) {
         kernels::run_cpu(op, buffers);
       }
     } catch (const std::exception& e) {
-      if (!reported) report(e.what());
+      if (!reported) {
+        report(e.what());
+      } else {
+        std::lock_guard lock(mu_);
+        if (error_.empty()) error_ = e.what();
+      }
     }
   }
 }

@@ -23,9 +23,10 @@ namespace dtsim::calibration {
 // on one CPU compute at the same time, so its kernels are timed beside co-runners.
 class CoRunners {
  public:
-  // Pins the calling thread to the first core of this process's affinity mask and starts
-  // `count` threads pinned to the next ones. Throws std::invalid_argument when the mask has
-  // fewer than count + 1 cores. count 0 starts nothing and pins nothing.
+  // Pins the calling thread to the first core of its affinity mask and starts `count`
+  // threads pinned to the next ones. Throws std::invalid_argument when the mask has fewer
+  // than count + 1 cores or a thread cannot be pinned (nothing is left running then). count
+  // 0 starts nothing and pins nothing.
   explicit CoRunners(int count);
   ~CoRunners();  // stops the threads and gives the caller its affinity mask back
   CoRunners(const CoRunners&) = delete;
@@ -34,11 +35,13 @@ class CoRunners {
   int count() const { return static_cast<int>(threads_.size()); }
   // Every co-runner runs `op` in a loop (its L2 evicted between runs, as the timed repeats'
   // is) from now until the next call; returns once each has run it once. Throws
-  // std::runtime_error, naming the op, when a co-runner could not run it.
+  // std::runtime_error, naming the op, when a co-runner could not run it, or stopped while
+  // the previous op was timed.
   void run(const OpSignature& op);
 
  private:
   void loop(int index);
+  void stop_and_join();
 
   std::vector<std::thread> threads_;
   cpu_set_t caller_mask_{};

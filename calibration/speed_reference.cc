@@ -22,11 +22,12 @@ double reference_kernel_s() {
   SteadyClockTimer timer;
   CacheFlusher flusher;
   // One BLAS thread whatever the caller runs with, so that every reference is the same work.
-  const int threads = kernels::cpu_threads();
-  kernels::set_cpu_threads(1);
-  const double median = measure_cpu_op(g, timer, &flusher, policy).stats.median_s;
-  kernels::set_cpu_threads(threads);
-  return median;
+  struct OneThread {
+    int before = kernels::cpu_threads();
+    OneThread() { kernels::set_cpu_threads(1); }
+    ~OneThread() { kernels::set_cpu_threads(before); }
+  } one_thread;
+  return measure_cpu_op(g, timer, &flusher, policy).stats.median_s;
 }
 
 }  // namespace dtsim::calibration

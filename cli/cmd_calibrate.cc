@@ -177,13 +177,21 @@ int calibrate(const CalibrateArgs& args) {
     // By default each kernel is timed beside as many copies as the scenario puts other ranks
     // on its node, as many as this machine has other cores for.
     const int spare = std::max(calibration::usable_cores() - 1, 0);
+    if (args.co_runners && *args.co_runners > 0 && args.threads > 1) {
+      throw InputError("--co-runners", {{"",
+                                         "co-runners time one BLAS thread per core, as the "
+                                         "executor's ranks run; with --threads above 1 the "
+                                         "kernels would share the BLAS's thread pool: use "
+                                         "--co-runners 0"}});
+    }
     if (args.co_runners && *args.co_runners > spare) {
       throw InputError("--co-runners",
                        {{"", fmt::format("expected at most {} (this process may use {} cores, "
                                          "one for the timed kernel), got {}",
                                          spare, spare + 1, *args.co_runners)}});
     }
-    options.co_runners = args.co_runners.value_or(std::min(ranks_per_node - 1, spare));
+    options.co_runners =
+        args.co_runners.value_or(args.threads > 1 ? 0 : std::min(ranks_per_node - 1, spare));
     if (!args.co_runners && ranks_per_node - 1 > spare) {
       co_runner_note = fmt::format(
           "note: the scenario puts {} ranks on a node and this machine has {} cores: each "

@@ -50,7 +50,8 @@ nlohmann::ordered_json real_suite_json(const RealSuiteSummary& s) {
                 {"held_steps_isolated_error", r.held_steps_isolated_error},
                 {"other_cases_predicted_step_s", r.other_cases_predicted_s},
                 {"other_cases_error", r.other_cases_error},
-                {"machine_speed_run_over_calibration", r.speed_ratio},
+                {"machine_speed_run_over_calibration",
+                 r.speed_ratio > 0 ? nlohmann::ordered_json(r.speed_ratio) : nullptr},
                 {"error_at_run_speed", r.speed_ratio > 0 ? nlohmann::ordered_json(
                                                                r.error_at_run_speed)
                                                          : nullptr},
@@ -87,8 +88,8 @@ std::string real_suite_markdown(const RealSuiteSummary& s) {
       "times (ops no other case ran keep their isolated times). Neither is fed what it "
       "predicts. *Machine drift* is how much longer a reference GEMM took around the run than "
       "while the case was calibrated (this VM's speed moves by 10% within minutes), and the "
-      "error the prediction would have had at the run's speed: the model's error apart from "
-      "the drift, shown beside the error, not in its place.\n\n";
+      "error with the whole predicted step scaled by that ratio: an estimate of the model's "
+      "error apart from the drift, shown beside the error, not in its place.\n\n";
   md +=
       "| case | ranks | measured step, median (p10–p90) | predicted | error | machine drift "
       "(error at the run's speed) | feedback: held-out steps (isolated) | feedback: other cases "

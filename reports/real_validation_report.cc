@@ -170,8 +170,9 @@ std::string real_validation_markdown(const RealValidationView& v) {
     md += fmt::format(
         "The machine's speed moved between the calibration and the run: a reference GEMM took "
         "{:.3f} ms while the database was measured and {:.3f} ms around the run ({:+.1f}%). "
-        "Priced at the run's speed, the prediction's error would be {}; the error above is "
-        "the model's and the drift's together.\n\n",
+        "With the whole predicted step scaled by that ratio (its communication too, which "
+        "a CPU rank moves with its own core), the error would be {}; the error above is the "
+        "model's and the drift's together.\n\n",
         v.calibration_reference_s * 1e3, v.run_reference_s * 1e3, 100 * (ratio - 1),
         signed_percent(error_at_run_speed(v)));
   }

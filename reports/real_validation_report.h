@@ -35,8 +35,10 @@ struct RealValidationView {
 
 // How much slower the machine ran around the run than when its database was measured
 // (run_reference_s / calibration_reference_s), and the step's error had the prediction been
-// priced at the run's speed ((predicted x ratio - measured) / measured): the model's error
-// apart from the machine's drift. Both 0 (ratio) and NaN (error) without the references.
+// priced at the run's speed ((predicted x ratio - measured) / measured): the whole step is
+// scaled, its communication too (a CPU rank's MPI copies run on its core; an emulated link's
+// time does not scale, so for such a case it is an approximation). Both 0 (ratio) and NaN
+// (error) without the references.
 double machine_speed_ratio(const RealValidationView& v);
 double error_at_run_speed(const RealValidationView& v);
 

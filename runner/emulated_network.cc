@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -49,20 +50,24 @@ std::string control_device(const std::string& prefix, int rank) {
   return fmt::format("dt{}c{}", prefix.substr(prefix.find('-') + 1, 7), rank);
 }
 
-// The emulated devices' MTU. The delay line moves one packet per read and write, with a
-// lock and a wake-up between them, and on the 2-core development VM it carried about
-// 0.6 Gbit/s of 1,500-byte packets: a 22 MB all-reduce over a 10 Gbit/s path took 320 ms
-// instead of 18 ms. Packets of 64,000 bytes (a TUN device takes up to 65,535) are 43 times
-// fewer for the same bytes; TCP's segments grow with the MTU, and the rate and the delay are
-// still tbf's and the line's.
-constexpr int kEmulatedMtu = 64'000;
+// The emulated devices' MTU: the bytes the path sends in a millisecond, from 1,500 to
+// 64,000 (a TUN device takes up to 65,535). The delay line moves one packet per read and
+// write, with a lock and a wake-up between them, and on the 2-core development VM it carried
+// about 0.6 Gbit/s of 1,500-byte packets: a 22 MB all-reduce over a 10 Gbit/s path took
+// 320 ms instead of 18 ms. Larger packets are fewer for the same bytes; held to a
+// millisecond of the path's time, a packet still leaves the rate and the delay to tbf and
+// the line at that grain (a 100 Mbit/s path gets 12,500 bytes, a 10 Mbit/s one 1,500).
+int emulated_mtu(double bytes_per_s) {
+  if (!std::isfinite(bytes_per_s)) return 64'000;
+  return static_cast<int>(std::clamp(bytes_per_s * 1e-3, 1500.0, 64'000.0));
+}
 
 // tbf's bucket: 10 ms at the link's rate, at least two full packets, so that the shaper
 // reaches its rate (a bucket of one packet measured 80 of 100 Mbit/s) and never holds a
 // packet larger than itself (which tbf drops).
 int64_t bucket_bytes(double bytes_per_s) {
-  return std::clamp<int64_t>(static_cast<int64_t>(bytes_per_s * 0.01), 2 * kEmulatedMtu,
-                             64 << 20);
+  return std::clamp<int64_t>(static_cast<int64_t>(bytes_per_s * 0.01),
+                             2 * int64_t{emulated_mtu(bytes_per_s)}, 64 << 20);
 }
 
 // Above this a user-space delay line cannot keep up anyway; such a path (a node's NVLink
@@ -191,10 +196,12 @@ EmulatedNetwork::EmulatedNetwork(int ranks, const std::vector<EmulatedPath>& pat
         run({"ip", "-n", ns, "addr", "add", fmt::format("10.77.0.{}", me + 1), "peer",
              fmt::format("10.77.0.{}", peer + 1), "dev", dev},
             log);
-        run({"ip", "-n", ns, "link", "set", dev, "mtu", std::to_string(kEmulatedMtu), "up"},
+        const bool shaped = std::isfinite(p.bytes_per_s) && p.bytes_per_s > 0 &&
+                            p.bytes_per_s <= kMaxShapedBytesPerS;
+        run({"ip", "-n", ns, "link", "set", dev, "mtu",
+             std::to_string(emulated_mtu(shaped ? p.bytes_per_s : INFINITY)), "up"},
             log);
-        if (std::isfinite(p.bytes_per_s) && p.bytes_per_s > 0 &&
-            p.bytes_per_s <= kMaxShapedBytesPerS) {
+        if (shaped) {
           run({"tc", "-n", ns, "qdisc", "add", "dev", dev, "root", "tbf", "rate",
                fmt::format("{}bit", static_cast<int64_t>(p.bytes_per_s * 8)), "burst",
                std::to_string(bucket_bytes(p.bytes_per_s)), "latency", "200ms"},

@@ -96,6 +96,9 @@ calibration::CostDatabase with_in_step(calibration::CostDatabase base,
     });
     base.entries.push_back(e);
   }
+  // In-step times were taken at the run's speed, the isolated ones at the calibration's:
+  // the database no longer has one speed to name.
+  if (!entries.empty()) base.device.reference_s = 0;
   return base;
 }
 

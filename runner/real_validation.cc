@@ -265,13 +265,13 @@ RealValidation validate_for_real(const RealRunOptions& o) {
   const calibration::ChildResult r =
       calibration::run_child(rank_command(o, ranks, network.get(), quotas.folder()), env,
                              o.folder / "mpirun.log", o.timeout, o.stop);
+  network.reset();  // the namespaces go before anything else can fail
+  quotas.remove();
   if (o.costs.database && r.end == calibration::ChildResult::End::kExited && r.exit_code == 0) {
     v.calibration_reference_s = read_cost_database_file(*o.costs.database).device.reference_s;
     if (v.calibration_reference_s > 0)
       v.run_reference_s = (reference_before + calibration::reference_kernel_s()) / 2;
   }
-  network.reset();  // the namespaces go before anything else can fail
-  quotas.remove();
   if (r.end == calibration::ChildResult::End::kStopped) {
     v.cancelled = true;
     return v;

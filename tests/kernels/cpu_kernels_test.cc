@@ -220,9 +220,13 @@ TEST(CpuKernels, GeluAndReluForwardAndBackward) {
 }
 
 // GeLU's tanh is a rational approximation (data-independent speed): it holds to float
-// precision far beyond [-1, 1), where tanh saturates, and is odd.
+// precision far beyond [-1, 1), where tanh saturates, forward and backward, and keeps
+// GeLU's identity gelu(x) - gelu(-x) = x (tanh is odd).
 TEST(CpuKernels, GeluHoldsOverTheWholeRange) {
   const int64_t n = 4001;
+  const auto ref = [](double v) {
+    return 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
+  };
   const OpSignature fop = rows_op(KernelKind::kGelu, OpPass::kForward, 1, n);
   OperandBuffers fwd(fop);
   float* x = fwd.as<float>(0);
@@ -230,13 +234,21 @@ TEST(CpuKernels, GeluHoldsOverTheWholeRange) {
   run_cpu(fop, fwd);
   const float* y = fwd.as<float>(1);
   for (int64_t i = 0; i < n; ++i) {
-    const double v = x[i];
-    const double ref = 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
-    EXPECT_NEAR(y[i], ref, 2e-6 * std::max(1.0, std::abs(ref))) << "at x = " << v;
+    EXPECT_NEAR(y[i], ref(x[i]), 2e-6 * std::max(1.0, std::abs(ref(x[i])))) << "at x = " << x[i];
+    // x[n - 1 - i] is -x[i]: the grid is symmetric about 0.
+    EXPECT_NEAR(y[i] - y[n - 1 - i], x[i], 4e-6 * std::max(1.0f, std::abs(x[i])))
+        << "at x = " << x[i];
   }
-  EXPECT_EQ(y[n / 2], 0.0f);
-  EXPECT_FLOAT_EQ(y[0], -0.0f);   // saturated: x * (1 + tanh) with tanh = -1
-  EXPECT_FLOAT_EQ(y[n - 1], 20.0f);
+  const OpSignature bop = rows_op(KernelKind::kGelu, OpPass::kBackward, 1, n);
+  OperandBuffers bwd(bop);
+  std::copy_n(x, n, bwd.as<float>(0));
+  std::fill_n(bwd.as<float>(1), n, 1.0f);
+  run_cpu(bop, bwd);
+  const float* dx = bwd.as<float>(2);
+  for (int64_t i = 0; i < n; ++i) {
+    const double v = x[i], h = 1e-4 * std::max(1.0, std::abs(v));
+    EXPECT_NEAR(dx[i], (ref(v + h) - ref(v - h)) / (2 * h), 1e-4) << "at x = " << v;
+  }
 }
 
 TEST(CpuKernels, SwigluForwardAndBackward) {
