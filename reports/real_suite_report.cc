@@ -79,8 +79,9 @@ std::string real_suite_markdown(const RealSuiteSummary& s) {
       s.command, s.machine, s.total_s);
   md +=
       "Each case's step ran for real (`dtsim validate`: one MPI rank per core, pinned, one BLAS "
-      "thread each), after `dtsim calibrate --for CASE --collectives` measured its kernels and "
-      "collectives on this machine in isolation, just before; the prediction is the "
+      "thread each), after `dtsim calibrate --for CASE --co-runners RANKS-1 --collectives` "
+      "measured its kernels (each beside a copy of itself per other rank) and collectives on "
+      "this machine in isolation, just before; the prediction is the "
       "simulator's, from that cost database. An error is (predicted − measured) / measured. "
       "The two feedback columns test the in-step op times that `--update-costs` writes: "
       "*held-out steps* predicts the median of the last half of the measured steps from the "

@@ -73,11 +73,14 @@ RealSuiteSummary run_real_suite(const RealSuiteOptions& o,
     const std::filesystem::path costs = dir / "costs.json";
     // Calibration in isolation, just before the run, so that the machine's drift between
     // the two is as small as it can be. Every rank of the case runs on this machine, its
-    // emulated nodes too, so each kernel is timed beside one co-runner per other rank.
+    // emulated nodes too, so each kernel is timed beside one co-runner per other rank (as
+    // many as there are other cores: a case with more ranks than cores is refused by its run).
     const auto tc = std::chrono::steady_clock::now();
     const calibration::ChildResult cal = calibration::run_child(
         {o.dtsim.string(), "calibrate", "--backend", "cpu", "--for", file.string(),
-         "--co-runners", std::to_string(std::max(ranks - 1, 0)), "--collectives", "--out",
+         "--co-runners",
+         std::to_string(std::clamp(ranks - 1, 0, std::max(calibration::usable_cores() - 1, 0))),
+         "--collectives", "--out",
          costs.string(), "--quiet"},
         {}, dir / "calibrate.log", o.timeout, o.stop);
     c.row.calibrate_s = seconds_since(tc);
