@@ -16,11 +16,12 @@
 
 namespace dtsim::calibration {
 
-// A CPU's cores share its last-level cache and its memory bandwidth, so a kernel runs slower
-// while its neighbours run theirs than alone (on the development VM a 512 x 1024 x 256 GEMM
-// took 2.87 ms alone and 3.09 - 3.18 ms beside the same GEMM on the other core, and no
-// slower beside a busy loop that touches no memory: docs/cost-database.md). A step's ranks
-// on one CPU compute at the same time, so its kernels are timed beside co-runners.
+// A CPU's cores share its last-level cache and its memory bandwidth, so a kernel can run
+// slower while its neighbours run theirs than alone (on the development VM a 512 x 1024 x
+// 256 GEMM took 2.87 ms alone, 2.90 ms beside a busy loop and 3.09 - 3.18 ms beside a process
+// that alternated GEMMs with 64 MiB cache flushes; how much depends on the hour:
+// docs/cost-database.md, docs/real-execution.md). A step's ranks on one CPU compute at the
+// same time, so its kernels are timed beside co-runners.
 class CoRunners {
  public:
   // Pins the calling thread to the first core of its affinity mask and starts `count`

@@ -13,10 +13,17 @@ namespace dtsim {
 
 namespace {
 
-std::vector<double> abs_errors(const std::vector<RealSuiteRow>& rows) {
+// The |error|s of the cases that ran (and, with `at_run_speed`, had the machine's speed
+// taken), sorted.
+std::vector<double> abs_errors(const std::vector<RealSuiteRow>& rows, bool at_run_speed = false) {
   std::vector<double> e;
   for (const RealSuiteRow& r : rows) {
-    if (r.ran) e.push_back(std::abs(r.error));
+    if (!r.ran) continue;
+    if (!at_run_speed) {
+      e.push_back(std::abs(r.error));
+    } else if (r.speed_ratio > 0) {
+      e.push_back(std::abs(r.error_at_run_speed));
+    }
   }
   std::sort(e.begin(), e.end());
   return e;
@@ -129,12 +136,7 @@ std::string real_suite_markdown(const RealSuiteSummary& s) {
       100 * median, 100 * kRealTargetMedianError,
       all_ran && median <= kRealTargetMedianError ? "met" : "not met", 100 * worst,
       100 * kRealTargetWorstError, all_ran && worst <= kRealTargetWorstError ? "met" : "not met");
-  std::vector<double> at_run_speed;
-  for (const RealSuiteRow& r : s.rows) {
-    if (r.ran && r.speed_ratio > 0) at_run_speed.push_back(std::abs(r.error_at_run_speed));
-  }
-  if (!at_run_speed.empty()) {
-    std::sort(at_run_speed.begin(), at_run_speed.end());
+  if (const std::vector<double> at_run_speed = abs_errors(s.rows, true); !at_run_speed.empty()) {
     md += fmt::format(
         "At the run's speed (the drift taken out; not the target's figure): median |error| "
         "{:.1f}%, worst {:.1f}% over {} case{}.\n",
