@@ -7,47 +7,74 @@
 
 namespace dtsim {
 
+const AnalyticalNetworkModel::RouteSummary& AnalyticalNetworkModel::summary(VertexId src,
+                                                                            VertexId dst) {
+  const uint64_t pair = (static_cast<uint64_t>(src) << 32) | dst;
+  if (const auto it = summaries_.find(pair); it != summaries_.end()) return it->second;
+  RouteSummary s;
+  s.links = router_.route_ref(src, dst);
+  const auto route = router_.links(s.links);
+  double bottleneck = 1e300;
+  for (LinkId l : route) {
+    const auto sum = sum_within_clock(s.latency, topology_.link(l).latency);
+    if (!sum)
+      throw_past_clock("the latency of a route of " + std::to_string(route.size()) + " links",
+                       s.latency.seconds() + topology_.link(l).latency.seconds());
+    s.latency = *sum;
+    bottleneck = std::min(bottleneck, topology_.link(l).bandwidth.bytes_per_second());
+  }
+  s.bottleneck_bytes_per_s = bottleneck;
+  return summaries_.emplace(pair, s).first->second;
+}
+
 AnalyticalNetworkModel::PricedRound AnalyticalNetworkModel::price(
     const std::vector<FlowSpec>& flows) {
   PricedRound out;
   out.transfers = flows.size();
-  // Per link: bytes of one round, longest transfer crossing it, gathered in crossing order
-  // and then merged by link.
-  std::vector<LinkLoad> crossings;
+  if (round_bytes_.size() != topology_.num_links()) {
+    round_bytes_.assign(topology_.num_links(), 0);
+    round_longest_.assign(topology_.num_links(), Duration::zero());
+    round_touched_.assign(topology_.num_links(), 0);
+  }
+  // Per link, the round's bytes add up in the order of its transfers (one sum per link) and
+  // its longest transfer is kept; the links are listed in link order at the end.
+  touched_.clear();
   for (const FlowSpec& f : flows) {
     if (f.src == f.dst) continue;
-    const auto route = router_.route(f.src, f.dst);
-    Duration latency;
-    double bottleneck = 1e300;
-    for (LinkId l : route) {
-      const auto sum = sum_within_clock(latency, topology_.link(l).latency);
-      if (!sum)
-        throw_past_clock("the latency of a route of " + std::to_string(route.size()) + " links",
-                         latency.seconds() + topology_.link(l).latency.seconds());
-      latency = *sum;
-      bottleneck = std::min(bottleneck, topology_.link(l).bandwidth.bytes_per_second());
-    }
+    const RouteSummary& r = summary(f.src, f.dst);
+    const double bottleneck = r.bottleneck_bytes_per_s;
     const Duration transfer = f.bytes / Bandwidth::bytes_per_s(bottleneck);
-    const auto whole = sum_within_clock(latency, transfer);
+    const auto whole = sum_within_clock(r.latency, transfer);
     if (!whole) {
+      clear_round();
       throw_past_clock("a transfer of " + std::to_string(f.bytes.count()) + " bytes at " +
                            format_seconds(bottleneck) + " B/s (its route's slowest link)",
-                       latency.seconds() + f.bytes.as_double() / bottleneck);
+                       r.latency.seconds() + f.bytes.as_double() / bottleneck);
     }
     out.round = std::max(out.round, *whole);
-    for (LinkId l : route) crossings.push_back({l, f.bytes.as_double(), transfer});
-  }
-  // Stable: a link's bytes add up in the order of its transfers, as one sum per link.
-  std::stable_sort(crossings.begin(), crossings.end(),
-                   [](const LinkLoad& a, const LinkLoad& b) { return a.link < b.link; });
-  for (const LinkLoad& c : crossings) {
-    if (out.links.empty() || out.links.back().link != c.link) {
-      out.links.push_back({c.link, 0, Duration::zero()});
+    for (LinkId l : router_.links(r.links)) {
+      if (!round_touched_[l]) {
+        round_touched_[l] = 1;
+        touched_.push_back(l);
+      }
+      round_bytes_[l] += f.bytes.as_double();
+      round_longest_[l] = std::max(round_longest_[l], transfer);
     }
-    out.links.back().bytes += c.bytes;
-    out.links.back().longest = std::max(out.links.back().longest, c.longest);
   }
+  std::sort(touched_.begin(), touched_.end());
+  out.links.reserve(touched_.size());
+  for (LinkId l : touched_) out.links.push_back({l, round_bytes_[l], round_longest_[l]});
+  clear_round();
   return out;
+}
+
+void AnalyticalNetworkModel::clear_round() {
+  for (LinkId l : touched_) {
+    round_bytes_[l] = 0;
+    round_longest_[l] = Duration::zero();
+    round_touched_[l] = 0;
+  }
+  touched_.clear();
 }
 
 void AnalyticalNetworkModel::run(const PricedRound& priced, int64_t repeat,
@@ -88,6 +115,81 @@ void AnalyticalNetworkModel::start_phase(const std::shared_ptr<const CollectiveP
     it = phases_.emplace(std::pair{plan.get(), phase}, std::pair{plan, price(flows())}).first;
   }
   run(it->second.second, repeat, std::move(done));
+}
+
+AnalyticalNetworkModel::PricedPlan AnalyticalNetworkModel::price_plan(
+    const CollectivePlan& plan, const std::function<std::vector<FlowSpec>(size_t)>& flows) {
+  if (plan_loads_.size() != topology_.num_links()) {
+    plan_loads_.assign(topology_.num_links(), PlanLoad{});
+    plan_touched_.assign(topology_.num_links(), 0);
+  }
+  PricedPlan out;
+  plan_links_.clear();
+  for (size_t i = 0; i < plan.phases.size(); ++i) {
+    const int64_t repeat = plan.phases[i].repeat;
+    PricedRound round;
+    try {
+      round = price(flows(i));
+    } catch (...) {
+      for (LinkId l : plan_links_) {
+        plan_loads_[l] = PlanLoad{};
+        plan_touched_[l] = 0;
+      }
+      throw;
+    }
+    out.steps.push_back({round.round, repeat, round.transfers});
+    // As run() adds a phase's traffic: its bytes and busy time times its rounds, and the
+    // rate of one round toward the peak. The bytes are whole numbers, so adding a plan's
+    // phases up first gives the same sums.
+    for (const LinkLoad& load : round.links) {
+      PlanLoad& p = plan_loads_[load.link];
+      if (!plan_touched_[load.link]) {
+        plan_touched_[load.link] = 1;
+        plan_links_.push_back(load.link);
+      }
+      p.bytes += load.bytes * static_cast<double>(repeat);
+      p.busy += load.longest * repeat;
+      const double rate = load.longest.count_ns() > 0 ? load.bytes / load.longest.seconds() : 0;
+      p.peak_rate = std::max(p.peak_rate, rate);
+    }
+  }
+  std::sort(plan_links_.begin(), plan_links_.end());
+  out.links.reserve(plan_links_.size());
+  for (LinkId l : plan_links_) {
+    out.links.push_back(plan_loads_[l]);
+    out.links.back().link = l;
+    plan_loads_[l] = PlanLoad{};
+    plan_touched_[l] = 0;
+  }
+  return out;
+}
+
+void AnalyticalNetworkModel::start_plan(const std::shared_ptr<const CollectivePlan>& plan,
+                                        const std::function<std::vector<FlowSpec>(size_t)>& flows,
+                                        std::function<void()> done) {
+  auto it = plans_.find(plan.get());
+  if (it == plans_.end()) it = plans_.emplace(plan.get(), std::pair{plan, price_plan(*plan, flows)}).first;
+  const PricedPlan& priced = it->second.second;
+  const Time start = engine_.now();
+  // The phases back to back, each ending where run() would end it.
+  Time end = start;
+  int64_t rounds = 0;
+  for (const PricedPlan::Step& step : priced.steps) {
+    const auto last = later_within_clock(end, step.round, step.repeat);
+    if (!last) {
+      throw_past_clock("a group of " + std::to_string(step.transfers) + " transfer(s), " +
+                           std::to_string(step.repeat) + " round(s) of " +
+                           format_seconds(step.round.seconds()) + " s each,",
+                       end.seconds() + step.round.seconds() * static_cast<double>(step.repeat));
+    }
+    end = *last;
+    rounds += step.repeat;
+    fast_forwarded_rounds_ += step.repeat - 1;
+  }
+  for (const PlanLoad& load : priced.links) {
+    link_stats_.add_traffic(load.link, load.bytes, load.busy, load.peak_rate, start, end, rounds);
+  }
+  engine_.schedule_at(end, std::move(done));
 }
 
 }  // namespace dtsim

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,6 +45,20 @@ class NetworkModel : public ResourceModel {
     (void)plan;
     (void)phase;
     start_group(flows(), repeat, std::move(done));
+  }
+
+  // Whether start_plan may run a collective's whole plan, its phases back to back, as one
+  // step: a model that works plans out in closed form may (the analytical model, while
+  // nothing observes its links phase by phase); otherwise the caller runs the phases.
+  virtual bool runs_whole_plans() const { return false; }
+  // `flows(i)` makes phase i's flows; `done` runs after the last phase.
+  virtual void start_plan(const std::shared_ptr<const struct CollectivePlan>& plan,
+                          const std::function<std::vector<FlowSpec>(size_t)>& flows,
+                          std::function<void()> done) {
+    (void)plan;
+    (void)flows;
+    (void)done;
+    throw std::logic_error("this network model runs a plan phase by phase");
   }
 
   // Closes link statistics at the end of the run.

@@ -400,6 +400,7 @@ double TaskRuntime::network_bytes_for(Simulation& sim, const TaskGraph* graph) {
   double bytes = links * LinkStatsTable::bytes_per_link();
   const bool flow = sim.network().name() == "flow";
   const bool analytical = sim.network().name() == "analytical";
+  const bool whole_plans = sim.network().runs_whole_plans();
   if (graph == nullptr) return bytes + (flow ? FlowNetworkModel::bytes_for(links, 0, 0) : 0);
   // Every call the network carries is planned once per distinct key, and the plan is kept
   // for the run (plans_); its phases' flows are what the model holds at once.
@@ -417,6 +418,7 @@ double TaskRuntime::network_bytes_for(Simulation& sim, const TaskGraph* graph) {
     plans += kMapNode + sizeof(CallKey) + sizeof(PlannedCall) + sizeof(CollectivePlan) +
              static_cast<double>(2 * call.members.size() * sizeof(int)) +
              static_cast<double>(p.phases.capacity() * sizeof(Phase));
+    double plan_crossings = 0;
     for (const Phase& phase : p.phases) {
       plans += static_cast<double>(phase.transfers.capacity() * sizeof(Transfer));
       double crossings = 0;
@@ -426,19 +428,26 @@ double TaskRuntime::network_bytes_for(Simulation& sim, const TaskGraph* graph) {
         auto [it, fresh] = route_length.try_emplace(pair, 0);
         if (fresh) {
           it->second = static_cast<uint32_t>(sim.router().route(a, b).size());
-          routes += kMapNode + it->second * sizeof(LinkId);
+          routes += kMapNode + it->second * sizeof(LinkId) +
+                    (analytical ? AnalyticalNetworkModel::route_bytes() : 0);
         }
         crossings += it->second;
       }
       max_flows = std::max(max_flows, static_cast<double>(phase.transfers.size()));
       max_crossings = std::max(max_crossings, crossings);
-      // The analytical model keeps each phase it priced for the run.
-      if (analytical) plans += AnalyticalNetworkModel::phase_bytes_for(crossings);
+      plan_crossings += crossings;
+      // The analytical model keeps each phase it priced for the run, or each whole plan.
+      if (analytical && !whole_plans) plans += AnalyticalNetworkModel::phase_bytes_for(crossings);
+    }
+    if (whole_plans) {
+      plans += AnalyticalNetworkModel::plan_bytes_for(static_cast<double>(p.phases.size()),
+                                                      plan_crossings);
     }
   }
   return bytes + plans + routes +
          (flow ? FlowNetworkModel::bytes_for(links, max_flows, max_crossings)
-               : AnalyticalNetworkModel::pricing_bytes_for(max_crossings));
+               : AnalyticalNetworkModel::pricing_bytes_for(links) +
+                     static_cast<double>(max_crossings * sizeof(AnalyticalNetworkModel::LinkLoad)));
 }
 
 // A rendezvous is complete: the task stops waiting and starts communicating.
@@ -509,8 +518,8 @@ void TaskRuntime::run_phase(uint32_t c, std::shared_ptr<const CollectivePlan> pl
     for (Slot id : collective_tasks_[c]) finish(id);
     return;
   }
-  const Phase& p = plan->phases[phase];
-  const auto flows = [&] {
+  const auto flows_of = [&](size_t i) {
+    const Phase& p = plan->phases[i];
     std::vector<FlowSpec> out;
     out.reserve(p.transfers.size());
     const auto& devices = sim_.cluster().devices;
@@ -519,7 +528,13 @@ void TaskRuntime::run_phase(uint32_t c, std::shared_ptr<const CollectivePlan> pl
     }
     return out;
   };
-  sim_.network_->start_phase(plan, phase, flows, p.repeat,
+  if (phase == 0 && sim_.network_->runs_whole_plans()) {
+    const size_t end = plan->phases.size();
+    sim_.network_->start_plan(plan, flows_of, [this, c, plan, end] { run_phase(c, plan, end); });
+    return;
+  }
+  sim_.network_->start_phase(plan, phase, [&] { return flows_of(phase); },
+                             plan->phases[phase].repeat,
                              [this, c, plan, phase] { run_phase(c, plan, phase + 1); });
 }
 

@@ -105,6 +105,25 @@ TEST(OutputSet, AStaleFileOfTheEarlierRunIsRemovedAndOtherFilesStay) {
   EXPECT_TRUE(check_output_set(dir, "summary.json").complete());
 }
 
+// The set reads only the earlier summary's top-level manifest (a 16,384-rank summary is
+// mostly per-rank figures): an "outputs" member deeper down names nothing.
+TEST(OutputSet, OnlyTheTopLevelManifestOfTheEarlierSummaryCounts) {
+  const fs::path dir = fresh_dir("nested_manifest");
+  write_run(dir, "a", true);
+  nlohmann::json summary = nlohmann::json::parse(slurp(dir / "summary.json"));
+  summary["training"] = {{"ranks", {{{"outputs", {{"files", {{"notes.txt", {}}}}}}}}}};
+  std::ofstream(dir / "summary.json") << summary.dump(1);
+  std::ofstream(dir / "notes.txt") << "mine\n";
+  EXPECT_TRUE(check_output_set(dir, "summary.json").complete());
+  {
+    OutputSet set(dir, "summary.json");
+    set.write("ranks.csv", [](std::ostream& o) { o << "rank\n"; });
+    set.commit({{"tag", "b"}});
+    EXPECT_EQ(set.removed_stale(), (std::vector<std::string>{"trace.json"}));
+  }
+  EXPECT_EQ(slurp(dir / "notes.txt"), "mine\n");
+}
+
 TEST(OutputSet, AManifestEditedToPointOutsideTheFolderRemovesNothingThere) {
   const fs::path dir = fresh_dir("outside");
   const fs::path victim = fresh_dir("outside_victim");

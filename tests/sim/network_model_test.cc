@@ -233,6 +233,79 @@ TEST(AnalyticalNetwork, APlansPhaseIsPricedOnceAndReplayed) {
   EXPECT_EQ(s.net->fast_forwarded_rounds(), 1);
 }
 
+// Without observers, a whole plan runs as one step: its phases' times add up to what
+// running them one by one gives, and every link gets the same bytes, busy time and peak,
+// call after call; its flows are made once per phase, when the plan is first priced.
+TEST(AnalyticalNetwork, AWholePlanAddsUpToItsPhasesRunOneByOne) {
+  auto plan = std::make_shared<CollectivePlan>();
+  plan->phases.push_back({{{0, 2, Bytes(1'000'000'000)}, {1, 2, Bytes(500'000'000)}}, 2});
+  plan->phases.push_back({{{2, 0, Bytes(300'000'001)}}, 1});
+  plan->phases.push_back({{{0, 1, Bytes(7)}, {2, 1, Bytes(250'000'000)}, {1, 0, Bytes(3)}}, 5});
+  struct Run {
+    std::vector<Time> ends;
+    std::vector<LinkStats> links;
+    int64_t fast_forwarded = 0;
+    int made = 0;
+  };
+  const auto run = [&](bool whole) {
+    Star s(3, "analytical");
+    EXPECT_TRUE(s.net->runs_whole_plans());
+    Run out;
+    const auto flows_of = [&](size_t i) {
+      ++out.made;
+      std::vector<FlowSpec> flows;
+      for (const Transfer& t : plan->phases[i].transfers) flows.push_back(s.flow(t.src, t.dst, t.bytes));
+      return flows;
+    };
+    // Two calls of the plan, the second when the first has ended.
+    std::function<void(size_t, int)> phase = [&](size_t i, int call) {
+      if (i == plan->phases.size()) {
+        out.ends.push_back(s.engine.now());
+        if (call == 0) phase(0, 1);
+        return;
+      }
+      if (whole) {
+        s.net->start_plan(plan, flows_of, [&, call] { phase(plan->phases.size(), call); });
+      } else {
+        s.net->start_phase(plan, i, [&, i] { return flows_of(i); }, plan->phases[i].repeat,
+                           [&, i, call] { phase(i + 1, call); });
+      }
+    };
+    phase(0, 0);
+    s.engine.run();
+    s.net->finish(s.engine.now());
+    for (LinkId l = 0; l < s.topology.num_links(); ++l) out.links.push_back(s.net->link_stats().stats(l));
+    out.fast_forwarded = s.net->fast_forwarded_rounds();
+    return out;
+  };
+  const Run whole = run(true), phases = run(false);
+  ASSERT_EQ(whole.ends.size(), 2u);
+  EXPECT_EQ(whole.ends, phases.ends);
+  // The first call: 2 rounds of 0.1 s, one of 0.03 s, 5 of 0.025 s, each with 2 us of latency.
+  EXPECT_EQ(whole.ends[0].count_ns(), 2 * 100'002'000 + 30'002'001 + 5 * 25'002'000);
+  EXPECT_EQ(whole.ends[1].count_ns(), 2 * whole.ends[0].count_ns());
+  for (size_t l = 0; l < whole.links.size(); ++l) {
+    EXPECT_EQ(whole.links[l].bytes, phases.links[l].bytes) << "link " << l;
+    EXPECT_EQ(whole.links[l].busy, phases.links[l].busy) << "link " << l;
+    EXPECT_EQ(whole.links[l].peak_utilization, phases.links[l].peak_utilization) << "link " << l;
+  }
+  EXPECT_DOUBLE_EQ(whole.links[Star(3).downlink(2)].bytes, 2 * 2 * 1.5e9);
+  EXPECT_EQ(whole.fast_forwarded, phases.fast_forwarded);
+  EXPECT_EQ(whole.fast_forwarded, 2 * (1 + 4));
+  EXPECT_EQ(whole.made, 3);
+}
+
+// An observer of busy spans needs them phase by phase: the model leaves the phases to the
+// caller then.
+TEST(AnalyticalNetwork, RunsPhaseByPhaseWhileItsLinksAreObserved) {
+  Star s(2, "analytical");
+  SimObserver watcher;
+  s.observers.add(&watcher);
+  EXPECT_FALSE(s.net->runs_whole_plans());
+  Star flow(2, "flow");
+  EXPECT_FALSE(flow.net->runs_whole_plans());
+}
+
 TEST(NetworkRegistry, KnowsBothModelsAndRejectsOthers) {
   Topology t;
   Router r(t);
