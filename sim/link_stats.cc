@@ -25,7 +25,8 @@ void LinkStatsTable::set_load(LinkId l, double bytes_per_s, Time now) {
     observers_.link_busy(LinkBusyRecord{l, e.span_start, now, e.span_bytes, 1});
   }
   e.load = bytes_per_s;
-  e.peak_load = std::max(e.peak_load, bytes_per_s);
+  const double capacity = topology_.link(l).bandwidth.bytes_per_second();
+  e.stats.peak_utilization = std::max(e.stats.peak_utilization, bytes_per_s / capacity);
 }
 
 void LinkStatsTable::add_traffic(LinkId l, double bytes, Duration busy, double load, Time start,
@@ -33,14 +34,9 @@ void LinkStatsTable::add_traffic(LinkId l, double bytes, Duration busy, double l
   Entry& e = links_[l];
   e.stats.bytes += bytes;
   e.stats.busy += busy;
-  e.peak_load = std::max(e.peak_load, load);
+  const double capacity = topology_.link(l).bandwidth.bytes_per_second();
+  e.stats.peak_utilization = std::max(e.stats.peak_utilization, load / capacity);
   if (!observers_.empty()) observers_.link_busy(LinkBusyRecord{l, start, end, bytes, rounds});
-}
-
-LinkStats LinkStatsTable::stats(LinkId l) const {
-  LinkStats s = links_[l].stats;
-  s.peak_utilization = links_[l].peak_load / topology_.link(l).bandwidth.bytes_per_second();
-  return s;
 }
 
 void LinkStatsTable::finish(Time end) {

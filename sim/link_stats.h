@@ -40,7 +40,7 @@ class LinkStatsTable {
   // Closes every open interval at `end` (call once when the simulation ends).
   void finish(Time end);
 
-  LinkStats stats(LinkId l) const;
+  const LinkStats& stats(LinkId l) const { return links_[l].stats; }
   // Whether anything watches the links' busy spans (the trace, the GUI's timeline).
   bool observed() const { return !observers_.empty(); }
   size_t size() const { return links_.size(); }
@@ -49,12 +49,9 @@ class LinkStatsTable {
   static constexpr size_t bytes_per_link();
 
  private:
-  // The peak is kept as a load and divided by the capacity when read: division is
-  // monotone, so the largest load gives the largest utilization, bit for bit.
   struct Entry {
-    LinkStats stats;  // its peak_utilization unused
+    LinkStats stats;
     double load = 0;
-    double peak_load = 0;
     Time last;
     Time span_start;
     double span_bytes = 0;
