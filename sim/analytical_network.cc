@@ -14,15 +14,9 @@ const AnalyticalNetworkModel::RouteSummary& AnalyticalNetworkModel::summary(Vert
   RouteSummary s;
   s.links = router_.route_ref(src, dst);
   const auto route = router_.links(s.links);
+  s.latency = route_latency_within_clock(topology_, route);
   double bottleneck = 1e300;
-  for (LinkId l : route) {
-    const auto sum = sum_within_clock(s.latency, topology_.link(l).latency);
-    if (!sum)
-      throw_past_clock("the latency of a route of " + std::to_string(route.size()) + " links",
-                       s.latency.seconds() + topology_.link(l).latency.seconds());
-    s.latency = *sum;
-    bottleneck = std::min(bottleneck, topology_.link(l).bandwidth.bytes_per_second());
-  }
+  for (LinkId l : route) bottleneck = std::min(bottleneck, topology_.link(l).bandwidth.bytes_per_second());
   s.bottleneck_bytes_per_s = bottleneck;
   return summaries_.emplace(pair, s).first->second;
 }
@@ -131,10 +125,7 @@ AnalyticalNetworkModel::PricedPlan AnalyticalNetworkModel::price_plan(
     try {
       round = price(flows(i));
     } catch (...) {
-      for (LinkId l : plan_links_) {
-        plan_loads_[l] = PlanLoad{};
-        plan_touched_[l] = 0;
-      }
+      clear_plan();
       throw;
     }
     out.steps.push_back({round.round, repeat, round.transfers});
@@ -158,10 +149,17 @@ AnalyticalNetworkModel::PricedPlan AnalyticalNetworkModel::price_plan(
   for (LinkId l : plan_links_) {
     out.links.push_back(plan_loads_[l]);
     out.links.back().link = l;
+  }
+  clear_plan();
+  return out;
+}
+
+void AnalyticalNetworkModel::clear_plan() {
+  for (LinkId l : plan_links_) {
     plan_loads_[l] = PlanLoad{};
     plan_touched_[l] = 0;
   }
-  return out;
+  plan_links_.clear();
 }
 
 void AnalyticalNetworkModel::start_plan(const std::shared_ptr<const CollectivePlan>& plan,

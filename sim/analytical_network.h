@@ -93,6 +93,7 @@ class AnalyticalNetworkModel final : public NetworkModel {
   void run(const PricedRound& priced, int64_t repeat, std::function<void()> done);
   PricedPlan price_plan(const CollectivePlan& plan,
                         const std::function<std::vector<FlowSpec>(size_t)>& flows);
+  void clear_plan();
 
   // By plan and phase. The entry holds the plan, so that its address names it for the run.
   std::map<std::pair<const CollectivePlan*, size_t>,

@@ -7,9 +7,11 @@
 #include <cstdint>
 #include <cstdio>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 
+#include "sim/topology.h"
 #include "sim/units.h"
 
 namespace dtsim {
@@ -46,6 +48,20 @@ inline std::string format_seconds(double seconds) {
                         " s of simulated time, past the clock's range (about 292 years): the "
                         "inputs that make it this slow (a bandwidth near zero, a huge latency "
                         "or size) are beyond what dtsim can simulate");
+}
+
+// The sum of a route's link latencies, or ClockRangeError when it would pass the clock.
+inline Duration route_latency_within_clock(const Topology& topology,
+                                           std::span<const LinkId> route) {
+  Duration latency;
+  for (LinkId l : route) {
+    const auto sum = sum_within_clock(latency, topology.link(l).latency);
+    if (!sum)
+      throw_past_clock("the latency of a route of " + std::to_string(route.size()) + " links",
+                       latency.seconds() + topology.link(l).latency.seconds());
+    latency = *sum;
+  }
+  return latency;
 }
 
 }  // namespace dtsim

@@ -90,15 +90,9 @@ void FlowNetworkModel::start_round(uint32_t g) {
     flow.group = g;
     flow.route = router_.route_ref(spec.src, spec.dst);
     flow.remaining = spec.bytes.as_double();
-    Duration latency;
-    for (LinkId l : router_.links(flow.route)) {
-      const auto sum = sum_within_clock(latency, topology_.link(l).latency);
-      if (!sum)
-        throw_past_clock("the latency of a route of " +
-                             std::to_string(router_.links(flow.route).size()) + " links",
-                         latency.seconds() + topology_.link(l).latency.seconds());
-      latency = *sum;
-      if (may_fast_forward && flow.remaining > 0) {
+    const Duration latency = route_latency_within_clock(topology_, router_.links(flow.route));
+    if (may_fast_forward && flow.remaining > 0) {
+      for (LinkId l : router_.links(flow.route)) {
         if (link_stamp_[l] != stamp_) {
           link_stamp_[l] = stamp_;
           link_slot_[l] = static_cast<uint32_t>(group.links.size());
