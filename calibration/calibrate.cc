@@ -6,6 +6,7 @@
 #include <chrono>
 #include <ctime>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -28,7 +29,14 @@ std::string utc_now() {
   return stamp;
 }
 
-// The sweep's loop: progress, budget and stop, refusals; `run` measures one op.
+// One op's timings: among co-runners (or alone when there are none) and, beside co-runners,
+// alone too.
+struct Timed {
+  Measurement measured;
+  std::optional<Measurement> alone;
+};
+
+// The sweep's loop: progress, budget and stop, refusals; `run` measures one op (a Timed).
 template <typename Refusal, typename Run>
 SweepResult sweep(const std::vector<OpSignature>& ops, const DeviceIdentity& device,
                   const SweepOptions& options, Refusal refusal, Run run) {
@@ -51,9 +59,15 @@ SweepResult sweep(const std::vector<OpSignature>& ops, const DeviceIdentity& dev
       out.refused.push_back(why);
       continue;
     }
-    const Measurement m = run(op);
+    const Timed t = run(op);
+    const Measurement& m = t.measured;
     out.noisy += m.noisy;
-    out.db.entries.push_back({op, MeasurementContext::kIsolation, m.samples_s, m.stats, m.noisy});
+    CostEntry entry{op, MeasurementContext::kIsolation, m.samples_s, m.stats, m.noisy, {}, {}};
+    if (t.alone) {
+      entry.alone_samples_s = t.alone->samples_s;
+      entry.alone = t.alone->stats;
+    }
+    out.db.entries.push_back(std::move(entry));
   }
   options.control.report("calibration", total - out.unmeasured, total);
   return out;
@@ -142,8 +156,16 @@ SweepResult sweep_cpu(const std::vector<OpSignature>& ops, const DeviceIdentity&
     measured_on.co_runners = co_runners.count();
     out = sweep(ops, measured_on, options, kernels::cpu_unsupported_reason,
                 [&](const OpSignature& op) {
+                  // Alone first, then beside the co-runners, back to back: the machine's
+                  // speed drifts by minutes, so the two times of a kernel are taken together.
+                  Timed t;
+                  if (co_runners.count() > 0) {
+                    co_runners.pause();
+                    t.alone = measure_cpu_op(op, timer, &flusher, options.policy);
+                  }
                   co_runners.run(op);
-                  return measure_cpu_op(op, timer, &flusher, options.policy);
+                  t.measured = measure_cpu_op(op, timer, &flusher, options.policy);
+                  return t;
                 });
   }
   out.db.device.reference_s = (reference_before + reference_kernel_s()) / 2;
@@ -177,8 +199,9 @@ SweepResult sweep_cuda(const std::vector<OpSignature>& ops, const DeviceIdentity
       sweep(ops, device, options, kernels::cuda_unsupported_reason, [&](const OpSignature& op) {
         kernels::CudaGemm gemm(op);
         const std::function<void()> evict_l2 = [&] { gemm.flush_l2(); };
-        return measure([&] { gemm.launch(); }, timer,
-                       options.policy.flush_caches ? evict_l2 : nullptr, options.policy);
+        return Timed{measure([&] { gemm.launch(); }, timer,
+                             options.policy.flush_caches ? evict_l2 : nullptr, options.policy),
+                     std::nullopt};
       });
   if (timer.dropped_records() > 0) {
     out.refused.push_back("CUPTI dropped " + std::to_string(timer.dropped_records()) +

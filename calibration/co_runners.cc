@@ -86,6 +86,7 @@ void CoRunners::run(const OpSignature& op) {
   }
   op_ = op;
   started_count_ = 0;
+  paused_ = false;
   error_.clear();
   generation_.fetch_add(1);
   changed_.notify_all();
@@ -93,6 +94,18 @@ void CoRunners::run(const OpSignature& op) {
   if (!error_.empty()) {
     throw std::runtime_error("a co-runner could not run \"" + op.name + "\": " + error_);
   }
+}
+
+void CoRunners::pause() {
+  if (threads_.empty()) return;
+  std::unique_lock lock(mu_);
+  paused_ = true;
+  waiting_count_ = 0;
+  generation_.fetch_add(1);
+  changed_.notify_all();
+  // A co-runner leaves its loop only between two kernels: until each says it waits, the
+  // CPU is not the timed kernel's alone.
+  started_.wait(lock, [&] { return waiting_count_ == threads_.size(); });
 }
 
 void CoRunners::loop(int /*index*/) {
@@ -105,6 +118,11 @@ void CoRunners::loop(int /*index*/) {
       changed_.wait(lock, [&] { return stop_ || generation_.load() != seen; });
       if (stop_) return;
       generation = seen = generation_.load();
+      if (paused_) {
+        ++waiting_count_;
+        started_.notify_all();
+        continue;
+      }
       op = op_;
     }
     bool reported = false;

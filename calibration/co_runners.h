@@ -39,6 +39,9 @@ class CoRunners {
   // std::runtime_error, naming the op, when a co-runner could not run it, or stopped while
   // the previous op was timed.
   void run(const OpSignature& op);
+  // Every co-runner finishes the kernel it is running and waits, until the next run():
+  // the timed kernel then has the CPU to itself.
+  void pause();
 
  private:
   void loop(int index);
@@ -49,10 +52,12 @@ class CoRunners {
   bool pinned_ = false;
   std::mutex mu_;
   std::condition_variable changed_;  // a new op, or stop
-  std::condition_variable started_;  // a co-runner ran the new op once (or failed)
+  std::condition_variable started_;  // a co-runner ran the new op once, failed, or paused
   OpSignature op_;
   std::atomic<uint64_t> generation_{0};  // bumped per op; a co-runner leaves its loop on a change
   uint64_t started_count_ = 0;           // co-runners that ran generation_'s op once
+  bool paused_ = false;                  // generation_ asks the co-runners to wait
+  uint64_t waiting_count_ = 0;           // co-runners that stopped for generation_'s pause
   std::string error_;
   bool stop_ = false;
 };

@@ -1,4 +1,4 @@
-// The cost database's JSON form, version 2 (version 1, without links, is read too).
+// The cost database's JSON form, version 3 (versions 1 and 2 are read too).
 #include "calibration/cost_database.h"
 
 #include <cmath>
@@ -48,14 +48,22 @@ nlohmann::ordered_json cost_database_to_json(const CostDatabase& db) {
   }
   auto entries = nlohmann::ordered_json::array();
   for (const CostEntry& e : db.entries) {
-    entries.push_back({{"op", models::op_signature_to_json(e.op)},
-                       {"context", context_name(e.context)},
-                       {"median_s", e.stats.median_s},
-                       {"p20_s", e.stats.p20_s},
-                       {"p80_s", e.stats.p80_s},
-                       {"cv", e.stats.cv},
-                       {"noisy", e.noisy},
-                       {"samples_s", e.samples_s}});
+    nlohmann::ordered_json entry = {{"op", models::op_signature_to_json(e.op)},
+                                    {"context", context_name(e.context)},
+                                    {"median_s", e.stats.median_s},
+                                    {"p20_s", e.stats.p20_s},
+                                    {"p80_s", e.stats.p80_s},
+                                    {"cv", e.stats.cv},
+                                    {"noisy", e.noisy},
+                                    {"samples_s", e.samples_s}};
+    if (!e.alone_samples_s.empty()) {
+      entry["alone"] = {{"median_s", e.alone.median_s},
+                        {"p20_s", e.alone.p20_s},
+                        {"p80_s", e.alone.p80_s},
+                        {"cv", e.alone.cv},
+                        {"samples_s", e.alone_samples_s}};
+    }
+    entries.push_back(std::move(entry));
   }
   auto links = nlohmann::ordered_json::array();
   for (const LinkCalibration& l : db.links) links.push_back(link_calibration_to_json(l));
@@ -134,6 +142,22 @@ CostDatabase cost_database_from_json(const json& doc, const std::string& source)
              "disagrees with the samples' median " + std::to_string(entry.stats.median_s) + " s");
     }
     entry.noisy = r.flag_or(e, at, "noisy");
+    if (e.contains("alone")) {
+      const json& alone = e.at("alone");
+      if (!alone.is_object()) {
+        r.fail(at + "/alone", "expected the kernel's timing alone (an object with samples_s)");
+      }
+      if (entry.context != MeasurementContext::kIsolation) {
+        r.fail(at + "/alone", "only a calibration's kernel (context \"isolation\") is timed alone");
+      }
+      entry.alone_samples_s = r.seconds(alone, at + "/alone", "samples_s");
+      entry.alone = stats_of(entry.alone_samples_s);
+      if (const double median = r.number(alone, at + "/alone", "median_s");
+          std::abs(median - entry.alone.median_s) > 1e-9 * (1 + median)) {
+        r.fail(at + "/alone/median_s", "disagrees with the samples' median " +
+                                           std::to_string(entry.alone.median_s) + " s");
+      }
+    }
     db.entries.push_back(std::move(entry));
   }
   if (version.get<int>() >= 2) {

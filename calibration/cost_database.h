@@ -16,8 +16,9 @@
 namespace dtsim::calibration {
 
 inline constexpr const char* kCostDatabaseFormat = "dtsim-cost-database";
-// Version 2 added the measured links; version 1 files (kernels only) are still read.
-inline constexpr int kCostDatabaseVersion = 2;
+// Version 2 added the measured links, version 3 the kernels' times alone beside their times
+// among co-runners; files of versions 1 and 2 are still read.
+inline constexpr int kCostDatabaseVersion = 3;
 
 // What the timings were measured on. A CPU's identity is its model, the cores, the threads
 // the kernels used and the BLAS; a GPU's its name, SMs, clocks, memory and the driver and
@@ -55,6 +56,11 @@ struct CostEntry {
   std::vector<double> samples_s;
   SampleStats stats;
   bool noisy = false;
+  // A CPU kernel timed beside co-runners (DeviceIdentity::co_runners > 0) is also timed
+  // with the CPU to itself, just before, so that the simulator can price it by how many of
+  // its neighbours compute at each moment (sim/compute_model.h). Empty otherwise.
+  std::vector<double> alone_samples_s;
+  SampleStats alone;  // of alone_samples_s; count 0 without them
 };
 
 struct CostDatabase {

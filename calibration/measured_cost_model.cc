@@ -1,6 +1,8 @@
 // Exact lookups, log-log interpolation within a family, proportional extrapolation.
 #include "calibration/measured_cost_model.h"
 
+#include <set>
+
 #include "calibration/cost_key.h"
 #include "models/cost_model.h"
 
@@ -8,7 +10,7 @@ namespace dtsim::calibration {
 
 MeasuredCostModel::MeasuredCostModel(const CostDatabase& db, std::string device,
                                      std::unique_ptr<CostModel> fallback)
-    : device_(std::move(device)), fallback_(std::move(fallback)) {
+    : device_(std::move(device)), fallback_(std::move(fallback)), co_runners_(db.device.co_runners) {
   // An op measured more than once keeps its time measured inside a real step (the
   // feedback of dtsim validate --update-costs) over its isolated one, else the last one.
   std::map<std::string, const CostEntry*> chosen;
@@ -19,27 +21,51 @@ MeasuredCostModel::MeasuredCostModel(const CostDatabase& db, std::string device,
       c = &e;
     }
   }
-  std::map<std::string, std::vector<MeasuredCurve::Point>> points;
+  std::map<std::string, std::vector<MeasuredCurve::Point>> points, alone_points;
+  std::set<std::string> partly_alone;  // families with a member not timed alone (in-step)
   for (const auto& [key, e] : chosen) {
-    exact_[key] = e->stats.median_s;
-    points[family_key(e->op)].push_back({work_of(e->op), e->stats.median_s});
+    const bool alone = co_runners_ > 0 && !e->alone_samples_s.empty();
+    exact_[key] = {e->stats.median_s, alone ? e->alone.median_s : 0};
+    const std::string family = family_key(e->op);
+    points[family].push_back({work_of(e->op), e->stats.median_s});
+    if (alone) {
+      alone_points[family].push_back({work_of(e->op), e->alone.median_s});
+    } else {
+      partly_alone.insert(family);
+    }
   }
   for (auto& [key, p] : points) family_.emplace(key, MeasuredCurve(std::move(p)));
+  // A family priced by one curve among co-runners and another alone must have both at
+  // every size: mixed, the two curves would bend at different points.
+  for (auto& [key, p] : alone_points) {
+    if (!partly_alone.contains(key)) alone_family_.emplace(key, MeasuredCurve(std::move(p)));
+  }
 }
 
 OpCost MeasuredCostModel::price(const OpSignature& op, const DeviceSpec& device) const {
   if (device.name != device_) return fallback_->price(op, device);
   if (const auto it = exact_.find(cost_key(op)); it != exact_.end()) {
-    return {Duration::from_seconds(it->second), CostSource::kMeasured};
+    OpCost c{Duration::from_seconds(it->second.median_s), CostSource::kMeasured};
+    if (it->second.alone_s > 0) {
+      c.alone = Duration::from_seconds(it->second.alone_s);
+      c.co_runners = co_runners_;
+    }
+    return c;
   }
-  const auto fam = family_.find(family_key(op));
+  const std::string family = family_key(op);
+  const auto fam = family_.find(family);
   const double w = work_of(op);
   if (fam == family_.end() || !(w > 0) || !fam->second.has_positive_work()) {
     return fallback_->price(op, device);
   }
   // A family's size measured under another exact key (a flag the key keeps) reads as
   // interpolated: it is not this very signature.
-  return fam->second.at(w, CostSource::kInterpolated);
+  OpCost c = fam->second.at(w, CostSource::kInterpolated);
+  if (const auto alone = alone_family_.find(family); alone != alone_family_.end()) {
+    c.alone = alone->second.at(w, CostSource::kInterpolated).time;
+    c.co_runners = co_runners_;
+  }
+  return c;
 }
 
 std::vector<HoldoutError> holdout_errors(const CostDatabase& db, int every) {

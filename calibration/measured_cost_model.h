@@ -24,13 +24,20 @@ class MeasuredCostModel final : public CostModel {
                     std::unique_ptr<CostModel> fallback);
   std::string name() const override { return "measured"; }
   OpCost price(const OpSignature& op, const DeviceSpec& device) const override;
+  bool prices_crowding() const override { return co_runners_ > 0 || fallback_->prices_crowding(); }
   const std::string& device() const { return device_; }
 
  private:
+  struct Exact {
+    double median_s = 0;
+    double alone_s = 0;  // 0: not timed alone
+  };
   std::string device_;
   std::unique_ptr<CostModel> fallback_;
-  std::map<std::string, double> exact_;          // cost key -> median seconds
-  std::map<std::string, MeasuredCurve> family_;  // time against work
+  int co_runners_ = 0;  // the database's kernels were timed beside this many (and alone)
+  std::map<std::string, Exact> exact_;                 // by cost key
+  std::map<std::string, MeasuredCurve> family_;        // time against work
+  std::map<std::string, MeasuredCurve> alone_family_;  // the same alone, where every member was
 };
 
 // One held-out check: the entry's measured median against what the model built from the

@@ -89,8 +89,9 @@ int show(const std::string& path, int every) {
     std::cout << (d.co_runners == 0
                       ? std::string("           each kernel timed alone on its core\n")
                       : fmt::format("           each kernel timed beside {} cop{} of itself on "
-                                    "other cores (co-runners)\n",
-                                    d.co_runners, d.co_runners == 1 ? "y" : "ies"));
+                                    "other cores (co-runners){}\n",
+                                    d.co_runners, d.co_runners == 1 ? "y" : "ies",
+                                    db.version >= 3 ? ", and alone (the `alone` column)" : ""));
   } else {
     std::cout << fmt::format(
         "           {} SMs at {:.0f} MHz, {:.1f} GiB, driver {}, CUDA {}, "
@@ -98,14 +99,21 @@ int show(const std::string& path, int every) {
         d.sm_count, d.sm_clock_mhz, static_cast<double>(d.memory_bytes) / (1 << 30), d.driver,
         d.cuda, d.cublas, d.cudnn, d.nccl);
   }
-  std::cout << fmt::format("\n{:<16} {:<16} {:<22} {:>11} {:>23} {:>6} {:>4}\n", "kernel", "pass",
-                           "shape", "median", "p20 - p80", "cv", "n");
+  const bool alone = std::any_of(db.entries.begin(), db.entries.end(),
+                                 [](const auto& e) { return !e.alone_samples_s.empty(); });
+  std::cout << fmt::format("\n{:<16} {:<16} {:<22} {:>11} {:>23} {:>6} {:>4}{}\n", "kernel", "pass",
+                           "shape", "median", "p20 - p80", "cv", "n",
+                           alone ? fmt::format(" {:>11}", "alone") : "");
   for (const calibration::CostEntry& e : db.entries) {
-    std::cout << fmt::format("{:<16} {:<16} {:<22} {:>11} {:>23} {:>5.1f}% {:>4}{}\n",
-                             kernel_kind_name(e.op.kind), op_pass_name(e.op.pass), shape_of(e.op),
-                             time_text(e.stats.median_s),
-                             time_text(e.stats.p20_s) + " - " + time_text(e.stats.p80_s),
-                             100 * e.stats.cv, e.stats.count, e.noisy ? "  noisy" : "");
+    std::cout << fmt::format(
+        "{:<16} {:<16} {:<22} {:>11} {:>23} {:>5.1f}% {:>4}{}{}\n", kernel_kind_name(e.op.kind),
+        op_pass_name(e.op.pass), shape_of(e.op), time_text(e.stats.median_s),
+        time_text(e.stats.p20_s) + " - " + time_text(e.stats.p80_s), 100 * e.stats.cv,
+        e.stats.count,
+        alone ? fmt::format(" {:>11}", e.alone_samples_s.empty() ? std::string("-")
+                                                                 : time_text(e.alone.median_s))
+              : "",
+        e.noisy ? "  noisy" : "");
   }
   for (const calibration::LinkCalibration& l : db.links) print_links(l);
   const auto held = calibration::holdout_errors(db, every);

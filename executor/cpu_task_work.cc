@@ -115,6 +115,25 @@ void CpuTaskWork::run(TaskId id, const TaskView& task) {
 }
 
 void CpuTaskWork::compute(TaskId id, const TaskView& task) {
+  if (!enter_) {
+    run_kernels(id, task);
+    return;
+  }
+  enter_();
+  try {
+    run_kernels(id, task);
+  } catch (...) {
+    try {
+      leave_();
+    } catch (...) {
+      // The kernel's failure is the one to report.
+    }
+    throw;
+  }
+  leave_();
+}
+
+void CpuTaskWork::run_kernels(TaskId id, const TaskView& task) {
   if (task.ops == kNoOps) {
     // A task-graph file gave a duration and no ops: the core is kept busy that long.
     const int64_t until = steady_now_ns() + static_cast<int64_t>(task.duration.seconds() * 1e9);

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
@@ -34,6 +35,12 @@ class CpuTaskWork final : public TaskWork {
   ~CpuTaskWork() override;
 
   void run(TaskId id, const TaskView& task) override;
+  // Runs `enter` before and `leave` after every compute task's kernels, on the thread that
+  // runs them: a slower device's CPU quota binds its kernels only (runner/cpu_quota.h).
+  void bracket_kernels(std::function<void()> enter, std::function<void()> leave) {
+    enter_ = std::move(enter);
+    leave_ = std::move(leave);
+  }
 
   // Bytes of the ops' scratch operands and of the tensors they bind (prepared once), and
   // the most bytes the graph's own allocations held at once so far.
@@ -50,6 +57,8 @@ class CpuTaskWork final : public TaskWork {
     int64_t bytes = 0;
   };
   void compute(TaskId id, const TaskView& task);
+  void run_kernels(TaskId id, const TaskView& task);
+  std::function<void()> enter_, leave_;
   void allocate(const TaskView& task);
   void release(const TaskView& task);
   void copy(const TaskView& task);

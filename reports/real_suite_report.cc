@@ -87,9 +87,10 @@ std::string real_suite_markdown(const RealSuiteSummary& s) {
   md +=
       "Each case's step ran for real (`dtsim validate`: one MPI rank per core, pinned, one BLAS "
       "thread each), after `dtsim calibrate --for CASE --co-runners RANKS-1 --collectives` "
-      "measured its kernels (each beside a copy of itself per other rank) and collectives on "
-      "this machine in isolation, just before; the prediction is the "
-      "simulator's, from that cost database. An error is (predicted − measured) / measured. "
+      "measured its kernels (each alone and beside a copy of itself per other rank) and "
+      "collectives on this machine in isolation, just before; the prediction is the "
+      "simulator's, from that cost database, each kernel priced between its two times by how "
+      "many of the other ranks compute while it runs. An error is (predicted − measured) / measured. "
       "The two feedback columns test the in-step op times that `--update-costs` writes: "
       "*held-out steps* predicts the median of the last half of the measured steps from the "
       "op times of the first half; *other cases* predicts the case from every other case's op "

@@ -2,6 +2,7 @@
 // (cpu.max), whichever this machine mounts.
 #include "runner/cpu_quota.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -73,6 +74,7 @@ CpuQuotas::CpuQuotas(const std::vector<double>& shares) {
   const CpuCgroupRoot root = find_cpu_cgroup_root();
   if (root.root.empty()) throw std::runtime_error("CPU quotas for slower ranks: " + root.why);
   root_ = root.root;
+  v2_ = root.v2;
   folder_ = root.root / ("dtsim-" + std::to_string(::getpid()));
   try {
     if (root.v2) write_file(root.root / "cgroup.subtree_control", "+cpu");
@@ -138,6 +140,57 @@ int64_t quota_period_us(double share) {
   // The kernel's smallest quota is 1 ms: a share below a tenth gets a longer period.
   return std::max<int64_t>(kQuotaPeriodMicroseconds,
                            static_cast<int64_t>(std::ceil(1000.0 / share)));
+}
+
+namespace {
+
+int open_tasks(const fs::path& file) {
+  const int fd = ::open(file.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) {
+    throw std::runtime_error("cannot open the cgroup file " + file.string() + ": " +
+                             std::strerror(errno));
+  }
+  return fd;
+}
+
+void move_thread(int fd, const char* where) {
+  const std::string tid = std::to_string(::gettid());
+  if (::write(fd, tid.data(), tid.size()) != static_cast<ssize_t>(tid.size())) {
+    throw std::runtime_error(std::string("cannot move a compute thread ") + where +
+                             " its CPU quota: " + std::strerror(errno));
+  }
+}
+
+}  // namespace
+
+KernelQuota::KernelQuota(const fs::path& folder, int rank) {
+  const fs::path group = folder / ("rank" + std::to_string(rank));
+  if (!fs::is_directory(folder)) {
+    throw std::runtime_error("the CPU quotas' cgroup folder " + folder.string() +
+                             " is not there to see");
+  }
+  if (!fs::exists(group)) return;
+  quota_fd_ = open_tasks(group / "tasks");
+  try {
+    free_fd_ = open_tasks(folder / "tasks");
+  } catch (...) {
+    ::close(quota_fd_);
+    quota_fd_ = -1;
+    throw;
+  }
+}
+
+KernelQuota::~KernelQuota() {
+  if (quota_fd_ >= 0) ::close(quota_fd_);
+  if (free_fd_ >= 0) ::close(free_fd_);
+}
+
+void KernelQuota::enter() const {
+  if (quota_fd_ >= 0) move_thread(quota_fd_, "into");
+}
+
+void KernelQuota::leave() const {
+  if (free_fd_ >= 0) move_thread(free_fd_, "out of");
 }
 
 bool join_rank_cgroup(const fs::path& folder, int rank) {

@@ -1,7 +1,10 @@
 // CPU quotas for the ranks of a real run whose devices are slower than a core (a node
 // group's compute_share, a unit's speed below its catalog figures): one cgroup per such
-// rank, which the rank joins before MPI starts (dtsim-rank --cgroups), removed when the run
-// is over, failed or interrupted.
+// rank, removed when the run is over, failed or interrupted. Under cgroup v1 only the
+// thread running a compute task's kernels is in it, while it runs them (KernelQuota): a
+// slower device computes slower, and its communication keeps the core's pace. Under v2,
+// where a cgroup takes single threads only in threaded mode, the whole rank joins it
+// before MPI starts (dtsim-rank --cgroups).
 #pragma once
 
 #include <cstdint>
@@ -42,6 +45,8 @@ class CpuQuotas {
 
   // The folder whose "rank<r>" cgroups the ranks join; empty when no rank has a quota.
   const std::filesystem::path& folder() const { return folder_; }
+  // cgroup v1: a rank's compute threads move in and out (KernelQuota); v2: the rank joins.
+  bool binds_kernels() const { return !v2_; }
   // Removes the cgroups (their ranks must have exited); what the destructor does. A cgroup
   // that cannot be removed is named on standard error.
   void remove();
@@ -50,6 +55,31 @@ class CpuQuotas {
   std::filesystem::path root_;
   std::filesystem::path folder_;
   std::vector<std::filesystem::path> groups_;
+  bool v2_ = false;
+};
+
+// In a rank under cgroup v1: moves the calling thread into the rank's quota (enter) and
+// back to the run's folder, which has none (leave). Each is one write of the thread's id
+// to a cgroup's `tasks` file, opened once.
+class KernelQuota {
+ public:
+  // `folder` as CpuQuotas::folder() names it, or reached through /proc/PID/root from a
+  // network namespace whose own sysfs hides it. Nothing to bind (no "rank<r>" cgroup: a
+  // rank at full speed) leaves enter() and leave() doing nothing. Throws
+  // std::runtime_error naming the file that cannot be opened.
+  KernelQuota(const std::filesystem::path& folder, int rank);
+  ~KernelQuota();
+  KernelQuota(const KernelQuota&) = delete;
+  KernelQuota& operator=(const KernelQuota&) = delete;
+
+  bool binds() const { return quota_fd_ >= 0; }
+  // Throw std::runtime_error when the write is refused.
+  void enter() const;
+  void leave() const;
+
+ private:
+  int quota_fd_ = -1;
+  int free_fd_ = -1;
 };
 
 // Moves the calling process into `folder`/rank<rank> when that cgroup exists (a rank with a

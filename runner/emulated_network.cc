@@ -74,6 +74,13 @@ int64_t bucket_bytes(double bytes_per_s) {
 // between two ranks of a multi-node case) is left unshaped, which the log says.
 constexpr double kMaxShapedBytesPerS = 10e9 / 8;
 
+// A path of at most this latency is a veth pair: the kernel forwards its packets (a veth
+// adds tens of microseconds of its own, which no delay line here could resolve below), and
+// it carries what tbf lets through, where the user-space delay line carried 0.4 - 1.4
+// Gbit/s beside two ranks (a 22 MB all-reduce's bytes over the time it took, 2026-12-05
+// and -06). Longer paths go through the delay line.
+constexpr double kVethLatencyS = 100e-6;
+
 std::atomic<int> networks_made{0};
 
 void wait_until_up(const std::string& device) {
@@ -156,38 +163,23 @@ EmulatedNetwork::EmulatedNetwork(int ranks, const std::vector<EmulatedPath>& pat
     // A veth carries nothing until both ends are up, which the kernel settles after `ip link
     // set up` returns: mpirun's daemons, started at once, must find it up.
     for (int r = 0; r < ranks_; ++r) wait_until_up(control_device(prefix_, r));
-    // The paths' TUN devices, made by the emulator (which holds them), then addressed:
-    // rank r is 10.77.0.(r + 1) on each of its devices, a point-to-point route to its peer.
+    // The paths' devices: a veth pair for a short path, TUN devices made by the emulator
+    // (which holds them) for a delayed one; then addressed: rank r is 10.77.0.(r + 1) on
+    // each of its devices, a point-to-point route to its peer.
     std::vector<std::string> argv = {emulator.string()};
     for (size_t i = 0; i < paths.size(); ++i) {
       const EmulatedPath& p = paths[i];
-      argv.insert(argv.end(), {"--link", namespace_of(p.a), fmt::format("em{}", i),
-                               namespace_of(p.b), fmt::format("em{}", i),
+      const std::string dev = fmt::format("em{}", i);
+      if (p.latency_s <= kVethLatencyS) {
+        run({"ip", "link", "add", dev, "netns", namespace_of(p.a), "type", "veth", "peer",
+             "name", dev, "netns", namespace_of(p.b)},
+            log);
+        continue;
+      }
+      argv.insert(argv.end(), {"--link", namespace_of(p.a), dev, namespace_of(p.b), dev,
                                std::to_string(static_cast<int64_t>(p.latency_s * 1e6))});
     }
-    // Everything the child needs is made before fork(): it may only exec.
-    std::vector<char*> args;
-    for (std::string& a : argv) args.push_back(a.data());
-    args.push_back(nullptr);
-    int out[2];
-    if (::pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("cannot make a pipe");
-    emulator_ = ::fork();
-    if (emulator_ == 0) {
-      // Its own process group: a Ctrl-C at the terminal must not take the links away from
-      // running ranks; undo() ends it.
-      ::setpgid(0, 0);
-      ::dup2(out[1], 1);
-      ::execv(args[0], args.data());
-      ::_exit(127);
-    }
-    ::close(out[1]);
-    pollfd wait_for{out[0], POLLIN, 0};
-    char ready[6] = {};
-    const bool up = ::poll(&wait_for, 1, 10000) == 1 && ::read(out[0], ready, 5) == 5 &&
-                    std::string(ready) == "ready";
-    ::close(out[0]);
-    if (!up)
-      throw std::runtime_error("dtsim-link-emulator did not start (" + emulator.string() + ")");
+    if (argv.size() > 1) start_emulator(argv);
     for (size_t i = 0; i < paths.size(); ++i) {
       const EmulatedPath& p = paths[i];
       const std::string dev = fmt::format("em{}", i);
@@ -248,6 +240,31 @@ EmulatedNetwork::EmulatedNetwork(int ranks, const std::vector<EmulatedPath>& pat
 }
 
 EmulatedNetwork::~EmulatedNetwork() { undo(); }
+
+void EmulatedNetwork::start_emulator(std::vector<std::string> argv) {
+  // Everything the child needs is made before fork(): it may only exec.
+  std::vector<char*> args;
+  for (std::string& a : argv) args.push_back(a.data());
+  args.push_back(nullptr);
+  int out[2];
+  if (::pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("cannot make a pipe");
+  emulator_ = ::fork();
+  if (emulator_ == 0) {
+    // Its own process group: a Ctrl-C at the terminal must not take the links away from
+    // running ranks; undo() ends it.
+    ::setpgid(0, 0);
+    ::dup2(out[1], 1);
+    ::execv(args[0], args.data());
+    ::_exit(127);
+  }
+  ::close(out[1]);
+  pollfd wait_for{out[0], POLLIN, 0};
+  char ready[6] = {};
+  const bool up = ::poll(&wait_for, 1, 10000) == 1 && ::read(out[0], ready, 5) == 5 &&
+                  std::string(ready) == "ready";
+  ::close(out[0]);
+  if (!up) throw std::runtime_error("dtsim-link-emulator did not start (" + argv[0] + ")");
+}
 
 void EmulatedNetwork::undo() {
   if (!made_) return;

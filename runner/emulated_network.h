@@ -1,7 +1,8 @@
 // Emulated links for a real run on one machine (dtsim validate --emulate-links): each rank
 // in a network namespace of its own, the path between every two ranks a pair of TUN devices
-// joined by dtsim-link-emulator (the path's latency; this kernel has no netem) and shaped
-// by `tc tbf` (its bandwidth), and a control veth per namespace for mpirun's daemons. MPI
+// joined by dtsim-link-emulator (the path's latency; this kernel has no netem), or a veth
+// pair where the latency is too short for a delay line to add, shaped by `tc tbf` (its
+// bandwidth), and a control veth per namespace for mpirun's daemons. MPI
 // then runs over TCP on the emulated paths only, so shared memory cannot bypass them.
 // Everything is removed when the object goes, also when the run failed.
 #pragma once
@@ -46,6 +47,7 @@ class EmulatedNetwork {
 
  private:
   void undo();
+  void start_emulator(std::vector<std::string> argv);
   int ranks_;
   std::string prefix_;  // dtsim-<pid>-<n>
   std::filesystem::path folder_;

@@ -2,6 +2,8 @@
 // timelines back, compare.
 #include "runner/real_validation.h"
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -99,8 +101,7 @@ std::vector<double> core_shares(const std::string& source, const Cluster& cluste
 }
 
 std::vector<std::string> rank_command(const RealRunOptions& o, int ranks,
-                                      const EmulatedNetwork* network,
-                                      const std::filesystem::path& cgroups) {
+                                      const EmulatedNetwork* network, const CpuQuotas& quotas) {
   std::vector<std::string> program = {o.rank_program.string(), "--scenario",
                                       std::filesystem::absolute(o.scenario).string()};
   for (const std::string& s : o.overrides) program.insert(program.end(), {"--set", s});
@@ -112,9 +113,20 @@ std::vector<std::string> rank_command(const RealRunOptions& o, int ranks,
   program.insert(program.end(), {"--warmup", std::to_string(o.warmup), "--iterations",
                                  std::to_string(o.iterations), "--out",
                                  std::filesystem::absolute(o.folder).string()});
-  // Ranks on this machine's own hosts join their quota's cgroup themselves; in emulated
-  // namespaces the launch agent does (their sysfs hides the cgroup hierarchy).
-  if (!cgroups.empty() && !network) program.insert(program.end(), {"--cgroups", cgroups.string()});
+  const std::filesystem::path& cgroups = quotas.folder();
+  if (!cgroups.empty() && quotas.binds_kernels()) {
+    // A rank in an emulated namespace, whose own sysfs hides the cgroup hierarchy, reaches
+    // it through this process's root.
+    const std::filesystem::path seen =
+        network ? std::filesystem::path("/proc/" + std::to_string(::getpid()) + "/root") /
+                      cgroups.relative_path()
+                : cgroups;
+    program.insert(program.end(), {"--kernel-quota", seen.string()});
+  } else if (!cgroups.empty() && !network) {
+    // Ranks on this machine's own hosts join their quota's cgroup themselves; in emulated
+    // namespaces the launch agent does.
+    program.insert(program.end(), {"--cgroups", cgroups.string()});
+  }
   if (network) {
     program.insert(program.end(), {"--pin-core", "1"});
     return calibration::mpirun_command(ranks, network->mpirun_options(), program, false);
@@ -210,6 +222,7 @@ RealValidation validate_for_real(const RealRunOptions& o) {
   control.stop = o.stop;
   RealValidation v;
   v.scenario = std::make_unique<Scenario>(load_scenario_file(o.scenario, o.overrides));
+  v.scenario->simulation.ranks_share_one_cpu = true;  // every rank runs on this machine
   v.lowered = lower_with_chosen_costs(*v.scenario, o.costs, control);
   if (v.lowered.cancelled) {
     v.cancelled = true;
@@ -249,7 +262,8 @@ RealValidation validate_for_real(const RealRunOptions& o) {
     std::filesystem::remove(rank_timeline_path(o.folder, r), ignored);
     std::filesystem::remove(rank_progress_path(o.folder, r), ignored);
   }
-  // Slower devices as CPU quotas, which the ranks join before MPI starts.
+  // Slower devices as CPU quotas: on their compute threads while they run kernels (cgroup
+  // v1), or on the whole rank from before MPI starts (v2).
   CpuQuotas quotas(core_shares(o.scenario, v.scenario->cluster, ranks));
   std::unique_ptr<EmulatedNetwork> network;
   if (o.emulate_links) {
@@ -258,12 +272,12 @@ RealValidation validate_for_real(const RealRunOptions& o) {
   }
   // One BLAS thread per rank (the rank sets it too; this covers the library's start-up).
   std::vector<std::string> env = {"OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1"};
-  if (network && !quotas.folder().empty())
+  if (network && !quotas.folder().empty() && !quotas.binds_kernels())
     env.push_back("DTSIM_CPU_QUOTAS=" + quotas.folder().string());
   // The machine's speed just before and just after the run, to set beside the database's.
   const double reference_before = o.costs.database ? calibration::reference_kernel_s() : 0;
   const calibration::ChildResult r =
-      calibration::run_child(rank_command(o, ranks, network.get(), quotas.folder()), env,
+      calibration::run_child(rank_command(o, ranks, network.get(), quotas), env,
                              o.folder / "mpirun.log", o.timeout, o.stop);
   network.reset();  // the namespaces go before anything else can fail
   quotas.remove();
@@ -315,6 +329,7 @@ RealValidationView view_of(const RealValidation& v, const std::string& costs) {
 
 double predict_step(const RealRunOptions& o, const calibration::CostDatabase& db) {
   Scenario scenario = load_scenario_file(o.scenario, o.overrides);
+  scenario.simulation.ranks_share_one_cpu = true;
   const LoweredScenario lowered =
       lower_with_database(scenario, db, o.costs.device.value_or(db.device.catalog_name));
   return run_scenario(scenario, lowered).result.end.seconds();

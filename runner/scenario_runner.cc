@@ -113,6 +113,7 @@ ScenarioRun run_scenario(const Scenario& scenario, const LoweredScenario& lowere
   SimulationOptions options;
   options.network_model = scenario.simulation.network_model;
   options.fast_forward = scenario.simulation.fast_forward;
+  options.ranks_share_one_cpu = scenario.simulation.ranks_share_one_cpu;
   options.collective_costs = lowered.collective_costs.get();
   Simulation sim(scenario.cluster, options);
   for (SimObserver* o : observers) sim.add_observer(o);

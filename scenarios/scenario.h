@@ -53,6 +53,9 @@ struct SimulationSettings {
   std::optional<std::string> costs_file;
   // Training scenarios: how finely compute tasks cut a pass (models::Granularity).
   models::Granularity granularity = models::Granularity::kChunk;
+  // Not a scenario key: dtsim validate runs every rank on this machine's one CPU, whatever
+  // nodes the scenario names (SimulationOptions::ranks_share_one_cpu).
+  bool ranks_share_one_cpu = false;
 };
 
 struct Scenario {

@@ -9,6 +9,7 @@
 
 #include "models/chunk_cost.h"
 #include "models/lowering.h"
+#include "models/task_crowding.h"
 #include "scenarios/json_reader.h"
 #include "scenarios/loader.h"
 #include "scenarios/training_loader.h"
@@ -253,6 +254,11 @@ LoweredScenario lower_scenario(const Scenario& s, const CostModel& costs,
   if (s.workload_kind != WorkloadKind::kCollective && !out.cancelled) {
     resolve_auto_algorithms(out.graph, s.cluster);
     if (out.local_graph) resolve_auto_algorithms(*out.local_graph, s.cluster);
+    models::set_task_crowding(s.cluster, costs, out.graph);
+    if (out.local_graph) models::set_task_crowding(s.cluster, costs, *out.local_graph);
+    for (LoweredScenario::PhaseGraph& phase : out.phase_graphs) {
+      models::set_task_crowding(s.cluster, costs, phase.graph);
+    }
   }
   return out;
 }

@@ -24,10 +24,19 @@ inline constexpr std::array kAllCostSources{CostSource::kMeasured, CostSource::k
 std::string_view cost_source_name(CostSource s);
 
 struct OpCost {
+  OpCost() = default;
+  OpCost(Duration t, CostSource s) : time(t), source(s) {}
   // The kernel's own time, as a profiler (CUPTI) measures it: without its launch. The
   // lowering adds the device's DeviceEfficiency::kernel_launch per kernel.
   Duration time;
   CostSource source = CostSource::kRoofline;
+  // A CPU kernel timed beside co-runners (calibration/co_runners.h): `time` is its time
+  // while `co_runners` other cores of its CPU run kernels of their own, `alone` its time
+  // with the CPU to itself; the simulator prices it between the two by how many of its
+  // neighbours compute meanwhile (sim/compute_model.h). 0 co-runners: `time` holds whatever
+  // the CPU's other cores do.
+  Duration alone;
+  int co_runners = 0;
 };
 
 class CostModel {
@@ -37,6 +46,8 @@ class CostModel {
   // The kernel's time on `device`, with the device to itself. Throws std::invalid_argument
   // when the device cannot run it (no peak rate for its math).
   virtual OpCost price(const OpSignature& op, const DeviceSpec& device) const = 0;
+  // Whether any price may carry co-runners (OpCost::co_runners); false skips looking.
+  virtual bool prices_crowding() const { return false; }
 };
 
 // Ops and kernel time of a step by where their figures came from, summed over every compute

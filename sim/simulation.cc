@@ -15,7 +15,8 @@ Simulation::Simulation(const Cluster& cluster, const SimulationOptions& options)
     : cluster_(cluster),
       router_(cluster.topology),
       compute_(engine_, cluster.num_ranks()),
-      collective_costs_(options.collective_costs) {
+      collective_costs_(options.collective_costs),
+      ranks_share_one_cpu_(options.ranks_share_one_cpu) {
   network_ =
       make_network_model(options.network_model, engine_, cluster.topology, router_, observers_);
   if (!network_) {

@@ -33,6 +33,10 @@ struct SimulationOptions {
   // model: such a call takes the measured time and moves no flows, so it does not contend
   // with other traffic beyond what its measurement held. Not owned; may be null.
   const CollectiveCostModel* collective_costs = nullptr;
+  // Crowded kernels (Crowding: a CPU's, timed beside co-runners) slow by the other ranks
+  // of their node that compute meanwhile; with this, by every rank's: a real run on one
+  // machine (dtsim validate) packs the scenario's nodes onto its one CPU.
+  bool ranks_share_one_cpu = false;
 };
 
 // Where one rank's time went. At every instant a rank is in exactly one of: compute (a
@@ -118,6 +122,7 @@ class Simulation {
   std::unique_ptr<NetworkModel> network_;
   ComputeModel compute_;
   const CollectiveCostModel* collective_costs_ = nullptr;
+  bool ranks_share_one_cpu_ = false;
   bool ran_ = false;
 };
 

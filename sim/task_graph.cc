@@ -181,6 +181,13 @@ OpListId TaskGraph::add_op_list(std::span<const OpSignature> ops,
   return id;
 }
 
+void TaskGraph::set_crowding(TaskId id, Crowding c) {
+  if (id >= records_.size()) throw std::invalid_argument("crowding for a task the graph does not hold");
+  if (c.co_runners == 0 && id >= crowding_.size()) return;
+  if (id >= crowding_.size()) crowding_.resize(id + 1);
+  crowding_[id] = c;
+}
+
 size_t TaskGraph::op_list_bytes() const {
   size_t bytes = ops_.capacity() * sizeof(OpSignature) +
                  op_list_end_.capacity() * sizeof(uint32_t) +

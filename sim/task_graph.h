@@ -141,6 +141,15 @@ struct TaskView : TaskFields {
   std::span<const TaskId> deps;
 };
 
+// A compute task priced from CPU kernels timed beside co-runners (OpCost::co_runners):
+// `duration` is its time while `co_runners` other cores of its CPU compute, and
+// `alone_fraction` of that its time with the CPU to itself. The compute model prices it
+// between the two by how many of its neighbours compute meanwhile (sim/compute_model.h).
+struct Crowding {
+  float alone_fraction = 1;
+  uint16_t co_runners = 0;  // 0: the task's time holds whatever its neighbours do
+};
+
 // Tasks on one (rank, stream) run one at a time in the order they were added, like CUDA
 // streams; tasks on different streams run concurrently once their dependencies are done.
 // A training step holds millions of tasks, so the graph keeps them compact: fixed-size
@@ -159,6 +168,11 @@ class TaskGraph {
   TaskId add(const Task& task);
   // A compute task's duration, set once its ops are priced.
   void set_duration(TaskId id, Duration d) { records_[id].fields.duration = d; }
+  // Tasks without crowding (every task of a GPU step) cost nothing: the table exists only
+  // once a task has some.
+  void set_crowding(TaskId id, Crowding c);
+  Crowding crowding(TaskId id) const { return id < crowding_.size() ? crowding_[id] : Crowding{}; }
+  bool has_crowding() const { return !crowding_.empty(); }
 
   // Returns the list's id: the one it already has when an equal list (signatures and
   // operands) was added before. `operands` holds one entry per op, or none when the ops
@@ -264,6 +278,7 @@ class TaskGraph {
   std::vector<OpOperands> operands_;   // beside ops_, one per op
   std::vector<uint32_t> op_list_end_;  // list i is ops_[end[i - 1] (0 for the first), end[i])
   std::unordered_multimap<size_t, OpListId> op_list_index_;  // by the list's hash
+  std::vector<Crowding> crowding_;  // by task id, up to the last task that has some
 };
 
 // Inline: the runtime reads a task at every issue and finish.

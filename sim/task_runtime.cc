@@ -29,6 +29,14 @@ TaskRuntime::TaskRuntime(Simulation& sim, const TaskGraph& graph)
   // invariants here (a lowering bug) stops the run with the first problem.
   DTSIM_CHECK(errors.empty(),
               ("invalid TaskGraph: " + (errors.empty() ? std::string() : errors.front())).c_str());
+  if (graph.has_crowding()) {
+    // Which ranks crowd one another's kernels: those of a node, or every one.
+    std::vector<int> cpu_of(static_cast<size_t>(sim.cluster().num_ranks()), 0);
+    if (!sim.ranks_share_one_cpu_) {
+      for (size_t r = 0; r < cpu_of.size(); ++r) cpu_of[r] = sim.cluster().devices[r].node;
+    }
+    sim.compute_.set_cpus(cpu_of);
+  }
   // Slots: the k-th task of every rank, rank by rank, for k = 0, 1, ... (see Slot).
   const size_t n = graph.tasks().size();
   const int num_ranks = sim.cluster().num_ranks();
@@ -245,7 +253,8 @@ void TaskRuntime::issue(Slot id) {
           +1);
   switch (t.kind) {
     case TaskKind::kCompute:
-      sim_.compute_.start(rank, Duration::ns(t.ns_or_bytes), [this, id] { finish(id); });
+      sim_.compute_.start(rank, Duration::ns(t.ns_or_bytes), [this, id] { finish(id); },
+                          graph_.crowding(state_[id].graph_id));
       break;
     case TaskKind::kCollective: {
       collective_tasks_[t.call_or_tag].push_back(id);
@@ -332,7 +341,9 @@ void TaskRuntime::finish(Slot id) {
   ++finished_;
   const int rank = rank_of(id);
   account(rank, st.activity, -1);
-  if (st.kind == TaskKind::kCollective || st.kind == TaskKind::kSend ||
+  const bool on_cores =
+      st.kind == TaskKind::kCollective && !on_cores_.empty() && on_cores_[st.call_or_tag];
+  if ((st.kind == TaskKind::kCollective && !on_cores) || st.kind == TaskKind::kSend ||
       st.kind == TaskKind::kRecv) {
     nccl_change(rank, -1);
   }
@@ -451,14 +462,14 @@ double TaskRuntime::network_bytes_for(Simulation& sim, const TaskGraph* graph) {
 }
 
 // A rendezvous is complete: the task stops waiting and starts communicating.
-void TaskRuntime::begin_transfer(Slot id) {
+void TaskRuntime::begin_transfer(Slot id, bool slows_compute) {
   const TaskState& t = state_[id];
   const int rank = rank_of(id);
   account(rank,
           t.kind == TaskKind::kCollective ? TimeCategory::kCollectiveWait : TimeCategory::kPeerWait,
           -1);
   account(rank, TimeCategory::kCommunication, +1);
-  nccl_change(rank, +1);
+  if (slows_compute) nccl_change(rank, +1);
 }
 
 // Communication kernels take SMs and memory bandwidth from the rank's compute while any
@@ -475,11 +486,27 @@ void TaskRuntime::nccl_change(int rank, int delta) {
 
 void TaskRuntime::start_collective(uint32_t c) {
   collective_start_[c] = sim_.engine_.now();
-  for (Slot id : collective_tasks_[c]) begin_transfer(id);
   const CollectiveCall& call = graph_.collectives()[c];
-  if (const std::optional<CollectiveCost> measured = measured_time(call)) {
+  const std::optional<CollectiveCost> measured = measured_time(call);
+  // A measured call among CPU ranks moves its bytes with their cores: shared-memory MPI
+  // copies on the calling thread and spins while it waits, so each member's core is busy
+  // for the call's measured time and shares itself with the kernels that run meanwhile.
+  const bool on_cores =
+      measured && std::all_of(call.members.begin(), call.members.end(), [&](int r) {
+        return sim_.cluster().devices[static_cast<size_t>(r)].spec->kind == DeviceKind::kCpu;
+      });
+  if (on_cores) {
+    if (on_cores_.empty()) on_cores_.assign(graph_.collectives().size(), 0);
+    on_cores_[c] = 1;
+  }
+  for (Slot id : collective_tasks_[c]) begin_transfer(id, !on_cores);
+  if (measured) {
     ++result_.priced_collectives[static_cast<size_t>(measured->source)];
-    finish_after(c, call.algorithm, measured->time);
+    if (on_cores) {
+      run_on_cores(c, call.algorithm, measured->time);
+    } else {
+      finish_after(c, call.algorithm, measured->time);
+    }
     return;
   }
   ++result_.network_collectives;
@@ -586,22 +613,35 @@ void TaskRuntime::finish_analytical(uint32_t c) {
 }
 
 void TaskRuntime::finish_after(uint32_t c, CollectiveAlgorithm algorithm, Duration duration) {
-  sim_.engine_.schedule_after(duration, [this, c, algorithm] {
-    const CollectiveCall& done = graph_.collectives()[c];
-    CollectiveRecord rec{c,
-                         done.label,
-                         done.op,
-                         algorithm,
-                         done.bytes,
-                         static_cast<int>(done.members.size()),
-                         0,
-                         collective_start_[c],
-                         sim_.engine_.now(),
-                         done.call_count()};
-    result_.collectives.push_back(rec);
-    sim_.observers_.collective(rec);
-    for (Slot id : collective_tasks_[c]) finish(id);
-  });
+  sim_.engine_.schedule_after(duration, [this, c, algorithm] { finish_measured(c, algorithm); });
+}
+
+void TaskRuntime::run_on_cores(uint32_t c, CollectiveAlgorithm algorithm, Duration duration) {
+  if (cores_left_.empty()) cores_left_.assign(graph_.collectives().size(), 0);
+  cores_left_[c] = static_cast<int>(collective_tasks_[c].size());
+  for (Slot id : collective_tasks_[c]) {
+    sim_.compute_.start(rank_of(id), duration, [this, c, algorithm] {
+      // The call ends when the last member's core has done its part.
+      if (--cores_left_[c] == 0) finish_measured(c, algorithm);
+    });
+  }
+}
+
+void TaskRuntime::finish_measured(uint32_t c, CollectiveAlgorithm algorithm) {
+  const CollectiveCall& done = graph_.collectives()[c];
+  CollectiveRecord rec{c,
+                       done.label,
+                       done.op,
+                       algorithm,
+                       done.bytes,
+                       static_cast<int>(done.members.size()),
+                       0,
+                       collective_start_[c],
+                       sim_.engine_.now(),
+                       done.call_count()};
+  result_.collectives.push_back(rec);
+  sim_.observers_.collective(rec);
+  for (Slot id : collective_tasks_[c]) finish(id);
 }
 
 void TaskRuntime::start_p2p(Slot send, Slot recv) {

@@ -89,7 +89,9 @@ class TaskRuntime {
   TimeCategory activity_of(const TaskView& t) const;
   // Integrates the rank's clock up to now, then moves `delta` tasks into `activity`.
   void account(int rank, TimeCategory activity, int delta);
-  void begin_transfer(Slot s);
+  // `slows_compute`: the rank's kernels run at the device's comm_compute_slowdown meanwhile
+  // (not for a call that runs on the rank's core itself: run_on_cores).
+  void begin_transfer(Slot s, bool slows_compute = true);
   void nccl_change(int rank, int delta);
   void finish_analytical(uint32_t c);
   // SimulationOptions::collective_costs's price for `op` over `members` (a model must be
@@ -104,6 +106,10 @@ class TaskRuntime {
   std::optional<CollectiveCost> measured_p2p(int src, int dst, Bytes bytes);
   // Ends collective `c` `duration` from now, recorded with `algorithm`.
   void finish_after(uint32_t c, CollectiveAlgorithm algorithm, Duration duration);
+  // Runs collective `c` as `duration` of work on every member's device (compute_), sharing
+  // it with the kernels there; it ends when the last member's part does.
+  void run_on_cores(uint32_t c, CollectiveAlgorithm algorithm, Duration duration);
+  void finish_measured(uint32_t c, CollectiveAlgorithm algorithm);
   void start_collective(uint32_t c);
   void run_phase(uint32_t c, std::shared_ptr<const CollectivePlan> plan, size_t phase);
   void start_p2p(Slot send, Slot recv);
@@ -131,6 +137,9 @@ class TaskRuntime {
   std::vector<int> collective_arrived_;
   std::vector<std::vector<Slot>> collective_tasks_;
   std::vector<Time> collective_start_;
+  // Calls run on their members' cores (run_on_cores), by call; empty until the first.
+  std::vector<uint8_t> on_cores_;
+  std::vector<int> cores_left_;
   // Sends and recvs issued before their peer, by (sender, receiver, tag), oldest first.
   // Entries are erased once matched: a training step issues millions of distinct keys.
   struct P2pKey {

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <exception>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -43,6 +44,7 @@ struct RankArgs {
   int clock_rounds = 50;
   bool pin_core = false;  // pin to the rank-th core this process may use (mpirun did not)
   std::filesystem::path out;
+  std::filesystem::path kernel_quota;  // CpuQuotas::folder(), for a KernelQuota (cgroup v1)
 };
 
 // --key value pairs, every value checked; the launcher writes them, a user rarely does.
@@ -74,6 +76,8 @@ std::optional<RankArgs> parse(int argc, char** argv, std::string& error) {
         a.out = value;
       } else if (key == "--pin-core") {
         a.pin_core = value == "1";
+      } else if (key == "--kernel-quota") {
+        a.kernel_quota = value;
       } else if (key == "--cgroups") {
         // Joined before MPI_Init (main).
       } else {
@@ -117,6 +121,11 @@ int run_rank(const RankArgs& args, int rank, int ranks) {
   executor::Doorbells bells(args.out / "doorbells", ranks, rank);
   executor::MpiCommunicator comm(graph, plan, MPI_COMM_WORLD, bells);
   executor::CpuTaskWork work(graph, plan, comm);
+  std::unique_ptr<KernelQuota> quota;
+  if (!args.kernel_quota.empty()) {
+    quota = std::make_unique<KernelQuota>(args.kernel_quota, rank);
+    if (quota->binds()) work.bracket_kernels([&] { quota->enter(); }, [&] { quota->leave(); });
+  }
   const executor::ClockOffset clock =
       executor::measure_clock_offset(MPI_COMM_WORLD, args.clock_rounds);
   // A failed task aborts the job at once: the other streams may be blocked in calls that

@@ -93,10 +93,45 @@ TEST(CoRunners, TheSweepRecordsHowManyRan) {
   ASSERT_EQ(r.db.entries.size(), 1u);
   EXPECT_GT(r.db.entries[0].stats.median_s, 0);
   EXPECT_EQ(r.db.device.co_runners, 1);
+  // Beside co-runners each kernel is timed alone too, with as many repeats.
+  EXPECT_EQ(r.db.entries[0].alone_samples_s.size(), r.db.entries[0].samples_s.size());
+  EXPECT_GT(r.db.entries[0].alone.median_s, 0);
   // The machine's speed around the sweep, taken alone: a GEMM's time, well above zero.
   EXPECT_GT(r.db.device.reference_s, 1e-6);
   options.co_runners = 0;
-  EXPECT_EQ(sweep_cpu({small_gemm()}, cpu_identity("CPU"), options).db.device.co_runners, 0);
+  const SweepResult alone = sweep_cpu({small_gemm()}, cpu_identity("CPU"), options);
+  EXPECT_EQ(alone.db.device.co_runners, 0);
+  EXPECT_TRUE(alone.db.entries[0].alone_samples_s.empty());  // its one time is alone
+}
+
+// OpenBLAS's worker threads spin for a while after the library starts (about 0.1 s here)
+// before they sleep: a process that has just started is not idle yet.
+void wait_until_quiet() {
+  for (int tries = 0; tries < 40; ++tries) {
+    const double cpu0 = process_cpu_s();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (process_cpu_s() - cpu0 < 0.005) return;
+  }
+}
+
+TEST(CoRunners, PausedTheyLeaveTheOtherCoresIdleUntilTheNextKernel) {
+  if (usable_cores() < 2) GTEST_SKIP() << "one core: no room for a co-runner";
+  kernels::set_cpu_threads(1);
+  wait_until_quiet();
+  CoRunners co(1);
+  co.run(small_gemm());
+  co.pause();
+  // Paused, the co-runner burns nothing while this thread sleeps ...
+  double cpu0 = process_cpu_s();
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_LT(process_cpu_s() - cpu0, 0.03);
+  // ... and the next kernel starts it again.
+  co.run(small_gemm());
+  cpu0 = process_cpu_s();
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_GT(process_cpu_s() - cpu0, 0.03);
+  co.pause();
+  co.pause();  // twice in a row: still nothing runs, and nothing waits forever
 }
 
 TEST(SpeedReference, TimesOneGemmOnOneThreadAndLeavesTheCallersThreads) {

@@ -32,6 +32,8 @@ CostDatabase sample_database() {
   gemm.op.flops = gemm.op.gemm.flops();
   gemm.samples_s = {1.0e-3, 1.1e-3, 0.9e-3};
   gemm.stats = stats_of(gemm.samples_s);
+  gemm.alone_samples_s = {0.8e-3, 0.85e-3, 0.9e-3};
+  gemm.alone = stats_of(gemm.alone_samples_s);
   CostEntry norm;
   norm.op.kind = KernelKind::kLayerNorm;
   norm.op.pass = OpPass::kBackward;
@@ -78,7 +80,7 @@ TEST(CostDatabase, RoundTripsEveryField) {
   const CostDatabase a = sample_database();
   const nlohmann::json doc = nlohmann::json::parse(cost_database_to_json(a).dump());
   EXPECT_EQ(doc["format"], "dtsim-cost-database");
-  EXPECT_EQ(doc["version"], 2);
+  EXPECT_EQ(doc["version"], 3);
   const CostDatabase b = cost_database_from_json(doc, "db.json");
   EXPECT_EQ(b.device.name, "Test CPU");
   EXPECT_EQ(b.device.catalog_name, "CPU");
@@ -96,7 +98,11 @@ TEST(CostDatabase, RoundTripsEveryField) {
     EXPECT_EQ(b.entries[i].context, a.entries[i].context);
     EXPECT_EQ(b.entries[i].noisy, a.entries[i].noisy);
     EXPECT_DOUBLE_EQ(b.entries[i].stats.median_s, a.entries[i].stats.median_s);
+    EXPECT_EQ(b.entries[i].alone_samples_s, a.entries[i].alone_samples_s);
+    EXPECT_DOUBLE_EQ(b.entries[i].alone.median_s, a.entries[i].alone.median_s);
   }
+  EXPECT_DOUBLE_EQ(b.entries[0].alone.median_s, 0.85e-3);
+  EXPECT_FALSE(doc["entries"][1].contains("alone"));  // the in-step time was not timed alone
   ASSERT_EQ(b.links.size(), 1u);
   const LinkCalibration& l = b.links.front();
   EXPECT_EQ(l.link_class, "intra_node");
@@ -124,6 +130,33 @@ TEST(CostDatabase, ReadsVersionOneWithoutLinks) {
   // A database from before co-runners timed every kernel alone, and took no reference.
   EXPECT_EQ(db.device.co_runners, 0);
   EXPECT_EQ(db.device.reference_s, 0);
+}
+
+TEST(CostDatabase, ReadsVersionTwoWithoutAloneTimes) {
+  nlohmann::json doc = nlohmann::json::parse(cost_database_to_json(sample_database()).dump());
+  doc["version"] = 2;
+  doc["entries"][0].erase("alone");
+  const CostDatabase db = cost_database_from_json(doc, "db.json");
+  ASSERT_EQ(db.entries.size(), 2u);
+  EXPECT_TRUE(db.entries[0].alone_samples_s.empty());
+  EXPECT_EQ(db.entries[0].alone.count, 0);
+}
+
+TEST(CostDatabase, RefusesAloneTimesThatAreNotAKernelsOwnNamingTheField) {
+  const nlohmann::json good =
+      nlohmann::json::parse(cost_database_to_json(sample_database()).dump());
+  nlohmann::json doc = good;
+  doc["entries"][0]["alone"]["median_s"] = 1.0;
+  EXPECT_NE(error_of(doc).find("/entries/0/alone/median_s"), std::string::npos) << error_of(doc);
+  doc = good;
+  doc["entries"][0]["alone"]["samples_s"] = nlohmann::json::array();
+  EXPECT_NE(error_of(doc).find("/entries/0/alone/samples_s"), std::string::npos) << error_of(doc);
+  doc = good;
+  doc["entries"][0]["alone"] = 0.85e-3;
+  EXPECT_NE(error_of(doc).find("/entries/0/alone"), std::string::npos) << error_of(doc);
+  doc = good;
+  doc["entries"][1]["alone"] = good["entries"][0]["alone"];
+  EXPECT_NE(error_of(doc).find("only a calibration's kernel"), std::string::npos) << error_of(doc);
 }
 
 TEST(CostDatabase, RefusesLinksWhoseFiguresTheSamplesDoNotGive) {
@@ -160,12 +193,12 @@ TEST(CostDatabase, RefusesLinksWhoseFiguresTheSamplesDoNotGive) {
 
 TEST(CostDatabase, RefusesAnotherVersionOrFormatNamingTheField) {
   nlohmann::json doc = nlohmann::json::parse(cost_database_to_json(sample_database()).dump());
-  nlohmann::json v3 = doc;
-  v3["version"] = 3;
-  EXPECT_NE(error_of(v3).find("db.json: /version: this dtsim reads cost databases of versions 1 "
-                              "to 2, the file is version 3"),
+  nlohmann::json v4 = doc;
+  v4["version"] = 4;
+  EXPECT_NE(error_of(v4).find("db.json: /version: this dtsim reads cost databases of versions 1 "
+                              "to 3, the file is version 4"),
             std::string::npos)
-      << error_of(v3);
+      << error_of(v4);
   nlohmann::json other = doc;
   other["format"] = "dtsim-lowered-graph";
   EXPECT_NE(error_of(other).find("db.json: /format: expected \"dtsim-cost-database\""),

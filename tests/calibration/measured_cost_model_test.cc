@@ -157,5 +157,52 @@ TEST(MeasuredCostModel, AnInStepTimeWinsOverTheIsolatedOneInEitherOrder) {
   }
 }
 
+CostEntry beside(const OpSignature& op, double crowded_s, double alone_s) {
+  CostEntry e = entry(op, crowded_s);
+  e.alone_samples_s = {alone_s};
+  e.alone = stats_of(e.alone_samples_s);
+  return e;
+}
+
+TEST(MeasuredCostModel, KernelsTimedBesideCoRunnersArePricedWithTheirTimeAloneToo) {
+  const OpSignature small = gemm(128, 128, 128), big = gemm(512, 512, 512);
+  CostDatabase db = database({beside(small, 2e-3, 1e-3), beside(big, 40e-3, 32e-3)});
+  db.device.co_runners = 1;
+  const auto model = model_of(db);
+  EXPECT_TRUE(model.prices_crowding());
+  const OpCost exact = model.price(small, cpu());
+  EXPECT_EQ(exact.co_runners, 1);
+  EXPECT_DOUBLE_EQ(exact.time.seconds(), Duration::from_seconds(2e-3).seconds());
+  EXPECT_DOUBLE_EQ(exact.alone.seconds(), Duration::from_seconds(1e-3).seconds());
+  // Between the sizes each time follows its own curve: log-log, halfway in log work.
+  const OpSignature mid = gemm(256, 256, 256);  // 8x the small one's work, 1/8 the big one's
+  const OpCost in = model.price(mid, cpu());
+  EXPECT_EQ(in.co_runners, 1);
+  EXPECT_NEAR(in.time.seconds(), std::sqrt(2e-3 * 40e-3), 1e-9);
+  EXPECT_NEAR(in.alone.seconds(), std::sqrt(1e-3 * 32e-3), 1e-9);
+  // The roofline knows no co-runners.
+  OpSignature plain = small;
+  plain.gemm.transpose_b = false;
+  EXPECT_EQ(model.price(plain, cpu()).co_runners, 0);
+  // Without co-runners in the database, an alone time is not a second figure.
+  db.device.co_runners = 0;
+  EXPECT_FALSE(model_of(db).prices_crowding());
+  EXPECT_EQ(model_of(db).price(small, cpu()).co_runners, 0);
+}
+
+TEST(MeasuredCostModel, AnInStepTimeTakesItsFamilyOffTheAloneCurve) {
+  const OpSignature a = gemm(128, 128, 128), b = gemm(512, 512, 512);
+  CostEntry in_step = entry(a, 3e-3);
+  in_step.context = MeasurementContext::kInStep;
+  CostDatabase db = database({beside(a, 2e-3, 1e-3), in_step, beside(b, 40e-3, 32e-3)});
+  db.device.co_runners = 1;
+  const auto model = model_of(db);
+  // The in-step time holds whatever its neighbours did: it is not crowded again.
+  EXPECT_EQ(model.price(a, cpu()).co_runners, 0);
+  EXPECT_EQ(model.price(b, cpu()).co_runners, 1);  // measured as it was
+  // Between them, one curve ends in a time that has no alone counterpart.
+  EXPECT_EQ(model.price(gemm(256, 256, 256), cpu()).co_runners, 0);
+}
+
 }  // namespace
 }  // namespace dtsim::calibration

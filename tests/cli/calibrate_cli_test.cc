@@ -89,7 +89,7 @@ TEST(Calibrate, KernelsTheDatabaseLacksArePricedByTheRoofline) {
 TEST(Calibrate, CostsShowPrintsTheDeviceTheKernelsAndTheHeldOutError) {
   const Result r = dtsim("costs show " + small_database().string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("cost database version 2"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("cost database version 3"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("prices \"CPU\""), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("OpenBLAS"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("layer_norm       backward"), std::string::npos) << r.output;
@@ -106,7 +106,7 @@ TEST(Calibrate, AnotherVersionOrDeviceIsRefusedNamingTheFileAndField) {
                          " --out " + (dir / "out").string());
   EXPECT_EQ(v.exit_code, 2) << v.output;
   EXPECT_NE(v.output.find((dir / "v7.json").string() + ": /version: this dtsim reads cost "
-                                                       "databases of versions 1 to 2"),
+                                                       "databases of versions 1 to 3"),
             std::string::npos)
       << v.output;
   const Result gpu = dtsim("run " + example("llama3-70b-64xH100.json") + " --costs " +

@@ -1,6 +1,7 @@
 // CPU quotas for slower ranks: a rank at half a core gets half its core for a busy loop,
-// a rank at a whole core gets no cgroup, and the cgroups are gone afterwards, also when
-// their rank was killed. Needs root and a cpu cgroup controller (v1 or v2): skipped, with
+// a rank at a whole core gets no cgroup, the cgroups are gone afterwards, also when their
+// rank was killed, and under cgroup v1 a compute thread is held to the share only between
+// entering and leaving its quota. Needs root and a cpu cgroup controller (v1 or v2): skipped, with
 // the reason, where either is missing.
 #include "runner/cpu_quota.h"
 
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -38,6 +40,17 @@ double seconds_of(clockid_t clock) {
   return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
 }
 
+// A fixed amount of integer work on the calling thread: its CPU time and its wall time.
+CoreUse busy_loop(uint64_t iterations) {
+  CoreUse use;
+  const double wall0 = seconds_of(CLOCK_MONOTONIC), cpu0 = seconds_of(CLOCK_THREAD_CPUTIME_ID);
+  volatile uint64_t x = 0;
+  for (uint64_t i = 0; i < iterations; ++i) x = x + i * i;
+  use.wall_s = seconds_of(CLOCK_MONOTONIC) - wall0;
+  use.cpu_s = seconds_of(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+  return use;
+}
+
 CoreUse child_core_use(const std::filesystem::path& folder, int rank) {
   int pipefd[2];
   if (::pipe(pipefd) != 0) return {};
@@ -49,12 +62,7 @@ CoreUse child_core_use(const std::filesystem::path& folder, int rank) {
     CPU_ZERO(&one);
     CPU_SET(::sched_getcpu(), &one);
     if (::sched_setaffinity(0, sizeof one, &one) != 0) ::_exit(3);
-    CoreUse use;
-    const double wall0 = seconds_of(CLOCK_MONOTONIC), cpu0 = seconds_of(CLOCK_THREAD_CPUTIME_ID);
-    volatile uint64_t x = 0;
-    for (uint64_t i = 0; i < 400'000'000; ++i) x = x + i * i;
-    use.wall_s = seconds_of(CLOCK_MONOTONIC) - wall0;
-    use.cpu_s = seconds_of(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+    const CoreUse use = busy_loop(400'000'000);
     [[maybe_unused]] const auto written = ::write(pipefd[1], &use, sizeof use);
     ::_exit(0);
   }
@@ -119,6 +127,72 @@ TEST(CpuQuotas, AKilledRanksCgroupIsRemovedToo) {
     int status = 0;
     ::waitpid(pid, &status, 0);
   }
+  EXPECT_FALSE(std::filesystem::exists(folder));
+}
+
+// The calling thread's cgroup in the cpu hierarchy (v1: the line naming "cpu").
+std::string thread_cpu_cgroup() {
+  std::ifstream in("/proc/thread-self/cgroup");
+  for (std::string line; std::getline(in, line);) {
+    const size_t a = line.find(':'), b = line.find(':', a + 1);
+    const std::string controllers = line.substr(a + 1, b - a - 1);
+    if (("," + controllers + ",").find(",cpu,") != std::string::npos) return line.substr(b + 1);
+  }
+  return "";
+}
+
+TEST(CpuQuotas, UnderV1AComputeThreadIsHeldToItsShareOnlyWhileInside) {
+  const CpuCgroupRoot root = find_cpu_cgroup_root();
+  if (root.root.empty()) GTEST_SKIP() << root.why;
+  if (root.v2) GTEST_SKIP() << "cgroup v2: a rank joins its quota whole";
+  std::filesystem::path folder;
+  struct Result {
+    CoreUse inside, outside;
+    char cgroup_inside[128] = {};
+    char cgroup_outside[128] = {};
+    bool ok = false;
+  } r;
+  {
+    CpuQuotas quotas({1.0, 0.5});
+    ASSERT_TRUE(quotas.binds_kernels());
+    folder = quotas.folder();
+    EXPECT_FALSE(KernelQuota(folder, 0).binds());  // a whole core: nothing to enter
+    int pipefd[2];
+    ASSERT_EQ(::pipe(pipefd), 0);
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      ::close(pipefd[0]);
+      Result out;
+      try {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(::sched_getcpu(), &one);
+        if (::sched_setaffinity(0, sizeof one, &one) != 0) ::_exit(3);
+        const KernelQuota quota(folder, 1);
+        quota.enter();
+        std::snprintf(out.cgroup_inside, sizeof out.cgroup_inside, "%s", thread_cpu_cgroup().c_str());
+        out.inside = busy_loop(300'000'000);
+        quota.leave();
+        std::snprintf(out.cgroup_outside, sizeof out.cgroup_outside, "%s", thread_cpu_cgroup().c_str());
+        out.outside = busy_loop(300'000'000);
+        out.ok = true;
+      } catch (const std::exception&) {
+      }
+      [[maybe_unused]] const auto written = ::write(pipefd[1], &out, sizeof out);
+      ::_exit(0);
+    }
+    ::close(pipefd[1]);
+    if (::read(pipefd[0], &r, sizeof r) != sizeof r) r = {};
+    ::close(pipefd[0]);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+  }
+  ASSERT_TRUE(r.ok);
+  const std::string group = "/" + folder.filename().string();
+  EXPECT_EQ(std::string(r.cgroup_inside), group + "/rank1");
+  EXPECT_EQ(std::string(r.cgroup_outside), group);
+  EXPECT_NEAR(r.inside.share(), 0.5, 0.1) << r.inside.cpu_s << " s of CPU in " << r.inside.wall_s;
+  EXPECT_GT(r.outside.share(), 0.8) << r.outside.cpu_s << " s of CPU in " << r.outside.wall_s;
   EXPECT_FALSE(std::filesystem::exists(folder));
 }
 

@@ -257,8 +257,9 @@ TEST(RealValidation, TheGeoCaseRunsOverItsEmulatedWanAndLeavesNoNamespace) {
   std::filesystem::remove_all(folder);
 }
 
-// One rank of two at half a core: the launch agent puts it under its CPU quota inside its
-// namespace, so its compute takes as much longer against the full-speed rank's as the
+// One rank of two at half a core: its compute threads run their kernels under its CPU quota
+// (cgroup v1; under v2 the launch agent puts the whole rank in it), so its compute takes as
+// much longer against the full-speed rank's as the
 // simulator says (the ratio of the two ranks' compute, measured over predicted, near 1; it
 // would be near 0.5 if the quota had not taken), and the cgroups are gone afterwards.
 TEST(RealValidation, TheSlowerRankRunsUnderItsCpuQuotaAndNothingIsLeft) {
