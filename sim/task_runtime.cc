@@ -527,22 +527,9 @@ void TaskRuntime::start_collective(uint32_t c) {
 
 void TaskRuntime::run_phase(uint32_t c, std::shared_ptr<const CollectivePlan> plan, size_t phase) {
   if (phase == plan->phases.size()) {
-    const CollectiveCall& call = graph_.collectives()[c];
     int64_t steps = 0;
     for (const Phase& p : plan->phases) steps += p.repeat;
-    CollectiveRecord rec{c,
-                         call.label,
-                         call.op,
-                         plan->algorithm,
-                         call.bytes,
-                         static_cast<int>(call.members.size()),
-                         steps,
-                         collective_start_[c],
-                         sim_.engine_.now(),
-                         call.call_count()};
-    result_.collectives.push_back(rec);
-    sim_.observers_.collective(rec);
-    for (Slot id : collective_tasks_[c]) finish(id);
+    end_collective(c, plan->algorithm, steps);
     return;
   }
   const auto flows_of = [&](size_t i) {
@@ -613,7 +600,7 @@ void TaskRuntime::finish_analytical(uint32_t c) {
 }
 
 void TaskRuntime::finish_after(uint32_t c, CollectiveAlgorithm algorithm, Duration duration) {
-  sim_.engine_.schedule_after(duration, [this, c, algorithm] { finish_measured(c, algorithm); });
+  sim_.engine_.schedule_after(duration, [this, c, algorithm] { end_collective(c, algorithm, 0); });
 }
 
 void TaskRuntime::run_on_cores(uint32_t c, CollectiveAlgorithm algorithm, Duration duration) {
@@ -622,12 +609,12 @@ void TaskRuntime::run_on_cores(uint32_t c, CollectiveAlgorithm algorithm, Durati
   for (Slot id : collective_tasks_[c]) {
     sim_.compute_.start(rank_of(id), duration, [this, c, algorithm] {
       // The call ends when the last member's core has done its part.
-      if (--cores_left_[c] == 0) finish_measured(c, algorithm);
+      if (--cores_left_[c] == 0) end_collective(c, algorithm, 0);
     });
   }
 }
 
-void TaskRuntime::finish_measured(uint32_t c, CollectiveAlgorithm algorithm) {
+void TaskRuntime::end_collective(uint32_t c, CollectiveAlgorithm algorithm, int64_t steps) {
   const CollectiveCall& done = graph_.collectives()[c];
   CollectiveRecord rec{c,
                        done.label,
@@ -635,7 +622,7 @@ void TaskRuntime::finish_measured(uint32_t c, CollectiveAlgorithm algorithm) {
                        algorithm,
                        done.bytes,
                        static_cast<int>(done.members.size()),
-                       0,
+                       steps,
                        collective_start_[c],
                        sim_.engine_.now(),
                        done.call_count()};

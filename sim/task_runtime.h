@@ -109,7 +109,9 @@ class TaskRuntime {
   // Runs collective `c` as `duration` of work on every member's device (compute_), sharing
   // it with the kernels there; it ends when the last member's part does.
   void run_on_cores(uint32_t c, CollectiveAlgorithm algorithm, Duration duration);
-  void finish_measured(uint32_t c, CollectiveAlgorithm algorithm);
+  // Records collective `c` as ended now (`steps`: the rounds its plan ran; 0 for a call
+  // timed as a whole) and finishes its members' tasks.
+  void end_collective(uint32_t c, CollectiveAlgorithm algorithm, int64_t steps);
   void start_collective(uint32_t c);
   void run_phase(uint32_t c, std::shared_ptr<const CollectivePlan> plan, size_t phase);
   void start_p2p(Slot send, Slot recv);
