@@ -5,41 +5,18 @@
 
 #include "calibration/measured_collective_model.h"
 #include "sim/simulation.h"
+#include "tests/calibration/measured_figures.h"
 #include "tests/sim/test_clusters.h"
 
 namespace dtsim::calibration {
 namespace {
 
-struct Ends : SimObserver {
-  void on_task(const TaskRecord& r) override {
-    if (r.task >= end.size()) end.resize(r.task + 1);
-    end[r.task] = r.end;
-  }
-  std::vector<Time> end;
-};
-
-// An all-reduce measured at 4 ms for 1 MiB and 8 ms for 2 MiB over two ranks of one node.
-LinkCalibration measured_all_reduce() {
-  LinkCalibration l;
-  l.ranks = 2;
-  l.library = "Open MPI v4.1.4";
-  CollectiveMeasurement m;
-  m.op = CollectiveOp::kAllReduce;
-  for (const auto& [bytes, s] : {std::pair{int64_t{1} << 20, 4e-3}, std::pair{int64_t{2} << 20, 8e-3}}) {
-    CollectivePoint p;
-    p.bytes = Bytes(bytes);
-    p.samples_s = {s};
-    p.stats = stats_of(p.samples_s);
-    m.points.push_back(p);
-  }
-  l.collectives.push_back(m);
-  return l;
-}
-
 TEST(CollectiveOnCores, AMeasuredCpuCallSharesTheCoreWithTheKernelBesideIt) {
   const Cluster c = build_cluster(testing::one_region(testing::node_group(1, 2, "CPU", 1, 10),
                                                       testing::fabric(FabricKind::kSingleSwitch)));
-  const MeasuredCollectiveModel model({measured_all_reduce()}, "CPU");
+  // An all-reduce measured at 4 ms for 1 MiB and 8 ms for 2 MiB.
+  const MeasuredCollectiveModel model(
+      {figures::two_rank_all_reduce({{int64_t{1} << 20, 4e-3}, {int64_t{2} << 20, 8e-3}})}, "CPU");
   TaskGraph g;
   const TaskId kernel = g.add(testing::compute(0, g.stream("compute"), Duration::ms(10)));
   g.add_collective_with_tasks(CollectiveCall{CollectiveOp::kAllReduce, CollectiveAlgorithm::kRing,
@@ -48,7 +25,7 @@ TEST(CollectiveOnCores, AMeasuredCpuCallSharesTheCoreWithTheKernelBesideIt) {
   SimulationOptions o;
   o.collective_costs = &model;
   Simulation sim(c, o);
-  Ends ends;
+  testing::TaskEnds ends;
   sim.add_observer(&ends);
   const RunResult r = sim.run(g);
   ASSERT_TRUE(r.stalled.empty());

@@ -6,26 +6,15 @@
 #include <cmath>
 
 #include "calibration/measured_collective_model.h"
+#include "tests/calibration/measured_figures.h"
 
 namespace dtsim::calibration {
 namespace {
 
 LinkCalibration two_rank_all_reduce() {
-  LinkCalibration l;
-  l.ranks = 2;
-  CollectiveMeasurement m;
-  m.op = CollectiveOp::kAllReduce;
-  for (const auto& [bytes, seconds] :
-       {std::pair{int64_t{1} << 20, 2e-4}, std::pair{int64_t{4} << 20, 8e-4},
-        std::pair{int64_t{16} << 20, 1.2e-2}}) {
-    CollectivePoint p;
-    p.bytes = Bytes(bytes);
-    p.samples_s = {seconds};
-    p.stats = stats_of(p.samples_s);
-    m.points.push_back(p);
-  }
-  l.collectives.push_back(m);
-  return l;
+  return figures::two_rank_all_reduce({{int64_t{1} << 20, 2e-4},
+                                       {int64_t{4} << 20, 8e-4},
+                                       {int64_t{16} << 20, 1.2e-2}});
 }
 
 GroupLayout on_nodes(std::vector<int> nodes) {

@@ -6,28 +6,16 @@
 #include <cmath>
 
 #include "calibration/measured_cost_model.h"
+#include "tests/calibration/measured_figures.h"
 #include "models/cost_model.h"
 #include "sim/device_catalog.h"
 
 namespace dtsim::calibration {
 namespace {
 
-OpSignature gemm(int64_t m, int64_t n, int64_t k) {
-  OpSignature op;
-  op.kind = KernelKind::kGemm;
-  op.storage = op.math = DType::kFp32;
-  op.gemm = {m, n, k, 1, false, true};
-  op.flops = op.gemm.flops();
-  return op;
-}
-
-CostEntry entry(const OpSignature& op, double seconds) {
-  CostEntry e;
-  e.op = op;
-  e.samples_s = {seconds};
-  e.stats = stats_of(e.samples_s);
-  return e;
-}
+using figures::beside;
+using figures::entry;
+using figures::gemm;
 
 CostDatabase database(const std::vector<CostEntry>& entries) {
   CostDatabase db;
@@ -155,13 +143,6 @@ TEST(MeasuredCostModel, AnInStepTimeWinsOverTheIsolatedOneInEitherOrder) {
     EXPECT_EQ(mid.source, CostSource::kInterpolated);
     EXPECT_GT(mid.time.seconds(), 3e-3);
   }
-}
-
-CostEntry beside(const OpSignature& op, double crowded_s, double alone_s) {
-  CostEntry e = entry(op, crowded_s);
-  e.alone_samples_s = {alone_s};
-  e.alone = stats_of(e.alone_samples_s);
-  return e;
 }
 
 TEST(MeasuredCostModel, KernelsTimedBesideCoRunnersArePricedWithTheirTimeAloneToo) {

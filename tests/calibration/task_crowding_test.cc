@@ -6,33 +6,18 @@
 #include "models/cost_model.h"
 #include "models/task_crowding.h"
 #include "sim/device_catalog.h"
+#include "tests/calibration/measured_figures.h"
 #include "tests/sim/test_clusters.h"
 
 namespace dtsim::calibration {
 namespace {
 
-OpSignature gemm(int64_t m, int64_t n, int64_t k) {
-  OpSignature op;
-  op.kind = KernelKind::kGemm;
-  op.storage = op.math = DType::kFp32;
-  op.gemm = {m, n, k, 1, false, true};
-  op.flops = op.gemm.flops();
-  return op;
-}
-
-CostEntry beside(const OpSignature& op, double crowded_s, double alone_s) {
-  CostEntry e;
-  e.op = op;
-  e.samples_s = {crowded_s};
-  e.stats = stats_of(e.samples_s);
-  e.alone_samples_s = {alone_s};
-  e.alone = stats_of(e.alone_samples_s);
-  return e;
-}
+using figures::beside;
+using figures::gemm;
 
 TEST(TaskCrowding, ATasksAloneFractionSumsItsKernelsWithTheirLaunches) {
   const Cluster c = build_cluster(testing::one_region(testing::node_group(1, 2, "CPU", 1, 10),
-                                                      testing::fabric(FabricKind::kSingleSwitch)));
+                                             testing::fabric(FabricKind::kSingleSwitch)));
   const OpSignature a = gemm(128, 128, 128), b = gemm(512, 512, 512);
   CostDatabase db;
   db.device.backend = "cpu";

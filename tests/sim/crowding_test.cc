@@ -14,14 +14,6 @@ using testing::fabric;
 using testing::node_group;
 using testing::one_region;
 
-struct Ends : SimObserver {
-  void on_task(const TaskRecord& r) override {
-    if (r.task >= end.size()) end.resize(r.task + 1);
-    end[r.task] = r.end;
-  }
-  std::vector<Time> end;
-};
-
 Cluster cpus(int nodes, int per_node) {
   return build_cluster(
       one_region(node_group(nodes, per_node, "CPU", 1, 10), fabric(FabricKind::kSingleSwitch)));
@@ -31,7 +23,7 @@ std::vector<Time> run(const Cluster& c, const TaskGraph& g, bool one_cpu = false
   SimulationOptions o;
   o.ranks_share_one_cpu = one_cpu;
   Simulation sim(c, o);
-  Ends ends;
+  testing::TaskEnds ends;
   sim.add_observer(&ends);
   const RunResult r = sim.run(g);
   EXPECT_TRUE(r.stalled.empty());

@@ -1,5 +1,5 @@
-// Small cluster specs for tests, built in code (the loader has its own tests), and the
-// tasks the runtime's tests build graphs of.
+// Small cluster specs for tests, built in code (the loader has its own tests), the tasks
+// the runtime's tests build graphs of, and an observer of when each task ended.
 #pragma once
 
 #include <utility>
@@ -7,6 +7,7 @@
 
 #include "sim/cluster_spec.h"
 #include "sim/device_catalog.h"
+#include "sim/observer.h"
 #include "sim/task_graph.h"
 
 namespace dtsim::testing {
@@ -86,5 +87,14 @@ inline Task compute(int rank, uint16_t stream, Duration d, std::vector<TaskId> d
   t.deps = std::move(deps);
   return t;
 }
+
+// Each task's end time, by task id.
+struct TaskEnds : SimObserver {
+  void on_task(const TaskRecord& r) override {
+    if (r.task >= end.size()) end.resize(r.task + 1);
+    end[r.task] = r.end;
+  }
+  std::vector<Time> end;
+};
 
 }  // namespace dtsim::testing
