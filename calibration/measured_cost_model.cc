@@ -22,7 +22,7 @@ MeasuredCostModel::MeasuredCostModel(const CostDatabase& db, std::string device,
     }
   }
   std::map<std::string, std::vector<MeasuredCurve::Point>> points, alone_points;
-  std::set<std::string> partly_alone;  // families with a member not timed alone (in-step)
+  std::set<std::string> not_all_alone;  // families with a member not timed alone (in-step)
   for (const auto& [key, e] : chosen) {
     const bool alone = co_runners_ > 0 && !e->alone_samples_s.empty();
     exact_[key] = {e->stats.median_s, alone ? e->alone.median_s : 0};
@@ -31,14 +31,14 @@ MeasuredCostModel::MeasuredCostModel(const CostDatabase& db, std::string device,
     if (alone) {
       alone_points[family].push_back({work_of(e->op), e->alone.median_s});
     } else {
-      partly_alone.insert(family);
+      not_all_alone.insert(family);
     }
   }
   for (auto& [key, p] : points) family_.emplace(key, MeasuredCurve(std::move(p)));
   // A family priced by one curve among co-runners and another alone must have both at
   // every size: mixed, the two curves would bend at different points.
   for (auto& [key, p] : alone_points) {
-    if (!partly_alone.contains(key)) alone_family_.emplace(key, MeasuredCurve(std::move(p)));
+    if (!not_all_alone.contains(key)) alone_family_.emplace(key, MeasuredCurve(std::move(p)));
   }
 }
 
