@@ -40,6 +40,9 @@ class FlowNetworkModel final : public NetworkModel {
   void start_group(std::vector<FlowSpec> flows, int64_t repeat, std::function<void()> done) override;
   // Whether lone flows bypass the solver (on by default; tests turn it off to compare).
   void set_lone_flows(bool on) { lone_flows_ = on; }
+  // Whether the solver settles local changes without solving (on by default; tests turn
+  // it off to compare).
+  void set_solver_local_changes(bool on) { solver_.set_local_changes(on); }
   Time next_completion() override;
   void complete_due(Time now) override;
 

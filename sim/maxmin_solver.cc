@@ -35,6 +35,7 @@ void MaxMinSolver::set_capacity(ConstraintId c, double capacity) {
   Constraint& con = cons_[c];
   if (con.capacity == capacity) return;
   con.capacity = capacity;
+  con.resized = true;
   if (!con.dirty) {
     con.dirty = true;
     dirty_cons_.push_back(c);
@@ -62,6 +63,7 @@ MaxMinSolver::VarId MaxMinSolver::add_variable(std::span<const ConstraintId> con
   var.rate = 0.0;
   var.alive = true;
   var.solved = false;
+  var.bottleneck = kByBound;
   var.uses.clear();  // keeps the capacity of a recycled slot
   // A fresh stamp value deduplicates the list without clearing anything.
   const uint64_t mark = ++epoch_;
@@ -85,8 +87,17 @@ MaxMinSolver::VarId MaxMinSolver::add_running_variable(std::span<const Constrain
   Variable& var = vars_[v];
   var.rate = rate;
   var.solved = true;
-  // It was alone: its constraints carry it and nothing else.
-  for (const Use& use : var.uses) cons_[use.con].usage = rate;
+  // It was alone: its constraints carry it and nothing else, and the narrowest (the first,
+  // as the filling breaks ties) is its bottleneck.
+  double narrowest = kUnbounded;
+  for (const Use& use : var.uses) {
+    Constraint& con = cons_[use.con];
+    con.usage = rate;
+    if (con.capacity < narrowest) {
+      narrowest = con.capacity;
+      var.bottleneck = use.con;
+    }
+  }
   return v;
 }
 
@@ -115,9 +126,111 @@ void MaxMinSolver::solve(std::vector<VarId>* changed_variables,
                          std::vector<ConstraintId>* changed_constraints) {
   if (!dirty()) return;
   ++epoch_;
-  collect_components();
-  fill();
-  report(changed_variables, changed_constraints);
+  placed_.clear();
+  if (local_changes_) {
+    settle_unclaimed(changed_constraints);
+    place_in_spare(changed_constraints);
+  }
+  if (dirty()) {
+    collect_components();
+    fill();
+    report(changed_variables, changed_constraints);
+  } else {
+    ++solves_without_filling_;
+  }
+  // A placed variable that a component's solve took up again was reported there.
+  for (const VarId v : placed_) {
+    Variable& var = vars_[v];
+    if (var.solved) continue;
+    var.solved = true;
+    if (changed_variables != nullptr) changed_variables->push_back(v);
+  }
+}
+
+void MaxMinSolver::update_usage(ConstraintId c, std::vector<ConstraintId>* changed_constraints) {
+  Constraint& con = cons_[c];
+  double usage = 0.0;
+  for (const User& u : con.users) usage += vars_[u.var].rate;
+  const bool changed = differs(usage, con.usage);
+  con.usage = usage;
+  if (changed) note_changed(c, changed_constraints);
+}
+
+void MaxMinSolver::note_changed(ConstraintId c, std::vector<ConstraintId>* changed_constraints) {
+  Constraint& con = cons_[c];
+  if (changed_constraints == nullptr || con.reported == epoch_) return;
+  con.reported = epoch_;
+  changed_constraints->push_back(c);
+}
+
+void MaxMinSolver::settle_unclaimed(std::vector<ConstraintId>* changed_constraints) {
+  size_t kept = 0;
+  for (const ConstraintId c : dirty_cons_) {
+    Constraint& con = cons_[c];
+    // A variable added since the last solve has no bottleneck yet and is placed or solved
+    // after this; until then its rate is 0.
+    const bool claimed =
+        con.resized || std::any_of(con.users.begin(), con.users.end(), [&](const User& u) {
+          return vars_[u.var].bottleneck == c;
+        });
+    if (claimed) {
+      dirty_cons_[kept++] = c;
+      continue;
+    }
+    con.dirty = false;
+    update_usage(c, changed_constraints);
+  }
+  dirty_cons_.resize(kept);
+}
+
+void MaxMinSolver::place_in_spare(std::vector<ConstraintId>* changed_constraints) {
+  size_t kept = 0;
+  for (const VarId v : dirty_vars_) {
+    Variable& var = vars_[v];
+    // A running variable came in at its max-min rate, alone; it holds unless a new one
+    // crosses its bottleneck, which then does not fit and solves the component.
+    if (!var.alive || var.solved || var.placed == epoch_) continue;
+    if (!fits_in_spare(v)) {
+      dirty_vars_[kept++] = v;
+      continue;
+    }
+    placed_.push_back(v);
+    for (const Use& use : var.uses) update_usage(use.con, changed_constraints);
+  }
+  dirty_vars_.resize(kept);
+}
+
+// Progressive filling would fix v at its narrowest spare capacity: nothing saturated is
+// crossed, and no variable on that constraint stands higher than v would.
+bool MaxMinSolver::fits_in_spare(VarId v) {
+  Variable& var = vars_[v];
+  double rate = var.bound;
+  ConstraintId narrowest = kByBound;
+  for (const Use& use : var.uses) {
+    const Constraint& con = cons_[use.con];
+    if (con.dirty) return false;  // its usage is stale until its component is solved
+    const double spare = std::max(0.0, con.capacity - con.usage);
+    if (spare < rate) {
+      rate = spare;
+      narrowest = use.con;
+    }
+  }
+  if (narrowest != kByBound) {
+    // No room: v could only stand at 0, which the others there rarely do; solve instead.
+    if (!(rate > 0.0)) return false;
+    const double level = rate / var.weight;
+    for (const User& u : cons_[narrowest].users) {
+      const Variable& other = vars_[u.var];
+      if (u.var == v || !(other.solved || other.placed == epoch_)) continue;
+      const double other_level = other.rate / other.weight;
+      if (other_level > level && differs(other_level, level)) return false;
+    }
+  }
+  var.rate = rate;
+  var.new_rate = rate;
+  var.bottleneck = narrowest;
+  var.placed = epoch_;
+  return true;
 }
 
 // Breadth-first search over the bipartite graph from every seed. The work lists double as
@@ -139,6 +252,7 @@ void MaxMinSolver::collect_components() {
   };
   for (const ConstraintId c : dirty_cons_) {
     cons_[c].dirty = false;
+    cons_[c].resized = false;
     reach_constraint(c);
   }
   for (const VarId v : dirty_vars_) reach_variable(v);
@@ -213,10 +327,11 @@ void MaxMinSolver::heap_erase(uint32_t pos) {
 // Fixes v and takes its rate and weight out of every constraint it crosses; those whose
 // level moved are queued in touched_. A saturating constraint has unfixed == 0 already
 // and is left alone.
-void MaxMinSolver::fix_variable(VarId v, double rate) {
+void MaxMinSolver::fix_variable(VarId v, double rate, ConstraintId bottleneck) {
   Variable& var = vars_[v];
   var.fixed = epoch_;
   var.new_rate = rate;
+  var.bottleneck = bottleneck;
   if (var.heap_pos != kNotQueued) heap_erase(var.heap_pos);
   for (const Use& use : var.uses) {
     Constraint& con = cons_[use.con];
@@ -248,14 +363,19 @@ void MaxMinSolver::fix_variable(VarId v, double rate) {
 bool MaxMinSolver::fix_if_alone(VarId v) {
   Variable& var = vars_[v];
   double level = kUnbounded;
+  ConstraintId narrowest = kByBound;
   for (const Use& use : var.uses) {
     const Constraint& con = cons_[use.con];
     if (con.users.size() != 1) return false;
-    level = std::min(level, con.capacity / var.weight);
+    if (con.capacity / var.weight < level) {
+      level = con.capacity / var.weight;
+      narrowest = use.con;
+    }
   }
   var.fixed = epoch_;
   var.new_rate =
       var.bound / var.weight < level ? var.bound : std::min(var.weight * level, var.bound);
+  var.bottleneck = var.new_rate == var.bound ? kByBound : narrowest;
   for (const Use& use : var.uses) cons_[use.con].alone = epoch_;
   return true;
 }
@@ -299,7 +419,7 @@ void MaxMinSolver::fill() {
     ++batch_;
     const auto id = static_cast<uint32_t>(top.key);
     if ((top.key >> 32) == kBoundKind) {
-      fix_variable(id, vars_[id].bound);
+      fix_variable(id, vars_[id].bound, kByBound);
       --unfixed_vars;
     } else {
       Constraint& con = cons_[id];
@@ -308,7 +428,12 @@ void MaxMinSolver::fill() {
         const Variable& var = vars_[u.var];
         if (var.fixed == epoch_) continue;
         // min: a bound within rounding of the level may not have popped yet.
-        fix_variable(u.var, std::min(var.weight * top.level, var.bound));
+        const double rate = var.weight * top.level;
+        if (rate < var.bound) {
+          fix_variable(u.var, rate, id);
+        } else {
+          fix_variable(u.var, var.bound, kByBound);
+        }
         --unfixed_vars;
       }
     }
@@ -335,14 +460,7 @@ void MaxMinSolver::report(std::vector<VarId>* changed_variables,
     var.rate = var.new_rate;
     if (changed_variables != nullptr) changed_variables->push_back(v);
   }
-  for (const ConstraintId c : comp_cons_) {
-    Constraint& con = cons_[c];
-    double usage = 0.0;
-    for (const User& u : con.users) usage += vars_[u.var].rate;
-    const bool changed = differs(usage, con.usage);
-    con.usage = usage;
-    if (changed && changed_constraints != nullptr) changed_constraints->push_back(c);
-  }
+  for (const ConstraintId c : comp_cons_) update_usage(c, changed_constraints);
 }
 
 size_t MaxMinSolver::num_variables() const { return num_alive_; }

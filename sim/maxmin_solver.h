@@ -21,6 +21,22 @@
 // changing capacities marks constraints dirty; solve() recomputes only the components
 // that contain a dirty constraint, and reports which variables and constraints changed.
 // This is what keeps a 4,096-flow collective step cheap when one flow joins or leaves.
+//
+// LOCAL CHANGES. Each variable remembers its bottleneck: the constraint whose saturation
+// fixed it (or its bound). An allocation is max-min fair exactly when every variable has a
+// bottleneck: its bound, or a saturated constraint on which no variable has a higher
+// x / w (Bertsekas & Gallager, 6.5.2). Two common changes keep that true without solving:
+// - Removals that free only unclaimed capacity: if no remaining variable has its
+//   bottleneck on a constraint that lost a variable, every bottleneck is untouched and the
+//   allocation stays as it is; only those constraints' usage changes. (NVLink flows end
+//   beside network flows that the NIC limits: the freed NVLink capacity is no use to them.)
+// - A variable added where there is room: it takes the spare capacity of its narrowest
+//   constraint (or its bound), which touches no saturated constraint, so every other
+//   bottleneck holds; the narrowest constraint becomes its bottleneck if no variable on it
+//   has a higher x / w. (A pipeline send over links that other flows do not fill.)
+// Otherwise the changed components are solved as above. Either way the allocation is the
+// unique max-min fair one; the shortcuts only skip the work, and tests compare them with
+// solving every time.
 #pragma once
 
 #include <cstdint>
@@ -61,6 +77,12 @@ class MaxMinSolver {
   // equals what was last reported. The order is deterministic (not sorted).
   void solve(std::vector<VarId>* changed_variables = nullptr,
              std::vector<ConstraintId>* changed_constraints = nullptr);
+
+  // Whether solve() takes the LOCAL CHANGES shortcuts (on by default; tests turn them off
+  // to compare).
+  void set_local_changes(bool on) { local_changes_ = on; }
+  // Solves that the shortcuts settled without solving a component.
+  [[nodiscard]] uint64_t solves_without_filling() const { return solves_without_filling_; }
 
   // Rates are 0 until the first solve() after add_variable.
   // Inline: the flow model reads them for every flow and link it touches.
@@ -104,15 +126,18 @@ class MaxMinSolver {
     double usage = 0.0;
     std::vector<User> users;
     bool dirty = false;
+    bool resized = false;  // its capacity changed since the last solve
     // Scratch of the progressive filling, valid while `seen` == the current epoch.
     uint64_t seen = 0;
     uint64_t touched = 0;  // == batch_ once queued for a level update
     uint64_t alone = 0;    // == epoch_ when its one variable was fixed without the filling
+    uint64_t reported = 0;  // == epoch_ once appended to the changed constraints
     double remaining = 0.0;
     double unfixed_weight = 0.0;
     uint32_t unfixed = 0;
     uint32_t heap_pos = kNotQueued;
   };
+  static constexpr ConstraintId kByBound = std::numeric_limits<ConstraintId>::max();
   struct Variable {
     double weight = 1.0;
     double bound = kUnbounded;
@@ -124,6 +149,9 @@ class MaxMinSolver {
     uint64_t fixed = 0;  // == epoch once fixed in the current solve
     double new_rate = 0.0;
     uint32_t heap_pos = kNotQueued;  // entry of its bound, if finite
+    // The constraint whose saturation fixed it in its last solve, or kByBound.
+    ConstraintId bottleneck = kByBound;
+    uint64_t placed = 0;  // == epoch_ once placed in spare capacity by the current solve
   };
   // A candidate saturation level: of constraint `id` (kind 0) or of the bound of variable
   // `id` (kind 1). Ties break on (kind, id), so results never depend on heap internals.
@@ -133,10 +161,21 @@ class MaxMinSolver {
     bool before(const Level& o) const { return level != o.level ? level < o.level : key < o.key; }
   };
 
+  // LOCAL CHANGES: takes out of the dirty constraints those that only lost variables and
+  // that no remaining variable has as its bottleneck, updating their usage; then places
+  // the added variables that fit in spare capacity, taking them out of the dirty ones.
+  void settle_unclaimed(std::vector<ConstraintId>* changed_constraints);
+  void place_in_spare(std::vector<ConstraintId>* changed_constraints);
+  bool fits_in_spare(VarId v);
+  // A constraint's usage summed over its users (the same sum wherever it is updated, so
+  // that a shortcut's usage equals a solve's to the bit).
+  void update_usage(ConstraintId c, std::vector<ConstraintId>* changed_constraints);
+  // Appends c to the changed constraints once per solve.
+  void note_changed(ConstraintId c, std::vector<ConstraintId>* changed_constraints);
   void collect_components();
   void fill();
   bool fix_if_alone(VarId v);
-  void fix_variable(VarId v, double rate);
+  void fix_variable(VarId v, double rate, ConstraintId bottleneck);
   void report(std::vector<VarId>* changed_variables,
               std::vector<ConstraintId>* changed_constraints);
   // Indexed binary min-heap of Levels; every entry knows its position, so a constraint's
@@ -152,6 +191,9 @@ class MaxMinSolver {
   std::vector<Variable> vars_;
   std::vector<VarId> free_vars_;
   size_t num_alive_ = 0;
+  bool local_changes_ = true;
+  uint64_t solves_without_filling_ = 0;
+  std::vector<VarId> placed_;  // placed in spare capacity by the current solve
   // Seeds of the next solve: constraints marked dirty, variables added.
   std::vector<ConstraintId> dirty_cons_;
   std::vector<VarId> dirty_vars_;

@@ -23,8 +23,10 @@ Simulation::Simulation(const Cluster& cluster, const SimulationOptions& options)
     throw std::invalid_argument("unknown network model \"" + options.network_model + "\"");
   }
   network_->set_fast_forward(options.fast_forward);
-  if (auto* flow = dynamic_cast<FlowNetworkModel*>(network_.get()))
+  if (auto* flow = dynamic_cast<FlowNetworkModel*>(network_.get())) {
     flow->set_lone_flows(options.lone_flows);
+    flow->set_solver_local_changes(options.solver_local_changes);
+  }
   engine_.add_model(network_.get());
   engine_.add_model(&compute_);
 }

@@ -28,6 +28,10 @@ struct SimulationOptions {
   // Lets the flow model run a flow that is alone on its links outside the max-min solver
   // (FlowNetworkModel, LONE FLOWS). The same result either way (tests check it).
   bool lone_flows = true;
+  // Lets the flow model's max-min solver settle a flow's end or start without solving its
+  // component when no other rate can change (MaxMinSolver, LOCAL CHANGES). The same
+  // result either way (tests check it).
+  bool solver_local_changes = true;
   // Prices the collective calls it measured (over a group of one device kind), and the
   // pipeline send/recv pairs as send/recv calls over the pair, in place of the network
   // model: such a call takes the measured time and moves no flows, so it does not contend

@@ -1,7 +1,8 @@
-// The flow model's lone-flow shortcut (a flow alone on its links runs outside the max-min
-// solver) against the solver itself: the same collective end times to the nanosecond and
-// the same link traffic, with flows that start alone and are joined later, on dedicated
-// and on shared links, every round simulated and fast-forwarded.
+// The flow model's shortcuts (a flow alone on its links runs outside the max-min solver;
+// the solver settles local changes without solving) against solving every change: the
+// same collective end times to the nanosecond and the same link traffic, with flows that
+// start alone and are joined later, on dedicated and on shared links, every round
+// simulated and fast-forwarded.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -32,9 +33,15 @@ struct Outcome {
   std::vector<double> peak;
 };
 
-Outcome run(const Cluster& c, const TaskGraph& g, bool lone, bool fast_forward) {
+struct Shortcuts {
+  bool lone = false;
+  bool local_changes = false;
+};
+
+Outcome run(const Cluster& c, const TaskGraph& g, Shortcuts shortcuts, bool fast_forward) {
   SimulationOptions o;
-  o.lone_flows = lone;
+  o.lone_flows = shortcuts.lone;
+  o.solver_local_changes = shortcuts.local_changes;
   o.fast_forward = fast_forward;
   Simulation sim(c, o);
   const RunResult r = sim.run(g);
@@ -52,9 +59,13 @@ Outcome run(const Cluster& c, const TaskGraph& g, bool lone, bool fast_forward) 
 
 void expect_same(const Cluster& c, const TaskGraph& g, const std::string& context) {
   for (bool ff : {false, true}) {
-    const Outcome solved = run(c, g, false, ff);
-    const Outcome lone = run(c, g, true, ff);
-    const std::string where = context + (ff ? ", fast-forward" : ", every round");
+    for (const Shortcuts taken : {Shortcuts{true, false}, Shortcuts{false, true},
+                                  Shortcuts{true, true}}) {
+    const Outcome solved = run(c, g, Shortcuts{}, ff);
+    const Outcome lone = run(c, g, taken, ff);
+    const std::string where = context + (ff ? ", fast-forward" : ", every round") +
+                              (taken.lone ? ", lone flows" : "") +
+                              (taken.local_changes ? ", local changes" : "");
     ASSERT_EQ(solved.ends.size(), lone.ends.size()) << where;
     for (size_t i = 0; i < solved.ends.size(); ++i) {
       EXPECT_EQ(solved.ends[i], lone.ends[i]) << where << ", collective " << i;
@@ -65,6 +76,7 @@ void expect_same(const Cluster& c, const TaskGraph& g, const std::string& contex
           << where << ", link " << l;
       EXPECT_EQ(solved.busy[l], lone.busy[l]) << where << ", link " << l;
       EXPECT_EQ(solved.peak[l], lone.peak[l]) << where << ", link " << l;
+    }
     }
   }
 }
