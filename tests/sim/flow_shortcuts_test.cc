@@ -59,24 +59,24 @@ Outcome run(const Cluster& c, const TaskGraph& g, Shortcuts shortcuts, bool fast
 
 void expect_same(const Cluster& c, const TaskGraph& g, const std::string& context) {
   for (bool ff : {false, true}) {
-    for (const Shortcuts taken : {Shortcuts{true, false}, Shortcuts{false, true},
-                                  Shortcuts{true, true}}) {
     const Outcome solved = run(c, g, Shortcuts{}, ff);
-    const Outcome lone = run(c, g, taken, ff);
-    const std::string where = context + (ff ? ", fast-forward" : ", every round") +
-                              (taken.lone ? ", lone flows" : "") +
-                              (taken.local_changes ? ", local changes" : "");
-    ASSERT_EQ(solved.ends.size(), lone.ends.size()) << where;
-    for (size_t i = 0; i < solved.ends.size(); ++i) {
-      EXPECT_EQ(solved.ends[i], lone.ends[i]) << where << ", collective " << i;
-    }
-    for (size_t l = 0; l < solved.bytes.size(); ++l) {
-      // Integrating a load in two pieces instead of one rounds differently in the last bits.
-      EXPECT_NEAR(solved.bytes[l], lone.bytes[l], 1e-9 * solved.bytes[l] + 1e-3)
-          << where << ", link " << l;
-      EXPECT_EQ(solved.busy[l], lone.busy[l]) << where << ", link " << l;
-      EXPECT_EQ(solved.peak[l], lone.peak[l]) << where << ", link " << l;
-    }
+    for (const Shortcuts taken :
+         {Shortcuts{true, false}, Shortcuts{false, true}, Shortcuts{true, true}}) {
+      const Outcome shortcut = run(c, g, taken, ff);
+      const std::string where = context + (ff ? ", fast-forward" : ", every round") +
+                                (taken.lone ? ", lone flows" : "") +
+                                (taken.local_changes ? ", local changes" : "");
+      ASSERT_EQ(solved.ends.size(), shortcut.ends.size()) << where;
+      for (size_t i = 0; i < solved.ends.size(); ++i) {
+        EXPECT_EQ(solved.ends[i], shortcut.ends[i]) << where << ", collective " << i;
+      }
+      for (size_t l = 0; l < solved.bytes.size(); ++l) {
+        // Integrating a load in two pieces instead of one rounds differently in the last bits.
+        EXPECT_NEAR(solved.bytes[l], shortcut.bytes[l], 1e-9 * solved.bytes[l] + 1e-3)
+            << where << ", link " << l;
+        EXPECT_EQ(solved.busy[l], shortcut.busy[l]) << where << ", link " << l;
+        EXPECT_EQ(solved.peak[l], shortcut.peak[l]) << where << ", link " << l;
+      }
     }
   }
 }
@@ -85,7 +85,7 @@ void expect_same(const Cluster& c, const TaskGraph& g, const std::string& contex
 // NVSwitch ports to themselves; across nodes they meet on leaf uplinks), with a second
 // stream whose smaller calls start and end in the middle of the first's rounds, so that
 // flows that started alone are joined and left.
-TEST(LoneFlows, ChangeNothingButTheWork) {
+TEST(FlowShortcuts, ChangeNothingButTheWork) {
   const Cluster c = testing::small_oversubscribed_fat_tree();
   TaskGraph g;
   const uint16_t a = g.stream("a");
@@ -111,7 +111,7 @@ TEST(LoneFlows, ChangeNothingButTheWork) {
 // Rings on dedicated links (one NIC per GPU, a single switch): every flow is alone, and the
 // shortcut leaves the solver idle; a ring over two of the same GPUs on another stream then
 // shares their NICs.
-TEST(LoneFlows, RingsOnDedicatedLinksAndAJoiningRing) {
+TEST(FlowShortcuts, RingsOnDedicatedLinksAndAJoiningRing) {
   const Cluster c = build_cluster(
       one_region(node_group(8, 1, "A100-80GB", 1, 100), fabric(FabricKind::kSingleSwitch)));
   for (bool joined : {false, true}) {
