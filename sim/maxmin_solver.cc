@@ -227,7 +227,6 @@ bool MaxMinSolver::fits_in_spare(VarId v) {
     }
   }
   var.rate = rate;
-  var.new_rate = rate;
   var.bottleneck = narrowest;
   var.placed = epoch_;
   return true;

@@ -7,6 +7,7 @@
 
 #include "calibration/cost_database.h"
 #include "sim/input_error.h"
+#include "tests/calibration/measured_figures.h"
 
 namespace dtsim::calibration {
 namespace {
@@ -52,13 +53,9 @@ CostDatabase sample_database() {
     CollectiveMeasurement m;
     m.op = op;
     for (int64_t bytes : {4096, 65536, 1048576}) {
-      CollectivePoint p;
-      p.bytes = Bytes(bytes);
       const double t =
           2e-6 + static_cast<double>(bytes) / 5e9 * (op == CollectiveOp::kAllReduce ? 1.1 : 1);
-      p.samples_s = {t, t * 1.02, t * 0.99};
-      p.stats = stats_of(p.samples_s);
-      m.points.push_back(p);
+      m.points.push_back(figures::point(Bytes(bytes), {t, t * 1.02, t * 0.99}));
     }
     links.collectives.push_back(m);
   }

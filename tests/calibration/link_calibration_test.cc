@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "calibration/link_calibration.h"
+#include "tests/calibration/measured_figures.h"
 
 namespace dtsim::calibration {
 namespace {
@@ -25,11 +26,7 @@ LinkCalibration timings_of(const LinkFit& truth, int ranks) {
     for (int64_t bytes = 4096; bytes <= (64 << 20); bytes *= 4) {
       const double t =
           predicted_seconds(truth, op, ranks, Bytes(bytes)) * (1 + 0.02 * std::sin(k++));
-      CollectivePoint p;
-      p.bytes = Bytes(bytes);
-      p.samples_s = {t};
-      p.stats = stats_of(p.samples_s);
-      m.points.push_back(p);
+      m.points.push_back(figures::point(Bytes(bytes), {t}));
     }
     links.collectives.push_back(m);
   }
@@ -107,11 +104,7 @@ TEST(LinkFit, HoldsANegativeLatencyAtZero) {
   CollectiveMeasurement m;
   m.op = CollectiveOp::kSendRecv;
   for (int64_t bytes : {4096, 1 << 20, 16 << 20}) {
-    CollectivePoint p;
-    p.bytes = Bytes(bytes);
-    p.samples_s = {static_cast<double>(bytes) / 4e9};
-    p.stats = stats_of(p.samples_s);
-    m.points.push_back(p);
+    m.points.push_back(figures::point(Bytes(bytes), {static_cast<double>(bytes) / 4e9}));
   }
   links.collectives.push_back(m);
   const LinkFit fit = fit_link(links);
@@ -125,11 +118,7 @@ TEST(LinkFit, OneSizeCannotGiveABandwidth) {
   links.ranks = 2;
   CollectiveMeasurement m;
   m.op = CollectiveOp::kBroadcast;
-  CollectivePoint p;
-  p.bytes = KiB(4);
-  p.samples_s = {5e-6};
-  p.stats = stats_of(p.samples_s);
-  m.points.push_back(p);
+  m.points.push_back(figures::point(KiB(4), {5e-6}));
   links.collectives.push_back(m);
   try {
     fit_link(links);

@@ -1,10 +1,12 @@
 // Hand-made measurements for the measured models' tests: GEMM signatures, cost entries (one
-// time, or a time beside co-runners and one alone) and a measured two-rank all-reduce.
+// time, or a time beside co-runners and one alone), collective points and a measured
+// two-rank all-reduce.
 #pragma once
 
 #include <cstdint>
 #include <initializer_list>
 #include <utility>
+#include <vector>
 
 #include "calibration/cost_database.h"
 #include "calibration/link_calibration.h"
@@ -36,6 +38,15 @@ inline CostEntry beside(const OpSignature& op, double crowded_s, double alone_s)
   return e;
 }
 
+// A collective's measured point: its samples and their statistics.
+inline CollectivePoint point(Bytes bytes, std::vector<double> samples_s) {
+  CollectivePoint p;
+  p.bytes = bytes;
+  p.samples_s = std::move(samples_s);
+  p.stats = stats_of(p.samples_s);
+  return p;
+}
+
 // An all-reduce over two ranks of one node, one sample per (bytes, seconds) point.
 inline LinkCalibration two_rank_all_reduce(
     std::initializer_list<std::pair<int64_t, double>> points) {
@@ -43,13 +54,7 @@ inline LinkCalibration two_rank_all_reduce(
   l.ranks = 2;
   CollectiveMeasurement m;
   m.op = CollectiveOp::kAllReduce;
-  for (const auto& [bytes, seconds] : points) {
-    CollectivePoint p;
-    p.bytes = Bytes(bytes);
-    p.samples_s = {seconds};
-    p.stats = stats_of(p.samples_s);
-    m.points.push_back(p);
-  }
+  for (const auto& [bytes, seconds] : points) m.points.push_back(point(Bytes(bytes), {seconds}));
   l.collectives.push_back(m);
   return l;
 }

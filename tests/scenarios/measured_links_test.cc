@@ -12,6 +12,7 @@
 #include "runner/measured_links.h"
 #include "runner/scenario_runner.h"
 #include "scenarios/loader.h"
+#include "tests/calibration/measured_figures.h"
 
 namespace dtsim {
 namespace {
@@ -95,11 +96,7 @@ std::string database_measuring(const std::vector<CollectiveOp>& ops) {
     m.op = op;
     for (const auto& [bytes, seconds] :
          {std::pair{KiB(64), 5e-5}, std::pair{MiB(1), 4e-4}, std::pair{MiB(16), 9e-3}}) {
-      calibration::CollectivePoint p;
-      p.bytes = bytes;
-      p.samples_s = {seconds};
-      p.stats = calibration::stats_of(p.samples_s);
-      m.points.push_back(p);
+      m.points.push_back(calibration::figures::point(bytes, {seconds}));
     }
     l.collectives.push_back(m);
   }
