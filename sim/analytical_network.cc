@@ -9,8 +9,8 @@ namespace dtsim {
 
 const AnalyticalNetworkModel::RouteSummary& AnalyticalNetworkModel::summary(VertexId src,
                                                                             VertexId dst) {
-  const uint64_t pair = (static_cast<uint64_t>(src) << 32) | dst;
-  if (const auto it = summaries_.find(pair); it != summaries_.end()) return it->second;
+  const uint64_t pair = PairMap<RouteSummary>::key(src, dst);
+  if (const RouteSummary* known = summaries_.find(pair)) return *known;
   RouteSummary s;
   s.links = router_.route_ref(src, dst);
   const auto route = router_.links(s.links);
@@ -18,7 +18,7 @@ const AnalyticalNetworkModel::RouteSummary& AnalyticalNetworkModel::summary(Vert
   double bottleneck = 1e300;
   for (LinkId l : route) bottleneck = std::min(bottleneck, topology_.link(l).bandwidth.bytes_per_second());
   s.bottleneck_bytes_per_s = bottleneck;
-  return summaries_.emplace(pair, s).first->second;
+  return summaries_.insert(pair, s);
 }
 
 AnalyticalNetworkModel::PricedRound AnalyticalNetworkModel::price(

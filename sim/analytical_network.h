@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sim/collectives/collective_plan.h"
+#include "sim/pair_map.h"
 #include "sim/network_model.h"
 
 namespace dtsim {
@@ -79,7 +80,7 @@ class AnalyticalNetworkModel final : public NetworkModel {
            crossings * sizeof(PlanLoad);
   }
   // What the model keeps per (src, dst) pair it routed, beside the router's own route.
-  static double route_bytes() { return 64 + sizeof(RouteSummary); }
+  static double route_bytes() { return PairMap<RouteSummary>::entry_bytes(); }
   // What pricing holds meanwhile over a topology of `links` links: a slot per link.
   static double pricing_bytes_for(double links) {
     return links * (sizeof(double) + sizeof(Duration) + 1 + sizeof(LinkId) +  // a round's
@@ -87,6 +88,7 @@ class AnalyticalNetworkModel final : public NetworkModel {
   }
 
  private:
+  // Valid until the next call.
   const RouteSummary& summary(VertexId src, VertexId dst);
   PricedRound price(const std::vector<FlowSpec>& flows);
   void clear_round();
@@ -103,7 +105,7 @@ class AnalyticalNetworkModel final : public NetworkModel {
   std::unordered_map<const CollectivePlan*,
                      std::pair<std::shared_ptr<const CollectivePlan>, PricedPlan>>
       plans_;
-  std::unordered_map<uint64_t, RouteSummary> summaries_;  // by (src, dst) vertex pair
+  PairMap<RouteSummary> summaries_;  // by (src, dst) vertex pair
   // One round's bytes and longest transfer per link while it is priced, indexed by link
   // (reset after each round: only the links it touched).
   std::vector<double> round_bytes_;

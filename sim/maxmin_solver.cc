@@ -12,6 +12,14 @@ namespace {
 constexpr uint64_t kConstraintKind = 0;
 constexpr uint64_t kBoundKind = 1;
 constexpr double kChangeTolerance = 1e-12;
+// AFFECTED SET: how far a level or a usage may stray, relatively, before a frozen
+// variable counts as having lost its bottleneck (rates of one level computed in two
+// fillings differ in their last bits). A set that needs more rounds, or grows past a few
+// thousand variables, is nearly always its whole component (a tree phase's flows held by
+// one shared link): solving the component once costs less than more rounds.
+constexpr double kBottleneckTolerance = 1e-10;
+constexpr int kAffectedSetRounds = 8;
+constexpr size_t kAffectedSetLimit = 4096;
 
 bool differs(double a, double b) {
   return std::abs(a - b) > kChangeTolerance * std::max(std::abs(a), std::abs(b));
@@ -66,7 +74,7 @@ MaxMinSolver::VarId MaxMinSolver::add_variable(std::span<const ConstraintId> con
   var.bottleneck = kByBound;
   var.uses.clear();  // keeps the capacity of a recycled slot
   // A fresh stamp value deduplicates the list without clearing anything.
-  const uint64_t mark = ++epoch_;
+  const uint64_t mark = ++pass_;
   for (const ConstraintId c : constraints) {
     DTSIM_CHECK(c < cons_.size(), "unknown constraint");
     Constraint& con = cons_[c];
@@ -132,9 +140,11 @@ void MaxMinSolver::solve(std::vector<VarId>* changed_variables,
     place_in_spare(changed_constraints);
   }
   if (dirty()) {
-    collect_components();
-    fill();
-    report(changed_variables, changed_constraints);
+    if (!(local_changes_ && solve_affected_set(changed_variables, changed_constraints))) {
+      collect_components();
+      fill();
+      report(changed_variables, changed_constraints);
+    }
   } else {
     ++solves_without_filling_;
   }
@@ -235,18 +245,19 @@ bool MaxMinSolver::fits_in_spare(VarId v) {
 // Breadth-first search over the bipartite graph from every seed. The work lists double as
 // the BFS queues; stamps make "seen" O(1) without clearing arrays between solves.
 void MaxMinSolver::collect_components() {
+  ++pass_;
   comp_cons_.clear();
   comp_vars_.clear();
   auto reach_constraint = [this](ConstraintId c) {
     Constraint& con = cons_[c];
-    if (con.seen == epoch_) return;
-    con.seen = epoch_;
+    if (con.seen == pass_) return;
+    con.seen = pass_;
     comp_cons_.push_back(c);
   };
   auto reach_variable = [this](VarId v) {
     Variable& var = vars_[v];
-    if (!var.alive || var.seen == epoch_) return;
-    var.seen = epoch_;
+    if (!var.alive || var.seen == pass_) return;
+    var.seen = pass_;
     comp_vars_.push_back(v);
   };
   for (const ConstraintId c : dirty_cons_) {
@@ -328,7 +339,7 @@ void MaxMinSolver::heap_erase(uint32_t pos) {
 // and is left alone.
 void MaxMinSolver::fix_variable(VarId v, double rate, ConstraintId bottleneck) {
   Variable& var = vars_[v];
-  var.fixed = epoch_;
+  var.fixed = pass_;
   var.new_rate = rate;
   var.bottleneck = bottleneck;
   if (var.heap_pos != kNotQueued) heap_erase(var.heap_pos);
@@ -345,7 +356,8 @@ void MaxMinSolver::fix_variable(VarId v, double rate, ConstraintId bottleneck) {
       // Cancellation between weights of very different sizes: recompute exactly.
       con.unfixed_weight = 0.0;
       for (const User& u : con.users) {
-        if (vars_[u.var].fixed != epoch_) con.unfixed_weight += vars_[u.var].weight;
+        const Variable& other = vars_[u.var];
+        if (other.seen == pass_ && other.fixed != pass_) con.unfixed_weight += other.weight;
       }
     }
     if (con.touched != batch_) {
@@ -371,11 +383,11 @@ bool MaxMinSolver::fix_if_alone(VarId v) {
       narrowest = use.con;
     }
   }
-  var.fixed = epoch_;
+  var.fixed = pass_;
   var.new_rate =
       var.bound / var.weight < level ? var.bound : std::min(var.weight * level, var.bound);
   var.bottleneck = var.new_rate == var.bound ? kByBound : narrowest;
-  for (const Use& use : var.uses) cons_[use.con].alone = epoch_;
+  for (const Use& use : var.uses) cons_[use.con].alone = pass_;
   return true;
 }
 
@@ -387,16 +399,30 @@ void MaxMinSolver::fill() {
   }
   for (const ConstraintId c : comp_cons_) {
     Constraint& con = cons_[c];
-    if (con.alone == epoch_) {
+    con.heap_pos = kNotQueued;
+    con.frozen_usage = 0.0;
+    con.frozen_top = 0.0;
+    con.frozen_claim = kUnbounded;
+    if (con.alone == pass_) {
       con.unfixed = 0;
-      con.heap_pos = kNotQueued;
       continue;
     }
-    con.remaining = con.capacity;
-    con.unfixed = static_cast<uint32_t>(con.users.size());
+    con.unfixed = 0;
     con.unfixed_weight = 0.0;
-    for (const User& u : con.users) con.unfixed_weight += vars_[u.var].weight;
-    con.heap_pos = kNotQueued;
+    for (const User& u : con.users) {
+      const Variable& var = vars_[u.var];
+      if (var.seen == pass_) {
+        ++con.unfixed;
+        con.unfixed_weight += var.weight;
+        continue;
+      }
+      const double level = var.rate / var.weight;
+      con.frozen_usage += var.rate;
+      con.frozen_top = std::max(con.frozen_top, level);
+      if (var.bottleneck == c) con.frozen_claim = std::min(con.frozen_claim, level);
+    }
+    con.remaining = con.frozen_usage > 0.0 ? std::max(0.0, con.capacity - con.frozen_usage)
+                                           : con.capacity;
     if (con.unfixed > 0) {
       heap_push(Level{con.remaining / con.unfixed_weight, (kConstraintKind << 32) | c});
     }
@@ -404,7 +430,7 @@ void MaxMinSolver::fill() {
   for (const VarId v : comp_vars_) {
     Variable& var = vars_[v];
     var.heap_pos = kNotQueued;
-    if (var.fixed != epoch_ && std::isfinite(var.bound)) {
+    if (var.fixed != pass_ && std::isfinite(var.bound)) {
       heap_push(Level{var.bound / var.weight, (kBoundKind << 32) | v});
     }
   }
@@ -425,7 +451,7 @@ void MaxMinSolver::fill() {
       con.unfixed = 0;  // saturated: fix_variable must leave it alone
       for (const User& u : con.users) {
         const Variable& var = vars_[u.var];
-        if (var.fixed == epoch_) continue;
+        if (var.seen != pass_ || var.fixed == pass_) continue;
         // min: a bound within rounding of the level may not have popped yet.
         const double rate = var.weight * top.level;
         if (rate < var.bound) {
@@ -448,6 +474,102 @@ void MaxMinSolver::fill() {
     touched_.clear();
   }
   DTSIM_CHECK(heap_.empty(), "progressive filling left a level queued");
+}
+
+bool MaxMinSolver::solve_affected_set(std::vector<VarId>* changed_variables,
+                                      std::vector<ConstraintId>* changed_constraints) {
+  set_.clear();
+  for (const ConstraintId c : dirty_cons_) {
+    const Constraint& con = cons_[c];
+    // A smaller capacity may no longer hold its frozen variables.
+    if (con.resized) return false;
+    for (const User& u : con.users) {
+      if (vars_[u.var].bottleneck == c) join_set(u.var);
+    }
+  }
+  for (const VarId v : dirty_vars_) {
+    const Variable& var = vars_[v];
+    if (var.alive && !var.solved && var.placed != epoch_) join_set(v);
+  }
+  for (int round = 0; round < kAffectedSetRounds && set_.size() <= kAffectedSetLimit; ++round) {
+    take_set_as_members();
+    fill();
+    find_violators();
+    if (violators_.empty()) {
+      // Every dirty constraint is crossed by the set (by the variables it bottlenecks), so
+      // report() updates its usage.
+      for (const ConstraintId c : dirty_cons_) cons_[c].dirty = false;
+      dirty_cons_.clear();
+      dirty_vars_.clear();
+      report(changed_variables, changed_constraints);
+      ++affected_set_solves_;
+      return true;
+    }
+    for (const VarId v : violators_) join_set(v);
+  }
+  return false;
+}
+
+void MaxMinSolver::join_set(VarId v) {
+  Variable& var = vars_[v];
+  if (var.in_set == epoch_) return;
+  var.in_set = epoch_;
+  set_.push_back(v);
+}
+
+void MaxMinSolver::take_set_as_members() {
+  ++pass_;
+  comp_vars_.assign(set_.begin(), set_.end());
+  comp_cons_.clear();
+  for (const VarId v : set_) {
+    Variable& var = vars_[v];
+    var.seen = pass_;
+    for (const Use& use : var.uses) {
+      Constraint& con = cons_[use.con];
+      if (con.seen == pass_) continue;
+      con.seen = pass_;
+      comp_cons_.push_back(use.con);
+    }
+  }
+}
+
+// A frozen variable keeps its bottleneck unless, on a constraint the set crosses, it
+// stands above the level at which that constraint now fixes a set variable, or that
+// constraint is its bottleneck and is no longer full or has a set variable above it.
+// Constraints outside the set's reach kept their users and rates, so their claims hold.
+void MaxMinSolver::find_violators() {
+  violators_.clear();
+  for (const ConstraintId c : comp_cons_) {
+    Constraint& con = cons_[c];
+    con.set_usage = 0.0;
+    con.set_top = 0.0;
+    con.set_claim = kUnbounded;
+  }
+  for (const VarId v : comp_vars_) {
+    const Variable& var = vars_[v];
+    const double level = var.new_rate / var.weight;
+    for (const Use& use : var.uses) {
+      Constraint& con = cons_[use.con];
+      con.set_usage += var.new_rate;
+      con.set_top = std::max(con.set_top, level);
+      if (var.bottleneck == use.con) con.set_claim = std::min(con.set_claim, level);
+    }
+  }
+  constexpr double kUp = 1.0 + kBottleneckTolerance;
+  constexpr double kDown = 1.0 - kBottleneckTolerance;
+  for (const ConstraintId c : comp_cons_) {
+    const Constraint& con = cons_[c];
+    const bool full = con.frozen_usage + con.set_usage >= con.capacity * kDown;
+    const double above = con.set_claim * kUp;  // a frozen level above this violates
+    const double below = full ? con.set_top * kDown : kUnbounded;  // a claim below this
+    if (!(con.frozen_top > above) && !(con.frozen_claim < below)) continue;
+    for (const User& u : con.users) {
+      const Variable& var = vars_[u.var];
+      if (var.seen == pass_) continue;
+      const double level = var.rate / var.weight;
+      if (level > above || (var.bottleneck == c && level < below)) violators_.push_back(u.var);
+    }
+  }
 }
 
 void MaxMinSolver::report(std::vector<VarId>* changed_variables,

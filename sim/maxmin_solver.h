@@ -34,9 +34,22 @@
 //   constraint (or its bound), which touches no saturated constraint, so every other
 //   bottleneck holds; the narrowest constraint becomes its bottleneck if no variable on it
 //   has a higher x / w. (A pipeline send over links that other flows do not fill.)
-// Otherwise the changed components are solved as above. Either way the allocation is the
+// Otherwise only the variables a change can move are solved (AFFECTED SET), and failing
+// that the changed components are solved as above. Either way the allocation is the
 // unique max-min fair one; the shortcuts only skip the work, and tests compare them with
 // solving every time.
+//
+// AFFECTED SET. A component can hold thousands of flows (the data-parallel rings that share
+// spine links) of which a change moves a few. The variables that can move first are the
+// new ones and those whose bottleneck lost a variable; the filling runs on that set alone,
+// every other variable frozen at its rate (its usage taken out of the capacities). The
+// result is max-min fair if every variable still has a bottleneck, which is checked where
+// it can have changed, on the constraints the set crosses: a frozen variable standing
+// above a set variable's bottleneck level there, or frozen on a bottleneck that the set
+// left unsaturated or rose above, joins the set, and the set is solved again. A set that
+// needs more than 8 rounds or grows past 4,096 variables is given up for the component's
+// solve. Rates computed with some variables frozen can differ from the component's solve
+// in their last bits, so the check allows a relative 1e-10.
 #pragma once
 
 #include <cstdint>
@@ -83,6 +96,8 @@ class MaxMinSolver {
   void set_local_changes(bool on) { local_changes_ = on; }
   // Solves that the shortcuts settled without solving a component.
   [[nodiscard]] uint64_t solves_without_filling() const { return solves_without_filling_; }
+  // Solves settled by solving the affected set alone.
+  [[nodiscard]] uint64_t affected_set_solves() const { return affected_set_solves_; }
 
   // Rates are 0 until the first solve() after add_variable.
   // Inline: the flow model reads them for every flow and link it touches.
@@ -127,15 +142,24 @@ class MaxMinSolver {
     std::vector<User> users;
     bool dirty = false;
     bool resized = false;  // its capacity changed since the last solve
-    // Scratch of the progressive filling, valid while `seen` == the current epoch.
+    // Scratch of the progressive filling, valid while `seen` == the current pass.
     uint64_t seen = 0;
     uint64_t touched = 0;  // == batch_ once queued for a level update
-    uint64_t alone = 0;    // == epoch_ when its one variable was fixed without the filling
+    uint64_t alone = 0;    // == pass_ when its one variable was fixed without the filling
     uint64_t reported = 0;  // == epoch_ once appended to the changed constraints
     double remaining = 0.0;
     double unfixed_weight = 0.0;
     uint32_t unfixed = 0;
     uint32_t heap_pos = kNotQueued;
+    // AFFECTED SET scratch: the frozen variables' usage, their highest level and their
+    // lowest among those with this bottleneck; the set's usage, its highest level and the
+    // level of its variables with this bottleneck.
+    double frozen_usage = 0.0;
+    double frozen_top = 0.0;
+    double frozen_claim = kUnbounded;
+    double set_usage = 0.0;
+    double set_top = 0.0;
+    double set_claim = kUnbounded;
   };
   static constexpr ConstraintId kByBound = std::numeric_limits<ConstraintId>::max();
   struct Variable {
@@ -145,8 +169,9 @@ class MaxMinSolver {
     std::vector<Use> uses;
     bool alive = false;
     bool solved = false;  // false until the first solve() after add_variable
-    uint64_t seen = 0;
-    uint64_t fixed = 0;  // == epoch once fixed in the current solve
+    uint64_t seen = 0;   // == pass_ while a member of the filling's variables
+    uint64_t fixed = 0;  // == pass_ once fixed in the current filling
+    uint64_t in_set = 0;  // == epoch_ once in the current solve's affected set
     double new_rate = 0.0;
     uint32_t heap_pos = kNotQueued;  // entry of its bound, if finite
     // The constraint whose saturation fixed it in its last solve, or kByBound.
@@ -167,12 +192,23 @@ class MaxMinSolver {
   void settle_unclaimed(std::vector<ConstraintId>* changed_constraints);
   void place_in_spare(std::vector<ConstraintId>* changed_constraints);
   bool fits_in_spare(VarId v);
+  // AFFECTED SET: true when the solve was settled by solving the affected set alone.
+  bool solve_affected_set(std::vector<VarId>* changed_variables,
+                          std::vector<ConstraintId>* changed_constraints);
+  void join_set(VarId v);
+  // Marks the set and the constraints it crosses as the filling's members.
+  void take_set_as_members();
+  // Frozen variables that lost their bottleneck to the set's new rates, into violators_.
+  void find_violators();
   // A constraint's usage summed over its users (the same sum wherever it is updated, so
   // that a shortcut's usage equals a solve's to the bit).
   void update_usage(ConstraintId c, std::vector<ConstraintId>* changed_constraints);
   // Appends c to the changed constraints once per solve.
   void note_changed(ConstraintId c, std::vector<ConstraintId>* changed_constraints);
   void collect_components();
+  // Progressive filling of the members (variables and constraints stamped with pass_);
+  // non-member users of a member constraint keep their rates and take their usage out of
+  // its capacity.
   void fill();
   bool fix_if_alone(VarId v);
   void fix_variable(VarId v, double rate, ConstraintId bottleneck);
@@ -193,13 +229,18 @@ class MaxMinSolver {
   size_t num_alive_ = 0;
   bool local_changes_ = true;
   uint64_t solves_without_filling_ = 0;
+  uint64_t affected_set_solves_ = 0;
+  std::vector<VarId> set_;        // the current solve's affected set
+  std::vector<VarId> violators_;  // frozen variables found to lose their bottleneck
   std::vector<VarId> placed_;  // placed in spare capacity by the current solve
   // Seeds of the next solve: constraints marked dirty, variables added.
   std::vector<ConstraintId> dirty_cons_;
   std::vector<VarId> dirty_vars_;
-  // Stamps in cons_/vars_ compare against epoch_ and batch_, so nothing is cleared between
+  // Stamps in cons_/vars_ compare against epoch_ (one per solve), pass_ (one per filling
+  // and per deduplicated constraint list) and batch_, so nothing is cleared between
   // solves.
   uint64_t epoch_ = 0;
+  uint64_t pass_ = 0;
   uint64_t batch_ = 0;  // one per saturation step
   // Per-solve work lists, kept to reuse their memory.
   std::vector<ConstraintId> comp_cons_;

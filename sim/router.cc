@@ -215,7 +215,7 @@ std::span<const LinkId> Router::route(VertexId src, VertexId dst) {
 Router::RouteRef Router::route_ref(VertexId src, VertexId dst) {
   if (src == dst) return {};
   const uint64_t key = pair_key(src, dst);
-  if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+  if (const RouteRef* known = cache_.find(key)) return *known;
   std::vector<Choice> best;
   cheapest(src, dst, best);
   // Pick among equal-cost choices, then among equal-cost fabric paths, by a hash of the
@@ -239,7 +239,7 @@ Router::RouteRef Router::route_ref(VertexId src, VertexId dst) {
     route_links_.insert(route_links_.end(), c.in->links.begin(), c.in->links.end());
   }
   const RouteRef ref{begin, static_cast<uint32_t>(route_links_.size() - begin)};
-  cache_.emplace(key, ref);
+  cache_.insert(key, ref);
   return ref;
 }
 

@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "sim/pair_map.h"
 #include "sim/topology.h"
 
 namespace dtsim {
@@ -41,6 +42,8 @@ class Router {
   explicit Router(const Topology& topology);
 
   RouteRef route_ref(VertexId src, VertexId dst);
+  // What the cache keeps per (src, dst) pair beside the route's links.
+  static constexpr double route_entry_bytes() { return PairMap<RouteRef>::entry_bytes(); }
   std::span<const LinkId> links(RouteRef r) const { return {route_links_.data() + r.begin, r.size}; }
   // The links from src to dst, in order. Empty when src == dst. Aborts (internal error)
   // when dst is unreachable: cluster builders guarantee connectivity.
@@ -87,7 +90,7 @@ class Router {
   bool in_fabric(VertexId v) const { return topology_.vertex(v).node < 0; }
 
   const Topology& topology_;
-  std::unordered_map<uint64_t, RouteRef> cache_;
+  PairMap<RouteRef> cache_;
   std::vector<LinkId> route_links_;  // all cached routes, back to back
   std::unordered_map<VertexId, Local> outbound_, inbound_;
   std::unordered_map<uint64_t, FabricDag> fabric_;

@@ -439,7 +439,7 @@ double TaskRuntime::network_bytes_for(Simulation& sim, const TaskGraph* graph) {
         auto [it, fresh] = route_length.try_emplace(pair, 0);
         if (fresh) {
           it->second = static_cast<uint32_t>(sim.router().route(a, b).size());
-          routes += kMapNode + it->second * sizeof(LinkId) +
+          routes += Router::route_entry_bytes() + it->second * sizeof(LinkId) +
                     (analytical ? AnalyticalNetworkModel::route_bytes() : 0);
         }
         crossings += it->second;

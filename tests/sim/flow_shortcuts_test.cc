@@ -1,8 +1,8 @@
 // The flow model's shortcuts (a flow alone on its links runs outside the max-min solver;
-// the solver settles local changes without solving) against solving every change: the
-// same collective end times to the nanosecond and the same link traffic, with flows that
-// start alone and are joined later, on dedicated and on shared links, every round
-// simulated and fast-forwarded.
+// the solver settles local changes without solving, or solves only the flows they can
+// move) against solving every change: the same collective end times to the nanosecond and
+// the same link traffic, with flows that start alone and are joined later, on dedicated
+// and on shared links, every round simulated and fast-forwarded.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -75,7 +75,9 @@ void expect_same(const Cluster& c, const TaskGraph& g, const std::string& contex
         EXPECT_NEAR(solved.bytes[l], shortcut.bytes[l], 1e-9 * solved.bytes[l] + 1e-3)
             << where << ", link " << l;
         EXPECT_EQ(solved.busy[l], shortcut.busy[l]) << where << ", link " << l;
-        EXPECT_EQ(solved.peak[l], shortcut.peak[l]) << where << ", link " << l;
+        // A rate the solver works out from a capacity less its frozen flows' rates (the
+        // affected set) rounds differently in the last bits from one of the whole component.
+        EXPECT_NEAR(solved.peak[l], shortcut.peak[l], 1e-12) << where << ", link " << l;
       }
     }
   }
