@@ -17,8 +17,6 @@ uint64_t mix(uint64_t x) {  // splitmix64 finaliser: a stable, well-spread hash
   return x ^ (x >> 31);
 }
 
-uint64_t pair_key(VertexId a, VertexId b) { return (static_cast<uint64_t>(a) << 32) | b; }
-
 // Topology::connect adds a->b and b->a as consecutive ids starting at an even id.
 LinkId reverse(LinkId l) { return l ^ 1U; }
 
@@ -165,7 +163,7 @@ Router::FabricDag Router::search_fabric(VertexId from, VertexId to) {
 }
 
 const Router::FabricDag& Router::fabric_dag(VertexId from, VertexId to) {
-  const uint64_t key = pair_key(from, to);
+  const uint64_t key = PairMap<RouteRef>::key(from, to);
   auto it = fabric_.find(key);
   if (it == fabric_.end()) it = fabric_.emplace(key, search_fabric(from, to)).first;
   return it->second;
@@ -214,7 +212,7 @@ std::span<const LinkId> Router::route(VertexId src, VertexId dst) {
 
 Router::RouteRef Router::route_ref(VertexId src, VertexId dst) {
   if (src == dst) return {};
-  const uint64_t key = pair_key(src, dst);
+  const uint64_t key = PairMap<RouteRef>::key(src, dst);
   if (const RouteRef* known = cache_.find(key)) return *known;
   std::vector<Choice> best;
   cheapest(src, dst, best);

@@ -435,7 +435,7 @@ double TaskRuntime::network_bytes_for(Simulation& sim, const TaskGraph* graph) {
       double crossings = 0;
       for (const Transfer& t : phase.transfers) {
         const VertexId a = devices[t.src].vertex, b = devices[t.dst].vertex;
-        const uint64_t pair = (static_cast<uint64_t>(a) << 32) | b;
+        const uint64_t pair = PairMap<uint32_t>::key(a, b);
         auto [it, fresh] = route_length.try_emplace(pair, 0);
         if (fresh) {
           it->second = static_cast<uint32_t>(sim.router().route(a, b).size());

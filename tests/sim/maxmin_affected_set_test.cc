@@ -3,10 +3,10 @@
 // on a capacity change or a set too large; hand-worked allocations.
 #include <gtest/gtest.h>
 
-#include <initializer_list>
 #include <vector>
 
 #include "sim/maxmin_solver.h"
+#include "tests/sim/maxmin_test_helpers.h"
 
 namespace dtsim {
 namespace {
@@ -14,10 +14,7 @@ namespace {
 using VarId = MaxMinSolver::VarId;
 using ConstraintId = MaxMinSolver::ConstraintId;
 
-VarId add(MaxMinSolver& s, std::initializer_list<ConstraintId> cons) {
-  const std::vector<ConstraintId> v(cons);
-  return s.add_variable(v);
-}
+using testing::add;
 
 TEST(MaxMinAffectedSet, ARemovalMovesOnlyTheFlowsItsLinkHeld) {
   // N (10) holds X and Y at 5 each; Y also crosses S (100), which A and B share with it:

@@ -3,10 +3,10 @@
 // everything else still solves its component.
 #include <gtest/gtest.h>
 
-#include <initializer_list>
 #include <vector>
 
 #include "sim/maxmin_solver.h"
+#include "tests/sim/maxmin_test_helpers.h"
 
 namespace dtsim {
 namespace {
@@ -14,10 +14,7 @@ namespace {
 using VarId = MaxMinSolver::VarId;
 using ConstraintId = MaxMinSolver::ConstraintId;
 
-VarId add(MaxMinSolver& s, std::initializer_list<ConstraintId> cons, double weight = 1.0) {
-  const std::vector<ConstraintId> v(cons);
-  return s.add_variable(v, weight);
-}
+using testing::add;
 
 // An NVSwitch port P (100) carries an NVLink flow A and a network flow B, which its NIC N
 // (25) limits: A = 75, B = 25 with its bottleneck on N.

@@ -383,13 +383,11 @@ TEST(MaxMinSolver, SameCallsGiveBitIdenticalResults) {
   EXPECT_EQ(run(), run());
 }
 
-// Random adds, removes and capacity changes, one to three between solves; after each
-// solve the incremental result must match a solver built from scratch, be max-min fair,
-// and report exactly the variables whose rate moved (plus the new ones).
-// Random additions, removals and capacity changes in batches, each batch solved
-// incrementally and compared with a fresh solver, with or without the LOCAL CHANGES
-// shortcuts; returns how many solves the shortcuts settled without filling and how many
-// by solving their affected set.
+// Random additions, removals and capacity changes, one to three between solves, with or
+// without the LOCAL CHANGES shortcuts; after each solve the incremental result must match
+// a solver built from scratch, be max-min fair, and report exactly the variables whose
+// rate moved (plus the new ones). Returns how many solves the shortcuts settled without
+// filling and how many by solving their affected set.
 struct Settled {
   uint64_t without_filling = 0;
   uint64_t affected_set = 0;
