@@ -50,18 +50,25 @@ inline std::string format_seconds(double seconds) {
                         "or size) are beyond what dtsim can simulate");
 }
 
-// The sum of a route's link latencies, or ClockRangeError when it would pass the clock.
-inline Duration route_latency_within_clock(const Topology& topology,
-                                           std::span<const LinkId> route) {
+// The sum of a route's link latencies, `latency_of(link)` each, or ClockRangeError when it
+// would pass the clock.
+template <typename LatencyOf>
+Duration route_latency_within_clock(std::span<const LinkId> route, LatencyOf&& latency_of) {
   Duration latency;
   for (LinkId l : route) {
-    const auto sum = sum_within_clock(latency, topology.link(l).latency);
+    const Duration link = latency_of(l);
+    const auto sum = sum_within_clock(latency, link);
     if (!sum)
       throw_past_clock("the latency of a route of " + std::to_string(route.size()) + " links",
-                       latency.seconds() + topology.link(l).latency.seconds());
+                       latency.seconds() + link.seconds());
     latency = *sum;
   }
   return latency;
+}
+
+inline Duration route_latency_within_clock(const Topology& topology,
+                                           std::span<const LinkId> route) {
+  return route_latency_within_clock(route, [&](LinkId l) { return topology.link(l).latency; });
 }
 
 }  // namespace dtsim

@@ -17,16 +17,19 @@ FlowNetworkModel::FlowNetworkModel(Engine& engine, const Topology& topology, Rou
       link_users_(topology.num_links()),
       link_stamp_(topology.num_links(), 0),
       link_slot_(topology.num_links(), 0),
-      lone_on_link_(topology.num_links(), 0) {
+      link_state_(topology.num_links()) {
   for (LinkId l = 0; l < topology.num_links(); ++l) {
-    const auto c = solver_.add_constraint(topology.link(l).bandwidth.bytes_per_second());
+    const double capacity = topology.link(l).bandwidth.bytes_per_second();
+    const auto c = solver_.add_constraint(capacity);
     DTSIM_CHECK(c == l, "constraint ids must equal link ids");
+    link_state_[l].capacity = capacity;
+    link_state_[l].latency = topology.link(l).latency;
   }
 }
 
 double FlowNetworkModel::bytes_for(double links, double flows, double flow_links) {
-  const double per_link = sizeof(std::vector<std::pair<uint32_t, uint32_t>>) +
-                          4 * sizeof(uint32_t) + MaxMinSolver::constraint_bytes();
+  const double per_link = LinkUsers::bytes_per_link() + 3 * sizeof(uint32_t) + sizeof(LinkState) +
+                          MaxMinSolver::constraint_bytes();
   const double per_flow = sizeof(Flow) + MaxMinSolver::variable_bytes() + sizeof(uint32_t);
   // A crossing: the solver's use, the link's user entry, the group's per-link figures.
   const double per_crossing = MaxMinSolver::use_bytes() + sizeof(std::pair<uint32_t, uint32_t>) +
@@ -36,8 +39,8 @@ double FlowNetworkModel::bytes_for(double links, double flows, double flow_links
 
 uint32_t FlowNetworkModel::new_flow() {
   if (!free_flows_.empty()) {
-    const uint32_t f = free_flows_.back();
-    free_flows_.pop_back();
+    const uint32_t f = free_flows_.front();
+    free_flows_.pop_front();
     const uint32_t version = flows_[f].version + 1;
     flows_[f] = Flow{};
     flows_[f].version = version;
@@ -90,7 +93,8 @@ void FlowNetworkModel::start_round(uint32_t g) {
     flow.group = g;
     flow.route = router_.route_ref(spec.src, spec.dst);
     flow.remaining = spec.bytes.as_double();
-    const Duration latency = route_latency_within_clock(topology_, router_.links(flow.route));
+    const Duration latency = route_latency_within_clock(
+        router_.links(flow.route), [&](LinkId l) { return link_state_[l].latency; });
     if (may_fast_forward && flow.remaining > 0) {
       for (LinkId l : router_.links(flow.route)) {
         if (link_stamp_[l] != stamp_) {
@@ -141,21 +145,13 @@ void FlowNetworkModel::activate(uint32_t f) {
   const auto links = router_.links(flow.route);
   bool alone = lone_flows_ && !links.empty();
   for (LinkId l : links) {
-    if (lone_on_link_[l] != 0) join_solver(lone_on_link_[l] - 1);
-    auto& users = link_users_[l];
-    if (!users.empty()) alone = false;
-    bool present = false;
-    for (auto& [group, count] : users) {
-      if (group == flow.group) {
-        ++count;
-        present = true;
-      } else {
-        // Another group loads this link: neither group's round is self-contained now.
-        groups_[group].disturbed = true;
-        groups_[flow.group].disturbed = true;
-      }
-    }
-    if (!present) users.emplace_back(flow.group, 1);
+    if (link_state_[l].lone != 0) join_solver(link_state_[l].lone - 1);
+    if (!link_users_.empty(l)) alone = false;
+    link_users_.add(l, flow.group, [&](uint32_t other) {
+      // Another group loads this link: neither group's round is self-contained now.
+      groups_[other].disturbed = true;
+      groups_[flow.group].disturbed = true;
+    });
   }
   if (alone) {
     run_alone(f);
@@ -179,11 +175,9 @@ void FlowNetworkModel::run_alone(uint32_t f) {
   // constraints' 1 x (capacity / 1), bit for bit.
   double rate = MaxMinSolver::kUnbounded;
   for (LinkId l : router_.links(flow.route)) {
-    rate = std::min(rate, solver_.capacity(l));
-    lone_on_link_[l] = f + 1;
+    rate = std::min(rate, link_state_[l].capacity);
+    link_state_[l].lone = f + 1;
   }
-  // Its links' load is set when the instant settles: a flow may join it before then.
-  started_lone_.push_back(f);
   flow.lone = true;
   flow.last = now;
   flow.rate = rate;
@@ -191,13 +185,29 @@ void FlowNetworkModel::run_alone(uint32_t f) {
   schedule_completion(f, now);
 }
 
+void FlowNetworkModel::add_lone_traffic(const Flow& flow, Time until, double bytes) {
+  if (until <= flow.last) return;
+  for (LinkId l : router_.links(flow.route)) {
+    link_stats_.add_traffic(l, bytes, until - flow.last, flow.rate, flow.last, until, 1);
+  }
+}
+
 void FlowNetworkModel::join_solver(uint32_t f) {
   Flow& flow = flows_[f];
+  const Time now = engine_.now();
   const auto links = router_.links(flow.route);
-  for (LinkId l : links) lone_on_link_[l] = 0;
+  add_lone_traffic(flow, now, flow.rate * (now - flow.last).seconds());
+  // From now on its links carry what the solver has on them, which the instant's settle
+  // sets (the solver reports no change where the running variable keeps its rate).
+  for (LinkId l : links) {
+    link_state_[l].lone = 0;
+    joined_links_.push_back(l);
+  }
   flow.lone = false;
   // Its remaining bytes, last change and completion stay: the solver moves them only if
-  // its rate changes, as it would have had it solved the flow from the start.
+  // its rate changes, as it would have had it solved the flow from the start. (Finishing,
+  // it takes back from its links what the rate integral since that last change overshot:
+  // the part before now is in the traffic just added, the rest in the load.)
   enter_solver(f, solver_.add_running_variable(links, flow.rate));
 }
 
@@ -212,7 +222,7 @@ void FlowNetworkModel::schedule_completion(uint32_t f, Time now) {
 }
 
 void FlowNetworkModel::settle() {
-  if (!solver_.dirty() && left_by_lone_.empty() && started_lone_.empty()) return;
+  if (!solver_.dirty()) return;
   const Time now = engine_.now();
   changed_vars_.clear();
   changed_links_.clear();
@@ -226,25 +236,19 @@ void FlowNetworkModel::settle() {
     ++flow.version;
     schedule_completion(f, now);
   }
-  // A link a lone flow holds carries that flow, whatever the solver last had on it.
-  for (MaxMinSolver::ConstraintId c : changed_links_) {
-    if (lone_on_link_[c] == 0) link_stats_.set_load(c, solver_.usage(c), now);
+  // A lone flow on a changed link (a solved flow left it at this instant) is not part of
+  // its load.
+  for (MaxMinSolver::ConstraintId c : changed_links_)
+    link_stats_.set_load(c, solver_.usage(c), now);
+  for (LinkId l : joined_links_) link_stats_.set_load(l, solver_.usage(l), now);
+  joined_links_.clear();
+}
+
+void FlowNetworkModel::finish(Time end) {
+  for (const Flow& flow : flows_) {
+    if (flow.lone) add_lone_traffic(flow, end, flow.rate * (end - flow.last).seconds());
   }
-  // Flows that started alone at this instant load their links, at their own rate or, if
-  // another flow joined them meanwhile, at what the solver now has there.
-  for (uint32_t f : started_lone_) {
-    const Flow& flow = flows_[f];
-    for (LinkId l : router_.links(flow.route)) {
-      link_stats_.set_load(l, flow.lone ? flow.rate : solver_.usage(l), now);
-    }
-  }
-  started_lone_.clear();
-  // Links lone flows left carry what the solver has on them (nothing, unless a solved
-  // flow took them), or the lone flow that took them since, which has set their load.
-  for (LinkId l : left_by_lone_) {
-    if (lone_on_link_[l] == 0) link_stats_.set_load(l, solver_.usage(l), now);
-  }
-  left_by_lone_.clear();
+  NetworkModel::finish(end);
 }
 
 Time FlowNetworkModel::next_completion() {
@@ -261,20 +265,17 @@ void FlowNetworkModel::complete_due(Time now) {
 void FlowNetworkModel::finish_flow(uint32_t f) {
   Flow& flow = flows_[f];
   if (flow.in_solver || flow.lone) {
-    // What the rate integral credited beyond the flow's size: take it back, so that links
-    // carry exactly the bytes that were sent.
-    const double overshoot = flow.rate * (engine_.now() - flow.last).seconds() - flow.remaining;
+    // A lone flow carried exactly its bytes. For a solved one, what the rate integral
+    // credited beyond the flow's size is taken back, so that links carry exactly the bytes
+    // that were sent.
+    if (flow.lone) add_lone_traffic(flow, engine_.now(), flow.remaining);
+    const double overshoot =
+        flow.lone ? 0.0 : flow.rate * (engine_.now() - flow.last).seconds() - flow.remaining;
     if (flow.in_solver) solver_.remove_variable(flow.var);
     for (LinkId l : router_.links(flow.route)) {
       if (overshoot != 0) link_stats_.adjust_bytes(l, -overshoot);
-      if (flow.lone) {
-        lone_on_link_[l] = 0;
-        left_by_lone_.push_back(l);
-      }
-      auto& users = link_users_[l];
-      auto it = std::find_if(users.begin(), users.end(),
-                             [&](const auto& u) { return u.first == flow.group; });
-      if (--it->second == 0) users.erase(it);
+      if (flow.lone) link_state_[l].lone = 0;
+      link_users_.remove(l, flow.group);
     }
     flow.in_solver = false;
     flow.lone = false;
@@ -293,7 +294,7 @@ void FlowNetworkModel::finish_flow(uint32_t f) {
 bool FlowNetworkModel::round_was_alone(const Group& group, Time now) {
   for (size_t i = 0; i < group.links.size(); ++i) {
     const LinkId l = group.links[i];
-    if (!link_users_[l].empty()) return false;
+    if (!link_users_.empty(l)) return false;
     link_stats_.flush(l, now);
     const double carried = link_stats_.stats(l).bytes - group.bytes_at_start[i];
     if (std::abs(carried - group.own_bytes[i]) > 1e-9 * group.own_bytes[i] + 1) return false;
@@ -344,7 +345,7 @@ void FlowNetworkModel::decide_ready() {
     // flow started on them since their round ended.
     for (LinkId l : groups_[batch[i]].links) {
       const uint32_t owner = link_owner_[l];
-      if (!link_users_[l].empty() || (owner != 0 && owner != batch[i] + 1)) skip_group[i] = false;
+      if (!link_users_.empty(l) || (owner != 0 && owner != batch[i] + 1)) skip_group[i] = false;
       link_owner_[l] = batch[i] + 1;
     }
   }

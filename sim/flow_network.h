@@ -2,9 +2,11 @@
 // (the default). Concurrent transfers contend where their routes share links.
 #pragma once
 
+#include <deque>
 #include <vector>
 
 #include "sim/completion_queue.h"
+#include "sim/link_users.h"
 #include "sim/maxmin_solver.h"
 #include "sim/network_model.h"
 
@@ -20,7 +22,12 @@ namespace dtsim {
 // joins the solver at the rate it has (MaxMinSolver::add_running_variable), which is where
 // solving it all along would have left it. Rates, completions and link traffic are the
 // same either way (tests compare them with the shortcut off); a ring's steps on dedicated
-// links, the common case, never touch the solver.
+// links, the common case, never touch the solver. Nor do they touch the links' statistics
+// until they end: a lone flow alone carries its links from its start to its end at its
+// rate, so it adds that traffic in one step when it ends (or joins the solver, or the run
+// stops), once per link instead of a load change at each end. A link's `load` in the
+// statistics is what the solver has on it; lone flows are never part of it. (A trace then
+// shows two flows that meet end to start on a link as two busy spans, not one.)
 //
 // FAST-FORWARD. A group with repeat = k runs identical rounds. If, during a round, no
 // flow of another group shared a link with it, the round's duration T depends only on the
@@ -45,6 +52,8 @@ class FlowNetworkModel final : public NetworkModel {
   void set_solver_local_changes(bool on) { solver_.set_local_changes(on); }
   Time next_completion() override;
   void complete_due(Time now) override;
+  // Lone flows still running when the run stops add their traffic so far.
+  void finish(Time end) override;
 
   // What the model holds for a topology of `links` links with at most `flows` flows at
   // once over `flow_links` link crossings in all: its per-link indexes and the solver's
@@ -81,6 +90,9 @@ class FlowNetworkModel final : public NetworkModel {
   void activate(uint32_t f);
   // Runs flow f, alone on its links, at its narrowest link's capacity.
   void run_alone(uint32_t f);
+  // Adds what lone flow f carried on each of its links from its start (flow.last) to
+  // `until`: `bytes`, that busy time, its rate towards the peak.
+  void add_lone_traffic(const Flow& flow, Time until, double bytes);
   // A lone flow meets another: it joins the solver at its rate.
   void join_solver(uint32_t f);
   // Flow f is solved as `var` from now on.
@@ -102,18 +114,25 @@ class FlowNetworkModel final : public NetworkModel {
 
   MaxMinSolver solver_;
   std::vector<Flow> flows_;
-  std::vector<uint32_t> free_flows_;
+  // First freed, first reused: flows that end together (in id order) come back in id
+  // order, so a round started from them pushes its completions in heap order (no sifting).
+  std::deque<uint32_t> free_flows_;
   std::vector<Group> groups_;
   std::vector<uint32_t> free_groups_;
   std::vector<uint32_t> var_to_flow_;
-  // Per link, the groups whose flows are active on it and how many (rarely more than one).
-  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> link_users_;
+  LinkUsers link_users_;  // per link, the groups whose flows are active on it
   std::vector<uint32_t> link_stamp_;
   std::vector<uint32_t> link_slot_;  // index of a link in the group being set up
-  std::vector<uint32_t> lone_on_link_;  // per link, the lone flow on it + 1, 0 none
-  // Links a lone flow left: idle at the next settle unless another flow took them.
-  std::vector<LinkId> left_by_lone_;
-  std::vector<uint32_t> started_lone_;  // flows started alone since the last settle
+  // What a flow's start reads of each link it crosses, side by side in one record, rather
+  // than in the topology's link and the solver's constraint of 150 bytes.
+  struct LinkState {
+    double capacity = 0;  // the solver's, which never changes in this model
+    Duration latency;
+    uint32_t lone = 0;  // the lone flow on it + 1, 0 none
+  };
+  std::vector<LinkState> link_state_;
+  // Links of lone flows that joined the solver since the last settle.
+  std::vector<LinkId> joined_links_;
   bool lone_flows_ = true;
   uint32_t stamp_ = 0;
   CompletionQueue completions_;

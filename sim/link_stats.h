@@ -24,13 +24,41 @@ class LinkStatsTable {
   LinkStatsTable(const Topology& topology, const ObserverList& observers)
       : topology_(topology), observers_(observers), links_(topology.num_links()) {}
 
-  void set_load(LinkId l, double bytes_per_s, Time now);
-  void flush(LinkId l, Time now);
+  // Inline: a transfer's start and end each set the load of every link of its route.
+  void set_load(LinkId l, double bytes_per_s, Time now) {
+    flush(l, now);
+    Entry& e = links_[l];
+    const bool was_busy = e.load > 0;
+    const bool busy = bytes_per_s > 0;
+    if (!was_busy && busy) {
+      e.span_start = now;
+      e.span_bytes = 0;
+    } else if (was_busy && !busy && !observers_.empty()) {
+      report_busy_span(l, now);
+    }
+    e.load = bytes_per_s;
+    if (bytes_per_s > e.peak_load) raise_peak(e, l, bytes_per_s);
+  }
+  void flush(LinkId l, Time now) {
+    Entry& e = links_[l];
+    if (now <= e.last) return;
+    const double bytes = e.load * (now - e.last).seconds();
+    e.stats.bytes += bytes;
+    e.span_bytes += bytes;
+    if (e.load > 0) e.stats.busy += now - e.last;
+    e.last = now;
+  }
   // Adds traffic worked out in closed form rather than by load changes (the analytical
   // model, and rounds the flow model fast-forwards): bytes and busy time grow by the given
   // amounts, `load` counts toward the peak, and one busy span [start, end] is reported.
   void add_traffic(LinkId l, double bytes, Duration busy, double load, Time start, Time end,
-                   int64_t rounds);
+                   int64_t rounds) {
+    Entry& e = links_[l];
+    e.stats.bytes += bytes;
+    e.stats.busy += busy;
+    if (load > e.peak_load) raise_peak(e, l, load);
+    if (!observers_.empty()) observers_.link_busy(LinkBusyRecord{l, start, end, bytes, rounds});
+  }
   // Corrects the bytes integrated on a link by `delta` (a flow's completion is rounded up
   // to whole nanoseconds, so the integral of its rate overshoots its size slightly).
   void adjust_bytes(LinkId l, double delta) {
@@ -49,13 +77,24 @@ class LinkStatsTable {
   static constexpr size_t bytes_per_link();
 
  private:
-  struct Entry {
+  // One cache line per link (64 bytes, aligned): a transfer's start and end each touch
+  // every link of its route, and an entry across two lines costs two misses.
+  struct alignas(64) Entry {
     LinkStats stats;
     double load = 0;
+    // The highest load seen: the peak utilization changes only when it does, so the common
+    // call (a load no higher than before) needs neither the link's capacity nor a division.
+    double peak_load = 0;
     Time last;
     Time span_start;
     double span_bytes = 0;
   };
+  // A load above the link's highest so far: the peak utilization is worked out again.
+  void raise_peak(Entry& e, LinkId l, double load);
+  // The busy span that ends at `now` goes to the observers.
+  void report_busy_span(LinkId l, Time now);
+  static_assert(sizeof(LinkStats) + 5 * sizeof(double) == 64, "an entry fills its line");
+
   const Topology& topology_;
   const ObserverList& observers_;
   std::vector<Entry> links_;

@@ -62,7 +62,7 @@ class NetworkModel : public ResourceModel {
   }
 
   // Closes link statistics at the end of the run.
-  void finish(Time end) { link_stats_.finish(end); }
+  virtual void finish(Time end) { link_stats_.finish(end); }
   const LinkStatsTable& link_stats() const { return link_stats_; }
   // Rounds that were fast-forwarded rather than simulated flow by flow (for reports).
   int64_t fast_forwarded_rounds() const { return fast_forwarded_rounds_; }

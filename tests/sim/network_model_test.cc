@@ -77,6 +77,58 @@ TEST(FlowNetwork, SingleFlowTakesLatencyPlusBytesOverBandwidth) {
   EXPECT_DOUBLE_EQ(s.net->link_stats().stats(s.uplink(0)).peak_utilization, 1.0);
 }
 
+TEST(FlowNetwork, ALoneFlowStoppedHalfwayCountsWhatItCarried) {
+  // A lone flow adds its traffic to its links when it ends; a run stopped before then
+  // still counts the 0.5 GB it carried in its first 50 ms at 10 GB/s.
+  Star s(2);
+  auto t = s.group({s.flow(0, 1, Bytes(1'000'000'000))});
+  const Time stop = Time::ns(kLatencyNs + 50'000'000);
+  s.engine.run(stop);
+  EXPECT_EQ(*t, Time::infinite());
+  s.net->finish(stop);
+  for (LinkId l : {s.uplink(0), s.downlink(1)}) {
+    EXPECT_DOUBLE_EQ(s.net->link_stats().stats(l).bytes, 5e8);
+    EXPECT_EQ(s.net->link_stats().stats(l).busy.count_ns(), 50'000'000);
+    EXPECT_DOUBLE_EQ(s.net->link_stats().stats(l).peak_utilization, 1.0);
+  }
+  EXPECT_EQ(s.net->link_stats().stats(s.uplink(1)).bytes, 0);
+}
+
+TEST(FlowNetwork, AFlowJoinedAtItsStartNeverRanAloneOnItsLinks) {
+  // d0->d2 starts alone; d1->d2 meets it on switch->d2 at the same instant, so both run at
+  // 5 GB/s from the start: d0's uplink peaks at 0.5, not at the 10 GB/s it would have had.
+  Star s(3);
+  s.group({s.flow(0, 2, Bytes(1'000'000'000))});
+  s.group({s.flow(1, 2, Bytes(1'000'000'000))});
+  s.engine.run();
+  s.net->finish(s.engine.now());
+  const LinkStatsTable& stats = s.net->link_stats();
+  EXPECT_DOUBLE_EQ(stats.stats(s.uplink(0)).peak_utilization, 0.5);
+  EXPECT_DOUBLE_EQ(stats.stats(s.uplink(1)).peak_utilization, 0.5);
+  EXPECT_DOUBLE_EQ(stats.stats(s.downlink(2)).peak_utilization, 1.0);
+  EXPECT_NEAR(stats.stats(s.downlink(2)).bytes, 2e9, 1e-3);
+  EXPECT_EQ(stats.stats(s.uplink(0)).busy.count_ns(), 200'000'000);
+}
+
+TEST(FlowNetwork, ALoneFlowJoinedLaterKeepsWhatItCarriedAlone) {
+  // d0->d2 (1 GB) runs alone for 50 ms (0.5 GB at 10 GB/s); d1->d2 (0.25 GB) then shares
+  // switch->d2 at 5 GB/s each for 50 ms, and d0->d2 ends its last 0.25 GB alone in 25 ms.
+  Star s(3);
+  auto a = s.group({s.flow(0, 2, Bytes(1'000'000'000))});
+  std::shared_ptr<Time> b;
+  s.engine.schedule_at(Time::ns(50'000'000),
+                       [&] { b = s.group({s.flow(1, 2, Bytes(250'000'000))}); });
+  s.engine.run();
+  EXPECT_EQ(a->count_ns(), kLatencyNs + 125'000'000);
+  EXPECT_EQ(b->count_ns(), 50'000'000 + kLatencyNs + 50'000'000);
+  s.net->finish(s.engine.now());
+  const LinkStatsTable& stats = s.net->link_stats();
+  EXPECT_NEAR(stats.stats(s.uplink(0)).bytes, 1e9, 1e-3);
+  EXPECT_NEAR(stats.stats(s.downlink(2)).bytes, 1.25e9, 1e-3);
+  EXPECT_DOUBLE_EQ(stats.stats(s.uplink(0)).peak_utilization, 1.0);
+  EXPECT_EQ(stats.stats(s.uplink(0)).busy.count_ns(), 125'000'000);
+}
+
 TEST(FlowNetwork, TwoFlowsIntoOneDeviceShareItsDownlink) {
   // d0->d2 and d1->d2 meet on switch->d2: 5 GB/s each; 1 GB each takes 0.2 s.
   Star s(3);
