@@ -186,7 +186,6 @@ void FlowNetworkModel::run_alone(uint32_t f) {
 }
 
 void FlowNetworkModel::add_lone_traffic(const Flow& flow, Time until, double bytes) {
-  if (until <= flow.last) return;
   for (LinkId l : router_.links(flow.route)) {
     link_stats_.add_traffic(l, bytes, until - flow.last, flow.rate, flow.last, until, 1);
   }
@@ -196,7 +195,8 @@ void FlowNetworkModel::join_solver(uint32_t f) {
   Flow& flow = flows_[f];
   const Time now = engine_.now();
   const auto links = router_.links(flow.route);
-  add_lone_traffic(flow, now, flow.rate * (now - flow.last).seconds());
+  // Joined at the instant it started, it never ran alone: its rate was never its links' load.
+  if (now > flow.last) add_lone_traffic(flow, now, flow.rate * (now - flow.last).seconds());
   // From now on its links carry what the solver has on them, which the instant's settle
   // sets (the solver reports no change where the running variable keeps its rate).
   for (LinkId l : links) {
@@ -245,8 +245,12 @@ void FlowNetworkModel::settle() {
 }
 
 void FlowNetworkModel::finish(Time end) {
-  for (const Flow& flow : flows_) {
-    if (flow.lone) add_lone_traffic(flow, end, flow.rate * (end - flow.last).seconds());
+  // A flow that started at this very instant loaded its links too (their peak), as it would
+  // have in the solver. Counted once: the flows stop being lone.
+  for (Flow& flow : flows_) {
+    if (!flow.lone) continue;
+    add_lone_traffic(flow, end, flow.rate * (end - flow.last).seconds());
+    flow.lone = false;
   }
   NetworkModel::finish(end);
 }

@@ -27,7 +27,8 @@ namespace dtsim {
 // rate, so it adds that traffic in one step when it ends (or joins the solver, or the run
 // stops), once per link instead of a load change at each end. A link's `load` in the
 // statistics is what the solver has on it; lone flows are never part of it. (A trace then
-// shows two flows that meet end to start on a link as two busy spans, not one.)
+// shows two lone flows that meet end to start on a link as two busy spans, not one, and a
+// lone flow that another joins as its span alone and the solver's after it.)
 //
 // FAST-FORWARD. A group with repeat = k runs identical rounds. If, during a round, no
 // flow of another group shared a link with it, the round's duration T depends only on the
@@ -91,7 +92,7 @@ class FlowNetworkModel final : public NetworkModel {
   // Runs flow f, alone on its links, at its narrowest link's capacity.
   void run_alone(uint32_t f);
   // Adds what lone flow f carried on each of its links from its start (flow.last) to
-  // `until`: `bytes`, that busy time, its rate towards the peak.
+  // `until`: `bytes`, that busy time (0 if it started then), its rate towards the peak.
   void add_lone_traffic(const Flow& flow, Time until, double bytes);
   // A lone flow meets another: it joins the solver at its rate.
   void join_solver(uint32_t f);

@@ -94,6 +94,24 @@ TEST(FlowNetwork, ALoneFlowStoppedHalfwayCountsWhatItCarried) {
   EXPECT_EQ(s.net->link_stats().stats(s.uplink(1)).bytes, 0);
 }
 
+TEST(FlowNetwork, ARunStoppedAsALoneFlowStartsCountsItsPeakAsTheSolverWould) {
+  // Stopped at the instant the flow starts (after its route's latency): no bytes, no busy
+  // time, but its links were loaded, as they are with the shortcut off. Finishing twice
+  // counts nothing twice.
+  for (bool lone : {true, false}) {
+    Star s(2);
+    static_cast<FlowNetworkModel&>(*s.net).set_lone_flows(lone);
+    s.group({s.flow(0, 1, Bytes(1'000'000'000))});
+    s.engine.run(Time::ns(kLatencyNs));
+    s.net->finish(Time::ns(kLatencyNs));
+    s.net->finish(Time::ns(kLatencyNs));
+    const LinkStats& up = s.net->link_stats().stats(s.uplink(0));
+    EXPECT_DOUBLE_EQ(up.peak_utilization, 1.0) << "lone flows " << lone;
+    EXPECT_EQ(up.bytes, 0) << "lone flows " << lone;
+    EXPECT_EQ(up.busy.count_ns(), 0) << "lone flows " << lone;
+  }
+}
+
 TEST(FlowNetwork, AFlowJoinedAtItsStartNeverRanAloneOnItsLinks) {
   // d0->d2 starts alone; d1->d2 meets it on switch->d2 at the same instant, so both run at
   // 5 GB/s from the start: d0's uplink peaks at 0.5, not at the 10 GB/s it would have had.
