@@ -19,11 +19,7 @@ class CompletionQueue {
  public:
   void push(Time at, uint32_t action, uint32_t version) {
     const Entry e{at.count_ns(), action, version};
-    if (run_head_ == run_.size() || !(run_.back() > e)) {
-      if (run_head_ == run_.size()) {
-        run_.clear();
-        run_head_ = 0;
-      }
+    if (run_.empty() || !(run_.back() > e)) {
       run_.push_back(e);
     } else {
       heap_.push(e);
@@ -61,9 +57,9 @@ class CompletionQueue {
       return time_ns != o.time_ns ? time_ns > o.time_ns : action > o.action;
     }
   };
-  bool empty() const { return run_head_ == run_.size() && heap_.empty(); }
+  bool empty() const { return run_.empty() && heap_.empty(); }
   bool top_in_run() const {
-    return run_head_ < run_.size() && (heap_.empty() || !(run_[run_head_] > heap_.top()));
+    return !run_.empty() && (heap_.empty() || !(run_[run_head_] > heap_.top()));
   }
   const Entry& top() const { return top_in_run() ? run_[run_head_] : heap_.top(); }
   void pop() {
@@ -83,7 +79,9 @@ class CompletionQueue {
     }
   }
 
-  std::vector<Entry> run_;  // in order from run_head_ on
+  // In order from run_head_ on; emptied as soon as its last entry is popped, so a run that
+  // is not empty always has an entry at run_head_.
+  std::vector<Entry> run_;
   size_t run_head_ = 0;
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap_;
 };

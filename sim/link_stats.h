@@ -77,9 +77,7 @@ class LinkStatsTable {
   static constexpr size_t bytes_per_link();
 
  private:
-  // One cache line per link (64 bytes, aligned): a transfer's start and end each touch
-  // every link of its route, and an entry across two lines costs two misses.
-  struct alignas(64) Entry {
+  struct Entry {
     LinkStats stats;
     double load = 0;
     // The highest load seen: the peak utilization changes only when it does, so the common
@@ -93,7 +91,6 @@ class LinkStatsTable {
   void raise_peak(Entry& e, LinkId l, double load);
   // The busy span that ends at `now` goes to the observers.
   void report_busy_span(LinkId l, Time now);
-  static_assert(sizeof(LinkStats) + 5 * sizeof(double) == 64, "an entry fills its line");
 
   const Topology& topology_;
   const ObserverList& observers_;
