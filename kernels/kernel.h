@@ -90,5 +90,8 @@ void set_cpu_threads(int threads);
 int cpu_threads();
 // The BLAS library and its build, for a cost database's device identity.
 std::string cpu_blas_identity();
+// Whether this process has loaded the BLAS yet: it is loaded by its first use (any of the
+// above, or a GEMM), so a command that runs no kernel never starts its worker threads.
+bool cpu_blas_loaded();
 
 }  // namespace dtsim::kernels

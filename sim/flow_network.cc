@@ -19,12 +19,20 @@ FlowNetworkModel::FlowNetworkModel(Engine& engine, const Topology& topology, Rou
       link_slot_(topology.num_links(), 0),
       link_state_(topology.num_links()) {
   for (LinkId l = 0; l < topology.num_links(); ++l) {
-    const double capacity = topology.link(l).bandwidth.bytes_per_second();
-    const auto c = solver_.add_constraint(capacity);
-    DTSIM_CHECK(c == l, "constraint ids must equal link ids");
-    link_state_[l].capacity = capacity;
+    link_state_[l].capacity = topology.link(l).bandwidth.bytes_per_second();
     link_state_[l].latency = topology.link(l).latency;
   }
+}
+
+void FlowNetworkModel::add_link_constraints() {
+  // Reserved: grown one by one, the constraints were moved to a fresh allocation at every
+  // doubling, most of the cost in page faults.
+  solver_.reserve_constraints(link_state_.size());
+  for (LinkId l = 0; l < link_state_.size(); ++l) {
+    const auto c = solver_.add_constraint(link_state_[l].capacity);
+    DTSIM_CHECK(c == l, "constraint ids must equal link ids");
+  }
+  solver_has_links_ = true;
 }
 
 double FlowNetworkModel::bytes_for(double links, double flows, double flow_links) {
@@ -158,7 +166,7 @@ void FlowNetworkModel::activate(uint32_t f) {
     return;
   }
   flow.last = engine_.now();
-  enter_solver(f, solver_.add_variable(links));
+  enter_solver(f, solver().add_variable(links));
 }
 
 void FlowNetworkModel::enter_solver(uint32_t f, MaxMinSolver::VarId var) {
@@ -208,7 +216,7 @@ void FlowNetworkModel::join_solver(uint32_t f) {
   // its rate changes, as it would have had it solved the flow from the start. (Finishing,
   // it takes back from its links what the rate integral since that last change overshot:
   // the part before now is in the traffic just added, the rest in the load.)
-  enter_solver(f, solver_.add_running_variable(links, flow.rate));
+  enter_solver(f, solver().add_running_variable(links, flow.rate));
 }
 
 void FlowNetworkModel::schedule_completion(uint32_t f, Time now) {

@@ -113,7 +113,16 @@ class FlowNetworkModel final : public NetworkModel {
   uint32_t new_flow();
   uint32_t new_group();
 
+  // The solver, with a constraint per link (id = link id) added when a flow first needs
+  // it: a run whose flows are all lone (a ring on dedicated links) never builds them, 150
+  // bytes a link of fresh pages, twice (the memory estimate's model and the run's).
+  MaxMinSolver& solver() {
+    if (!solver_has_links_) add_link_constraints();
+    return solver_;
+  }
+  void add_link_constraints();
   MaxMinSolver solver_;
+  bool solver_has_links_ = false;
   std::vector<Flow> flows_;
   // First freed, first reused: flows that end together (in id order) come back in id
   // order, so a round started from them pushes its completions in heap order (no sifting).

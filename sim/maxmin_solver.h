@@ -69,6 +69,8 @@ class MaxMinSolver {
 
   // Capacity must be finite and >= 0 (0 is allowed: its variables get rate 0).
   ConstraintId add_constraint(double capacity);
+  // Room for `n` constraints in all, so that adding them one by one never moves them.
+  void reserve_constraints(size_t n) { cons_.reserve(n); }
   void set_capacity(ConstraintId c, double capacity);
 
   // Constraints may repeat in `constraints`; a repeated constraint counts once. Weight must

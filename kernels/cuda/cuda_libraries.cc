@@ -5,39 +5,17 @@
 
 #include <stdexcept>
 
+#include "kernels/dynamic_library.h"
+
 namespace dtsim::kernels::cuda_libraries {
 
 namespace {
 
-// The library `path` names, kept loaded for the process's life; nullptr with `why` set.
-// Its file name first, searched as the dynamic linker searched it when dtsim linked it
-// (LD_LIBRARY_PATH: tests/gpu/run_device_checks.sh points it at a device machine's CUDA),
-// then the file CMake found at configure time.
-void* open_library(const char* path, std::string& why) {
-  const std::string full(path);
-  const std::string name = full.substr(full.find_last_of('/') + 1);
-  void* handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) {
-    const char* e = dlerror();
-    why = "cannot load " + name + " (nor " + full + "): " + (e != nullptr ? e : "unknown reason");
-  }
-  return handle;
-}
-
-template <typename Function>
-void bind(void* handle, const char* library, const char* name, Function& out) {
-  void* symbol = dlsym(handle, name);
-  if (symbol == nullptr) {
-    throw std::runtime_error(std::string(library) + " has no " + name +
-                             " (a cuBLASLt older than the headers dtsim was built with?)");
-  }
-  out = reinterpret_cast<Function>(symbol);
-}
+using dynamic_library::bind;
 
 CublasLt load_cublaslt() {
   std::string why;
-  void* h = open_library(DTSIM_CUBLASLT_LIBRARY, why);
+  void* h = dynamic_library::open(DTSIM_CUBLASLT_LIBRARY, why);
   if (h == nullptr) throw std::runtime_error("cuBLASLt: " + why);
   const char* lib = DTSIM_CUBLASLT_LIBRARY;
   CublasLt f{};
@@ -61,7 +39,7 @@ CublasLt load_cublaslt() {
 // `name` of the library at `path` returns a version number; "" when it cannot be had.
 std::string version_from(const char* path, const char* name, bool status_and_out) {
   std::string why;
-  void* h = path[0] != '\0' ? open_library(path, why) : nullptr;
+  void* h = path[0] != '\0' ? dynamic_library::open(path, why) : nullptr;
   if (h == nullptr) return "";
   void* symbol = dlsym(h, name);
   if (symbol == nullptr) return "";
