@@ -23,6 +23,9 @@ cpu_set_t only(int cpu) {
 
 CoRunners::CoRunners(int count) {
   if (count <= 0) return;
+  // Loaded after the caller is pinned below, OpenBLAS would size and pin its workers to one
+  // core.
+  kernels::load_cpu_blas();
   if (sched_getaffinity(0, sizeof caller_mask_, &caller_mask_) != 0) {
     throw std::invalid_argument("co-runners: this process's cores cannot be read");
   }

@@ -33,6 +33,6 @@ std::string cpu_blas_identity() {
   return id;
 }
 
-bool cpu_blas_loaded() { return openblas_library::loaded(); }
+void load_cpu_blas() { openblas_library::openblas(); }
 
 }  // namespace dtsim::kernels

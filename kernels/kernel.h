@@ -90,8 +90,10 @@ void set_cpu_threads(int threads);
 int cpu_threads();
 // The BLAS library and its build, for a cost database's device identity.
 std::string cpu_blas_identity();
-// Whether this process has loaded the BLAS yet: it is loaded by its first use (any of the
-// above, or a GEMM), so a command that runs no kernel never starts its worker threads.
-bool cpu_blas_loaded();
+// Loads the BLAS now; else its first use (any of the above, or a GEMM) does, and a command
+// that runs no kernel never starts its worker threads. They spin for about 0.1 s after the
+// load and take the CPU affinity of the thread that loads it: a command that times kernels
+// loads it before its set-up, not at its first measurement, and before it pins a thread.
+void load_cpu_blas();
 
 }  // namespace dtsim::kernels

@@ -1,7 +1,6 @@
 // Loading OpenBLAS with dlopen on first use (see openblas_library.h).
 #include "kernels/openblas_library.h"
 
-#include <atomic>
 #include <stdexcept>
 #include <string>
 
@@ -10,8 +9,6 @@
 namespace dtsim::kernels::openblas_library {
 
 namespace {
-
-std::atomic<bool> was_loaded{false};
 
 OpenBlas load() {
   std::string why;
@@ -23,7 +20,6 @@ OpenBlas load() {
   dynamic_library::bind(h, lib, "openblas_set_num_threads", f.set_num_threads);
   dynamic_library::bind(h, lib, "openblas_get_num_threads", f.get_num_threads);
   dynamic_library::bind(h, lib, "openblas_get_config", f.get_config);
-  was_loaded = true;
   return f;
 }
 
@@ -34,7 +30,5 @@ const OpenBlas& openblas() {
   static const OpenBlas functions = load();
   return functions;
 }
-
-bool loaded() { return was_loaded; }
 
 }  // namespace dtsim::kernels::openblas_library

@@ -1,7 +1,7 @@
 // OpenBLAS loaded when the CPU backend first needs it, not when dtsim starts: linked, its
 // pthread build starts a worker per core at load and they spin (sched_yield) for about
 // 0.1 s, so every command, a simulation that never runs a GEMM included, took a second
-// core from its start.
+// core from its start. (Commands that time kernels load it early: kernels::load_cpu_blas.)
 #pragma once
 
 #include <cblas.h>
@@ -16,11 +16,8 @@ struct OpenBlas {
   decltype(&openblas_get_config) get_config;
 };
 
-// Loads OpenBLAS (the library pkg-config named at configure time) on the first call. Throws
+// Loads OpenBLAS (the file CMake found in pkg-config's folder) on the first call. Throws
 // std::runtime_error naming the file and dlerror()'s reason when it cannot be loaded.
 const OpenBlas& openblas();
-
-// Whether openblas() has loaded it in this process.
-bool loaded();
 
 }  // namespace dtsim::kernels::openblas_library

@@ -218,6 +218,10 @@ RealValidation validate_for_real(const RealRunOptions& o) {
                                        "expected at least 1 measured step and 0 or more "
                                        "warm-up steps"}});
   }
+  // The machine's speed is timed with OpenBLAS just before the run: first loaded there, its
+  // worker threads would still be spinning beside that GEMM. Loaded now, they have stopped
+  // by then, as when dtsim linked it.
+  if (o.costs.database) kernels::load_cpu_blas();
   RunControl control;
   control.stop = o.stop;
   RealValidation v;

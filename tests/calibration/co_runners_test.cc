@@ -41,9 +41,20 @@ double process_cpu_s() {
   return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
 
+// OpenBLAS's worker threads spin for a while after the library starts (about 0.1 s here)
+// before they sleep: a process that has just loaded it is not idle yet.
+void wait_until_quiet() {
+  for (int tries = 0; tries < 40; ++tries) {
+    const double cpu0 = process_cpu_s();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (process_cpu_s() - cpu0 < 0.005) return;
+  }
+}
+
 TEST(CoRunners, RunTheKernelOnAnotherCoreAndGiveTheCallerItsCoresBack) {
   if (usable_cores() < 2) GTEST_SKIP() << "one core: no room for a co-runner";
   kernels::set_cpu_threads(1);  // no BLAS worker threads of its own to count
+  wait_until_quiet();
   const cpu_set_t before = my_cores();
   {
     CoRunners co(1);
@@ -102,16 +113,6 @@ TEST(CoRunners, TheSweepRecordsHowManyRan) {
   const SweepResult alone = sweep_cpu({small_gemm()}, cpu_identity("CPU"), options);
   EXPECT_EQ(alone.db.device.co_runners, 0);
   EXPECT_TRUE(alone.db.entries[0].alone_samples_s.empty());  // its one time is alone
-}
-
-// OpenBLAS's worker threads spin for a while after the library starts (about 0.1 s here)
-// before they sleep: a process that has just started is not idle yet.
-void wait_until_quiet() {
-  for (int tries = 0; tries < 40; ++tries) {
-    const double cpu0 = process_cpu_s();
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    if (process_cpu_s() - cpu0 < 0.005) return;
-  }
 }
 
 TEST(CoRunners, PausedTheyLeaveTheOtherCoresIdleUntilTheNextKernel) {

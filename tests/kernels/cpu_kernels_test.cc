@@ -419,7 +419,6 @@ TEST(CpuKernels, BuffersAreAlignedAndTheBlasNamesItself) {
   for (size_t i = 0; i < b.size(); ++i) EXPECT_EQ(reinterpret_cast<uintptr_t>(b.data(i)) % 64, 0u);
   EXPECT_EQ(b.total_bytes(), 2 * 9 * 4);
   EXPECT_NE(cpu_blas_identity().find("OpenBLAS"), std::string::npos) << cpu_blas_identity();
-  EXPECT_TRUE(cpu_blas_loaded());
   set_cpu_threads(1);
   EXPECT_EQ(cpu_threads(), 1);
 }
