@@ -19,6 +19,13 @@ void* open(const char* path, std::string& why) {
   return handle;
 }
 
+void* open_or_throw(const char* path, const char* what) {
+  std::string why;
+  void* handle = open(path, why);
+  if (handle == nullptr) throw std::runtime_error(std::string(what) + ": " + why);
+  return handle;
+}
+
 void* symbol(void* handle, const char* library, const char* name) {
   void* address = dlsym(handle, name);
   if (address == nullptr) {

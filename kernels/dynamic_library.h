@@ -10,6 +10,8 @@ namespace dtsim::kernels::dynamic_library {
 // linked it (LD_LIBRARY_PATH: tests/gpu/run_device_checks.sh points it at a device
 // machine's CUDA), then `path` itself.
 void* open(const char* path, std::string& why);
+// The same, throwing std::runtime_error "`what`: why" when it cannot be loaded.
+void* open_or_throw(const char* path, const char* what);
 
 // The address of `name` in `handle`. Throws std::runtime_error naming `library` and `name`
 // when it has none (a library older than the headers dtsim was built with).

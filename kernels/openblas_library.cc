@@ -1,9 +1,6 @@
 // Loading OpenBLAS with dlopen on first use (see openblas_library.h).
 #include "kernels/openblas_library.h"
 
-#include <stdexcept>
-#include <string>
-
 #include "kernels/dynamic_library.h"
 
 namespace dtsim::kernels::openblas_library {
@@ -11,9 +8,7 @@ namespace dtsim::kernels::openblas_library {
 namespace {
 
 OpenBlas load() {
-  std::string why;
-  void* h = dynamic_library::open(DTSIM_OPENBLAS_LIBRARY, why);
-  if (h == nullptr) throw std::runtime_error("OpenBLAS: " + why);
+  void* h = dynamic_library::open_or_throw(DTSIM_OPENBLAS_LIBRARY, "OpenBLAS");
   const char* lib = DTSIM_OPENBLAS_LIBRARY;
   OpenBlas f{};
   dynamic_library::bind(h, lib, "cblas_sgemm", f.sgemm);

@@ -3,8 +3,6 @@
 
 #include <dlfcn.h>
 
-#include <stdexcept>
-
 #include "kernels/dynamic_library.h"
 
 namespace dtsim::kernels::cuda_libraries {
@@ -14,9 +12,7 @@ namespace {
 using dynamic_library::bind;
 
 CublasLt load_cublaslt() {
-  std::string why;
-  void* h = dynamic_library::open(DTSIM_CUBLASLT_LIBRARY, why);
-  if (h == nullptr) throw std::runtime_error("cuBLASLt: " + why);
+  void* h = dynamic_library::open_or_throw(DTSIM_CUBLASLT_LIBRARY, "cuBLASLt");
   const char* lib = DTSIM_CUBLASLT_LIBRARY;
   CublasLt f{};
   bind(h, lib, "cublasLtCreate", f.create);
