@@ -129,8 +129,8 @@ TaskId TaskGraph::add(const Task& task) {
   const auto id = static_cast<TaskId>(records_.size() - 1);
   if (task.transfer) {
     const PipelineTransfer& t = *task.transfer;
-    const auto [it, fresh] = transfer_index_.try_emplace(
-        {t.tensor, t.micro_batch, t.chunk}, static_cast<uint32_t>(transfers_.size()));
+    const auto [it, fresh] =
+        transfer_index_.try_emplace(t, static_cast<uint32_t>(transfers_.size()));
     if (fresh) transfers_.push_back(t);
     transfer_of_task_.emplace_back(id, it->second);
   }

@@ -4,12 +4,10 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
-#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -272,8 +270,18 @@ class TaskGraph {
   std::vector<TaskId> deps_;
   std::vector<CollectiveCall> collectives_;
   std::vector<std::pair<TaskId, uint32_t>> transfer_of_task_;  // in task order; into transfers_
-  std::vector<PipelineTransfer> transfers_;                     // each distinct one once
-  std::map<std::tuple<PipelineTensor, uint32_t, uint32_t>, uint32_t> transfer_index_;
+  std::vector<PipelineTransfer> transfers_;                    // each distinct one once
+  // Hashed, not ordered: every pipeline send and recv looks its transfer up while the
+  // graph's records stream into memory, and a tree's walk missed the cache at every level.
+  struct TransferHash {
+    size_t operator()(const PipelineTransfer& t) const {
+      const uint64_t h =
+          ((uint64_t{t.micro_batch} << 32 | t.chunk) ^ static_cast<uint64_t>(t.tensor)) *
+          0x9E3779B97F4A7C15ull;
+      return static_cast<size_t>(h ^ (h >> 32));
+    }
+  };
+  std::unordered_map<PipelineTransfer, uint32_t, TransferHash> transfer_index_;
   std::vector<OpSignature> ops_;
   std::vector<OpOperands> operands_;   // beside ops_, one per op
   std::vector<uint32_t> op_list_end_;  // list i is ops_[end[i - 1] (0 for the first), end[i])

@@ -272,11 +272,21 @@ void TaskRuntime::issue(Slot id) {
       auto& theirs = send ? ready_recvs_ : ready_sends_;
       auto it = theirs.find(key);
       if (it == theirs.end()) {
-        (send ? ready_sends_ : ready_recvs_)[key].push_back(id);
+        const auto [mine, fresh] = (send ? ready_sends_ : ready_recvs_).try_emplace(key);
+        if (fresh) {
+          mine->second.first = id;
+        } else {
+          mine->second.later.push_back(id);
+        }
       } else {
-        const Slot other = it->second.front();
-        it->second.erase(it->second.begin());
-        if (it->second.empty()) theirs.erase(it);
+        Waiting& waiting = it->second;
+        const Slot other = waiting.first;
+        if (waiting.later.empty()) {
+          theirs.erase(it);
+        } else {
+          waiting.first = waiting.later.front();
+          waiting.later.erase(waiting.later.begin());
+        }
         start_p2p(send ? id : other, send ? other : id);
       }
       break;

@@ -159,7 +159,13 @@ class TaskRuntime {
       return static_cast<size_t>(h * 0xbf58476d1ce4e5b9ULL);
     }
   };
-  std::unordered_map<P2pKey, std::vector<Slot>, P2pKeyHash> ready_sends_, ready_recvs_;
+  // Nearly every key waits for one task at a time: the first is held in place, so that a
+  // send or recv issued before its peer costs no heap block of its own.
+  struct Waiting {
+    Slot first = 0;
+    std::vector<Slot> later;  // oldest first
+  };
+  std::unordered_map<P2pKey, Waiting, P2pKeyHash> ready_sends_, ready_recvs_;
   // Calls alike in everything that prices them: op, algorithm, bytes, options, members.
   using CallKey = std::tuple<int, int, int64_t, int, int64_t, int, int, int, std::vector<int>>;
   static CallKey key_of(const CollectiveCall& call);

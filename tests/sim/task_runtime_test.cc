@@ -149,6 +149,62 @@ TEST(TaskRuntime, SendAndRecvMeetBeforeTheTransferStarts) {
   }
 }
 
+// Messages with the same sender, receiver and tag meet in the order they were posted,
+// whichever side waits: three recvs posted before their sends, then three sends posted
+// before their recvs, each pair of its own size, so that a recv that met the wrong send
+// would end when another pair does.
+TEST(TaskRuntime, MessagesOfOneKeyMeetOldestFirst) {
+  const Cluster c = two_h100();
+  for (const bool recvs_wait : {true, false}) {
+    SCOPED_TRACE(recvs_wait ? "recvs posted first" : "sends posted first");
+    TaskGraph g;
+    const int waiting_rank = recvs_wait ? 1 : 0;
+    const uint16_t comp = g.stream("compute");
+    const uint16_t comm[] = {g.stream("comm0"), g.stream("comm1"), g.stream("comm2")};
+    // The waiting side posts its k-th task at k ms; the other side at 3 + k ms, each after
+    // one more millisecond of compute on its rank's stream.
+    std::vector<TaskId> waiting_after, other_after;
+    for (int k = 0; k < 3; ++k) {
+      waiting_after.push_back(g.add(compute(waiting_rank, comp, Duration::ms(1))));
+    }
+    other_after.push_back(g.add(compute(1 - waiting_rank, comp, Duration::ms(3))));
+    for (int k = 1; k < 3; ++k) {
+      other_after.push_back(g.add(compute(1 - waiting_rank, comp, Duration::ms(1))));
+    }
+    std::vector<TaskId> sends, recvs;
+    for (int k = 0; k < 3; ++k) {
+      Task send;
+      send.kind = TaskKind::kSend;
+      send.rank = 0;
+      send.peer = 1;
+      send.stream = comm[k];
+      send.bytes = Bytes(450'000'000LL * (k + 1));
+      send.name = "send" + std::to_string(k);
+      Task recv = send;
+      recv.kind = TaskKind::kRecv;
+      recv.rank = 1;
+      recv.peer = 0;
+      recv.name = "recv" + std::to_string(k);
+      Task& waiting = recvs_wait ? recv : send;
+      Task& other = recvs_wait ? send : recv;
+      if (k > 0) waiting.deps = {waiting_after[k - 1]};
+      other.deps = {other_after[k]};
+      sends.push_back(g.add(send));
+      recvs.push_back(g.add(recv));
+    }
+    Simulation sim(c, {});
+    Recorder rec;
+    sim.add_observer(&rec);
+    sim.run(g);
+    for (int k = 0; k < 3; ++k) {
+      EXPECT_EQ(rec.end_of(recvs[k]), rec.end_of(sends[k])) << "pair " << k;
+      if (k > 0) {
+        EXPECT_LT(rec.end_of(sends[k - 1]), rec.end_of(sends[k])) << "pair " << k;
+      }
+    }
+  }
+}
+
 TEST(TaskRuntime, MemcpyFromHostCrossesPcie) {
   const Cluster c = two_h100();
   TaskGraph g;
