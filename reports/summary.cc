@@ -51,6 +51,14 @@ nlohmann::ordered_json make_summary(const LoweredScenario& scenario, const Scena
   if (options.include_wall_time) s["wall_time_s"] = run.wall_time_s;
   s["events"] = r.events;
   s["fast_forwarded_rounds"] = r.fast_forwarded_rounds;
+  if (r.max_min) {
+    const MaxMinSolveCounts& m = *r.max_min;
+    s["flow_solver"] = {{"solves", m.solves},
+                        {"settled_in_place", m.without_filling},
+                        {"affected_sets", m.affected_sets},
+                        {"whole_components", m.components},
+                        {"whole_component_flows", m.component_variables}};
+  }
   s["cluster"] = {{"ranks", c.num_ranks()},
                   {"nodes", c.nodes.size()},
                   {"regions", c.regions.size()},
@@ -256,6 +264,19 @@ std::string format_summary_text(const nlohmann::ordered_json& s) {
     out += fmt::format("wall time       {:.3f} s ({} events, {} rounds fast-forwarded)\n",
                        s["wall_time_s"].get<double>(), s["events"].get<uint64_t>(),
                        s["fast_forwarded_rounds"].get<int64_t>());
+    if (s.contains("flow_solver")) {
+      const auto& m = s["flow_solver"];
+      const auto whole = m["whole_components"].get<uint64_t>();
+      out += fmt::format(
+          "flow solver     {} solves: {} settled in place, {} by affected sets, {} whole "
+          "components{}\n",
+          m["solves"].get<uint64_t>(), m["settled_in_place"].get<uint64_t>(),
+          m["affected_sets"].get<uint64_t>(), whole,
+          whole == 0 ? ""
+                     : fmt::format(" of {:.0f} flows on average",
+                                   m["whole_component_flows"].get<double>() /
+                                       static_cast<double>(whole)));
+    }
   }
   if (s.contains("cost_sources")) {
     std::string line;

@@ -55,6 +55,7 @@ class FlowNetworkModel final : public NetworkModel {
   void complete_due(Time now) override;
   // Lone flows still running when the run stops add their traffic so far.
   void finish(Time end) override;
+  std::optional<MaxMinSolveCounts> max_min_counts() const override { return solver_.counts(); }
 
   // What the model holds for a topology of `links` links with at most `flows` flows at
   // once over `flow_links` link crossings in all: its per-link indexes and the solver's

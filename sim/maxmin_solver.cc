@@ -133,6 +133,7 @@ void MaxMinSolver::remove_variable(VarId v) {
 void MaxMinSolver::solve(std::vector<VarId>* changed_variables,
                          std::vector<ConstraintId>* changed_constraints) {
   if (!dirty()) return;
+  ++counts_.solves;
   ++epoch_;
   placed_.clear();
   if (local_changes_) {
@@ -142,11 +143,13 @@ void MaxMinSolver::solve(std::vector<VarId>* changed_variables,
   if (dirty()) {
     if (!(local_changes_ && solve_affected_set(changed_variables, changed_constraints))) {
       collect_components();
+      ++counts_.components;
+      counts_.component_variables += comp_vars_.size();
       fill();
       report(changed_variables, changed_constraints);
     }
   } else {
-    ++solves_without_filling_;
+    ++counts_.without_filling;
   }
   // A placed variable that a component's solve took up again was reported there.
   for (const VarId v : placed_) {
@@ -502,7 +505,7 @@ bool MaxMinSolver::solve_affected_set(std::vector<VarId>* changed_variables,
       dirty_cons_.clear();
       dirty_vars_.clear();
       report(changed_variables, changed_constraints);
-      ++affected_set_solves_;
+      ++counts_.affected_sets;
       return true;
     }
     for (const VarId v : violators_) join_set(v);

@@ -61,6 +61,16 @@
 
 namespace dtsim {
 
+// How the solves of a run were settled (for reports): every solve() with something to do
+// is one of the last three.
+struct MaxMinSolveCounts {
+  uint64_t solves = 0;
+  uint64_t without_filling = 0;  // LOCAL CHANGES alone
+  uint64_t affected_sets = 0;    // the AFFECTED SET solved alone
+  uint64_t components = 0;       // the changed components solved whole
+  uint64_t component_variables = 0;  // the variables those components held, summed
+};
+
 class MaxMinSolver {
  public:
   using VarId = uint32_t;
@@ -97,9 +107,10 @@ class MaxMinSolver {
   // to compare).
   void set_local_changes(bool on) { local_changes_ = on; }
   // Solves that the shortcuts settled without solving a component.
-  [[nodiscard]] uint64_t solves_without_filling() const { return solves_without_filling_; }
+  [[nodiscard]] uint64_t solves_without_filling() const { return counts_.without_filling; }
   // Solves settled by solving the affected set alone.
-  [[nodiscard]] uint64_t affected_set_solves() const { return affected_set_solves_; }
+  [[nodiscard]] uint64_t affected_set_solves() const { return counts_.affected_sets; }
+  [[nodiscard]] const MaxMinSolveCounts& counts() const { return counts_; }
 
   // Rates are 0 until the first solve() after add_variable.
   // Inline: the flow model reads them for every flow and link it touches.
@@ -230,8 +241,7 @@ class MaxMinSolver {
   std::vector<VarId> free_vars_;
   size_t num_alive_ = 0;
   bool local_changes_ = true;
-  uint64_t solves_without_filling_ = 0;
-  uint64_t affected_set_solves_ = 0;
+  MaxMinSolveCounts counts_;
   std::vector<VarId> set_;        // the current solve's affected set
   std::vector<VarId> violators_;  // frozen variables found to lose their bottleneck
   std::vector<VarId> placed_;  // placed in spare capacity by the current solve

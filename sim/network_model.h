@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -11,6 +12,7 @@
 
 #include "sim/engine.h"
 #include "sim/link_stats.h"
+#include "sim/maxmin_solver.h"
 #include "sim/observer.h"
 #include "sim/resource_model.h"
 #include "sim/router.h"
@@ -66,6 +68,8 @@ class NetworkModel : public ResourceModel {
   const LinkStatsTable& link_stats() const { return link_stats_; }
   // Rounds that were fast-forwarded rather than simulated flow by flow (for reports).
   int64_t fast_forwarded_rounds() const { return fast_forwarded_rounds_; }
+  // How its max-min solves were settled, for a model that shares bandwidth by max-min.
+  virtual std::optional<MaxMinSolveCounts> max_min_counts() const { return std::nullopt; }
   // Whether repeated rounds may be fast-forwarded (models that have no such shortcut
   // ignore it: the analytical model works out rounds in closed form either way).
   void set_fast_forward(bool on) { fast_forward_ = on; }

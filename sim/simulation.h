@@ -4,6 +4,7 @@
 
 #include <array>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,7 @@ struct RunResult {
   Time end;
   uint64_t events = 0;
   int64_t fast_forwarded_rounds = 0;
+  std::optional<MaxMinSolveCounts> max_min;  // the `flow` model's solves
   std::vector<RankStats> ranks;
   std::vector<CollectiveRecord> collectives;  // in completion order
   // Collective calls and pipeline send/recv pairs by where their time came from:

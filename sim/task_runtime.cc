@@ -163,6 +163,7 @@ RunResult TaskRuntime::run(const RunControl& control) {
   result_.end = end;
   result_.events = engine.events_processed();
   result_.fast_forwarded_rounds = sim_.network_->fast_forwarded_rounds();
+  result_.max_min = sim_.network_->max_min_counts();
   for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) {
     account(r, TimeCategory::kNone, 0);  // close the last interval, stalled tasks included
     result_.ranks.push_back(ranks_[r].stats);

@@ -29,6 +29,14 @@ TEST(Cli, RunWritesSummaryTraceAndTables) {
     EXPECT_TRUE(summary.contains(key)) << key;
   }
   EXPECT_EQ(summary["network_model"], "flow");
+  // How the flow model's max-min solves were settled, each solve one way.
+  ASSERT_TRUE(summary.contains("flow_solver"));
+  const auto& solver = summary["flow_solver"];
+  EXPECT_GT(solver["solves"].get<uint64_t>(), 0u);
+  EXPECT_EQ(solver["solves"].get<uint64_t>(), solver["settled_in_place"].get<uint64_t>() +
+                                                  solver["affected_sets"].get<uint64_t>() +
+                                                  solver["whole_components"].get<uint64_t>());
+  EXPECT_NE(r.output.find("flow solver"), std::string::npos) << r.output;
   const auto& colls = summary["collectives"];
   ASSERT_EQ(colls.size(), 18u);  // 6 sizes x 3 algorithms
   for (const auto& c : colls) {

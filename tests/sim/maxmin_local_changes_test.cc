@@ -126,5 +126,31 @@ TEST(MaxMinLocalChanges, OffSolvesEveryChange) {
   EXPECT_DOUBLE_EQ(x.s.rate(x.b), 25.0);
 }
 
+// The counts a run reports: every solve with something to do is settled one way, a solve
+// with nothing to do is not counted, and a whole component's solve adds its variables.
+TEST(MaxMinLocalChanges, EachSolveIsCountedByHowItWasSettled) {
+  PortAndNic off;
+  off.s.set_local_changes(false);
+  off.s.solve();
+  off.s.solve();  // nothing changed
+  off.s.remove_variable(off.a);
+  off.s.solve();
+  const MaxMinSolveCounts& c = off.s.counts();
+  EXPECT_EQ(c.solves, 2u);
+  EXPECT_EQ(c.components, 2u);
+  EXPECT_EQ(c.component_variables, 3u);  // A and B, then B
+  EXPECT_EQ(c.without_filling + c.affected_sets, 0u);
+
+  PortAndNic on;
+  on.s.solve();
+  const MaxMinSolveCounts first = on.s.counts();
+  on.s.remove_variable(on.a);  // frees only what B cannot use: settled in place
+  on.s.solve();
+  const MaxMinSolveCounts& then = on.s.counts();
+  EXPECT_EQ(then.solves, first.solves + 1);
+  EXPECT_EQ(then.without_filling, first.without_filling + 1);
+  EXPECT_EQ(then.solves, then.without_filling + then.affected_sets + then.components);
+}
+
 }  // namespace
 }  // namespace dtsim
