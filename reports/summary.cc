@@ -272,10 +272,10 @@ std::string format_summary_text(const nlohmann::ordered_json& s) {
           "components{}\n",
           m["solves"].get<uint64_t>(), m["settled_in_place"].get<uint64_t>(),
           m["affected_sets"].get<uint64_t>(), whole,
-          whole == 0 ? ""
-                     : fmt::format(" of {:.0f} flows on average",
-                                   m["whole_component_flows"].get<double>() /
-                                       static_cast<double>(whole)));
+          whole == 0
+              ? ""
+              : fmt::format(" of {:.0f} flows on average",
+                            m["whole_component_flows"].get<double>() / static_cast<double>(whole)));
     }
   }
   if (s.contains("cost_sources")) {

@@ -65,9 +65,9 @@ namespace dtsim {
 // is one of the last three.
 struct MaxMinSolveCounts {
   uint64_t solves = 0;
-  uint64_t without_filling = 0;  // LOCAL CHANGES alone
-  uint64_t affected_sets = 0;    // the AFFECTED SET solved alone
-  uint64_t components = 0;       // the changed components solved whole
+  uint64_t without_filling = 0;      // LOCAL CHANGES alone
+  uint64_t affected_sets = 0;        // the AFFECTED SET solved alone
+  uint64_t components = 0;           // the changed components solved whole
   uint64_t component_variables = 0;  // the variables those components held, summed
 };
 
