@@ -10,6 +10,7 @@
 
 #include "reports/collective_bandwidth.h"
 #include "reports/training_summary.h"
+#include "sim/maxmin_counts.h"
 #include "sim/unit_parse.h"
 
 namespace dtsim {
@@ -52,11 +53,23 @@ nlohmann::ordered_json make_summary(const LoweredScenario& scenario, const Scena
   s["events"] = r.events;
   s["fast_forwarded_rounds"] = r.fast_forwarded_rounds;
   if (r.max_min) {
-    const MaxMinSolveCounts& m = *r.max_min;
+    // The step's simulation and a local-SGD run's local step (a batch-size schedule's
+    // other phases keep only their step times).
+    MaxMinSolveCounts m = *r.max_min;
+    if (run.local_step && run.local_step->max_min) {
+      const MaxMinSolveCounts& l = *run.local_step->max_min;
+      m.solves += l.solves;
+      m.without_filling += l.without_filling;
+      m.affected_sets += l.affected_sets;
+      m.components += l.components;
+      m.affected_sets_given_up += l.affected_sets_given_up;
+      m.component_variables += l.component_variables;
+    }
     s["flow_solver"] = {{"solves", m.solves},
                         {"settled_in_place", m.without_filling},
                         {"affected_sets", m.affected_sets},
                         {"whole_components", m.components},
+                        {"whole_components_after_a_set", m.affected_sets_given_up},
                         {"whole_component_flows", m.component_variables}};
   }
   s["cluster"] = {{"ranks", c.num_ranks()},
@@ -264,19 +277,21 @@ std::string format_summary_text(const nlohmann::ordered_json& s) {
     out += fmt::format("wall time       {:.3f} s ({} events, {} rounds fast-forwarded)\n",
                        s["wall_time_s"].get<double>(), s["events"].get<uint64_t>(),
                        s["fast_forwarded_rounds"].get<int64_t>());
-    if (s.contains("flow_solver")) {
-      const auto& m = s["flow_solver"];
-      const auto whole = m["whole_components"].get<uint64_t>();
-      out += fmt::format(
-          "flow solver     {} solves: {} settled in place, {} by affected sets, {} whole "
-          "components{}\n",
-          m["solves"].get<uint64_t>(), m["settled_in_place"].get<uint64_t>(),
-          m["affected_sets"].get<uint64_t>(), whole,
-          whole == 0
-              ? ""
-              : fmt::format(" of {:.0f} flows on average",
-                            m["whole_component_flows"].get<double>() / static_cast<double>(whole)));
+  }
+  if (s.contains("flow_solver")) {
+    const auto& m = s["flow_solver"];
+    const auto whole = m["whole_components"].get<uint64_t>();
+    std::string of_whole;
+    if (whole > 0) {
+      of_whole = fmt::format(" ({} after giving up an affected set) of {:.0f} flows on average",
+                             m["whole_components_after_a_set"].get<uint64_t>(),
+                             m["whole_component_flows"].get<double>() / static_cast<double>(whole));
     }
+    out += fmt::format(
+        "flow solver     {} solves: {} settled in place, {} by affected sets, {} whole "
+        "components{}\n",
+        m["solves"].get<uint64_t>(), m["settled_in_place"].get<uint64_t>(),
+        m["affected_sets"].get<uint64_t>(), whole, of_whole);
   }
   if (s.contains("cost_sources")) {
     std::string line;

@@ -510,6 +510,7 @@ bool MaxMinSolver::solve_affected_set(std::vector<VarId>* changed_variables,
     }
     for (const VarId v : violators_) join_set(v);
   }
+  ++counts_.affected_sets_given_up;
   return false;
 }
 

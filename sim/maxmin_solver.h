@@ -58,18 +58,9 @@
 #include <vector>
 
 #include "sim/check.h"
+#include "sim/maxmin_counts.h"
 
 namespace dtsim {
-
-// How the solves of a run were settled (for reports): every solve() with something to do
-// is one of the last three.
-struct MaxMinSolveCounts {
-  uint64_t solves = 0;
-  uint64_t without_filling = 0;      // LOCAL CHANGES alone
-  uint64_t affected_sets = 0;        // the AFFECTED SET solved alone
-  uint64_t components = 0;           // the changed components solved whole
-  uint64_t component_variables = 0;  // the variables those components held, summed
-};
 
 class MaxMinSolver {
  public:

@@ -12,7 +12,7 @@
 
 #include "sim/engine.h"
 #include "sim/link_stats.h"
-#include "sim/maxmin_solver.h"
+#include "sim/maxmin_counts.h"
 #include "sim/observer.h"
 #include "sim/resource_model.h"
 #include "sim/router.h"

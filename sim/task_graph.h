@@ -275,9 +275,10 @@ class TaskGraph {
   // graph's records stream into memory, and a tree's walk missed the cache at every level.
   struct TransferHash {
     size_t operator()(const PipelineTransfer& t) const {
-      const uint64_t h =
-          ((uint64_t{t.micro_batch} << 32 | t.chunk) ^ static_cast<uint64_t>(t.tensor)) *
-          0x9E3779B97F4A7C15ull;
+      // The tensor gets bits of its own: folded into the chunk's, (activations, c) and
+      // (gradients, c ^ 1) would always collide.
+      uint64_t h = (uint64_t{t.micro_batch} << 32 | t.chunk) * 0x9E3779B97F4A7C15ull;
+      h ^= (static_cast<uint64_t>(t.tensor) + 1) * 0xC2B2AE3D27D4EB4Full;
       return static_cast<size_t>(h ^ (h >> 32));
     }
   };

@@ -135,5 +135,45 @@ TEST(MaxMinAffectedSet, OffWithTheOtherLocalChanges) {
   EXPECT_DOUBLE_EQ(s.rate(b), 100.0);
 }
 
+// The counts a run reports (MaxMinSolveCounts): a solve settled by its affected set, one
+// whose set grew too large (given up, then the component solved whole), and a capacity
+// change (the component solved whole without trying a set) each count once, in one place.
+TEST(MaxMinAffectedSet, TheCountsSayHowEachSolveWent) {
+  MaxMinSolver s;
+  const ConstraintId n = s.add_constraint(10.0);
+  const ConstraintId sw = s.add_constraint(100.0);
+  add(s, {n});
+  add(s, {n, sw});
+  const VarId a = add(s, {sw});
+  add(s, {sw});
+  const ConstraintId big = s.add_constraint(1000.0);
+  std::vector<VarId> many;
+  for (int i = 0; i < 5000; ++i) many.push_back(add(s, {big}));
+  s.solve();
+  const MaxMinSolveCounts start = s.counts();
+  const auto expect_step = [&](const MaxMinSolveCounts& before, uint64_t affected,
+                               uint64_t components, uint64_t given_up, uint64_t variables) {
+    const MaxMinSolveCounts& now = s.counts();
+    EXPECT_EQ(now.solves, before.solves + 1);
+    EXPECT_EQ(now.without_filling, before.without_filling);
+    EXPECT_EQ(now.affected_sets, before.affected_sets + affected);
+    EXPECT_EQ(now.components, before.components + components);
+    EXPECT_EQ(now.affected_sets_given_up, before.affected_sets_given_up + given_up);
+    EXPECT_EQ(now.component_variables, before.component_variables + variables);
+    EXPECT_EQ(now.solves, now.without_filling + now.affected_sets + now.components);
+  };
+  s.remove_variable(a);  // moves B alone (ARemovalMovesOnlyTheFlowsItsLinkHeld)
+  s.solve();
+  expect_step(start, 1, 0, 0, 0);
+  const MaxMinSolveCounts after_set = s.counts();
+  s.remove_variable(many.back());  // moves 4,999: too many for a set
+  s.solve();
+  expect_step(after_set, 0, 1, 1, 4999);
+  const MaxMinSolveCounts after_big = s.counts();
+  s.set_capacity(sw, 40.0);  // solved whole without a set: X, Y and B
+  s.solve();
+  expect_step(after_big, 0, 1, 0, 3);
+}
+
 }  // namespace
 }  // namespace dtsim
