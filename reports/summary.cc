@@ -52,19 +52,12 @@ nlohmann::ordered_json make_summary(const LoweredScenario& scenario, const Scena
   if (options.include_wall_time) s["wall_time_s"] = run.wall_time_s;
   s["events"] = r.events;
   s["fast_forwarded_rounds"] = r.fast_forwarded_rounds;
+  s["replayed_phases"] = r.replayed_phases;
   if (r.max_min) {
     // The step's simulation and a local-SGD run's local step (a batch-size schedule's
     // other phases keep only their step times).
     MaxMinSolveCounts m = *r.max_min;
-    if (run.local_step && run.local_step->max_min) {
-      const MaxMinSolveCounts& l = *run.local_step->max_min;
-      m.solves += l.solves;
-      m.without_filling += l.without_filling;
-      m.affected_sets += l.affected_sets;
-      m.components += l.components;
-      m.affected_sets_given_up += l.affected_sets_given_up;
-      m.component_variables += l.component_variables;
-    }
+    if (run.local_step && run.local_step->max_min) m += *run.local_step->max_min;
     s["flow_solver"] = {{"solves", m.solves},
                         {"settled_in_place", m.without_filling},
                         {"affected_sets", m.affected_sets},
@@ -274,9 +267,10 @@ std::string format_summary_text(const nlohmann::ordered_json& s) {
   out += fmt::format("simulated time  {}\n",
                      format_duration(Duration::from_seconds(s["simulated_time_s"].get<double>())));
   if (s.contains("wall_time_s")) {
-    out += fmt::format("wall time       {:.3f} s ({} events, {} rounds fast-forwarded)\n",
-                       s["wall_time_s"].get<double>(), s["events"].get<uint64_t>(),
-                       s["fast_forwarded_rounds"].get<int64_t>());
+    out += fmt::format(
+        "wall time       {:.3f} s ({} events, {} rounds fast-forwarded, {} phases replayed)\n",
+        s["wall_time_s"].get<double>(), s["events"].get<uint64_t>(),
+        s["fast_forwarded_rounds"].get<int64_t>(), s.value("replayed_phases", int64_t{0}));
   }
   if (s.contains("flow_solver")) {
     const auto& m = s["flow_solver"];

@@ -112,7 +112,9 @@ ScenarioRun run_scenario(const Scenario& scenario, const LoweredScenario& lowere
   const auto t0 = std::chrono::steady_clock::now();
   SimulationOptions options;
   options.network_model = scenario.simulation.network_model;
+  // One key for both exact shortcuts that skip repeated work: rounds and phases.
   options.fast_forward = scenario.simulation.fast_forward;
+  options.phase_replay = scenario.simulation.fast_forward;
   options.ranks_share_one_cpu = scenario.simulation.ranks_share_one_cpu;
   options.collective_costs = lowered.collective_costs.get();
   Simulation sim(scenario.cluster, options);

@@ -177,6 +177,8 @@ LoweredCounts estimate_lowered_counts(const Scenario& s, const CostModel& costs)
   // graph where it exists before lowering (a training step's does not).
   SimulationOptions options;
   options.network_model = s.simulation.network_model;
+  // As the run will: the trace watches the links, and then no phase is replayed.
+  options.phase_replay = s.simulation.fast_forward && !s.simulation.trace;
   Simulation network(s.cluster, options);
   switch (s.workload_kind) {
     case WorkloadKind::kCollective: {

@@ -101,9 +101,9 @@ void AnalyticalNetworkModel::start_group(std::vector<FlowSpec> flows, int64_t re
 }
 
 void AnalyticalNetworkModel::start_phase(const std::shared_ptr<const CollectivePlan>& plan,
-                                         size_t phase,
-                                         const std::function<std::vector<FlowSpec>()>& flows,
-                                         int64_t repeat, std::function<void()> done) {
+                                         size_t phase, std::function<std::vector<FlowSpec>()> flows,
+                                         int64_t repeat, bool /*alone*/,
+                                         std::function<void()> done) {
   auto it = phases_.find({plan.get(), phase});
   if (it == phases_.end()) {
     it = phases_.emplace(std::pair{plan.get(), phase}, std::pair{plan, price(flows())}).first;

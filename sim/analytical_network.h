@@ -26,7 +26,7 @@ class AnalyticalNetworkModel final : public NetworkModel {
   std::string_view name() const override { return "analytical"; }
   void start_group(std::vector<FlowSpec> flows, int64_t repeat, std::function<void()> done) override;
   void start_phase(const std::shared_ptr<const CollectivePlan>& plan, size_t phase,
-                   const std::function<std::vector<FlowSpec>()>& flows, int64_t repeat,
+                   std::function<std::vector<FlowSpec>()> flows, int64_t repeat, bool alone,
                    std::function<void()> done) override;
   // Without observers of its links' busy spans, a call is one step: its phases' durations
   // added up and its links' traffic added once per call, from its plan priced once.

@@ -3,8 +3,11 @@
 #include "sim/flow_network.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <map>
+#include <unordered_map>
+#include <utility>
 
 #include "sim/check.h"
 #include "sim/clock_range.h"
@@ -70,6 +73,12 @@ uint32_t FlowNetworkModel::new_group() {
 
 void FlowNetworkModel::start_group(std::vector<FlowSpec> flows, int64_t repeat,
                                    std::function<void()> done) {
+  start_recorded_group(std::move(flows), repeat, std::move(done), nullptr);
+}
+
+void FlowNetworkModel::start_recorded_group(std::vector<FlowSpec> flows, int64_t repeat,
+                                            std::function<void()> done,
+                                            std::unique_ptr<Recording> recording) {
   DTSIM_CHECK(repeat >= 1, "a group runs at least one round");
   const uint32_t g = new_group();
   Group& group = groups_[g];
@@ -77,7 +86,105 @@ void FlowNetworkModel::start_group(std::vector<FlowSpec> flows, int64_t repeat,
   group.flows = std::move(flows);
   group.rounds_left = repeat;
   group.done = std::move(done);
+  group.recording = std::move(recording);
   start_round(g);
+}
+
+void FlowNetworkModel::start_phase(const std::shared_ptr<const CollectivePlan>& plan, size_t phase,
+                                   std::function<std::vector<FlowSpec>()> flows, int64_t repeat,
+                                   bool alone, std::function<void()> done) {
+  // A replay reports one busy span per link, where an observer expects the phase's own.
+  if (!phase_replay_ || link_stats_.observed()) {
+    start_group(flows(), repeat, std::move(done));
+    return;
+  }
+  const PhaseKey key{plan.get(), phase};
+  PhaseOutcome& outcome = outcomes_[key];
+  if (outcome.kept) {
+    if (alone && links_idle(outcome)) {
+      replay(outcome, std::move(done));
+      return;
+    }
+    // Behind the events already due now: they may start flows on its links.
+    engine_.schedule_at(engine_.now(), [this, &outcome, flows = std::move(flows), repeat,
+                                        done = std::move(done)]() mutable {
+      decide_replay(outcome, flows, repeat, done);
+    });
+    return;
+  }
+  std::unique_ptr<Recording> recording;
+  if (!outcome.recording && outcome.closed_runs_missed < kRecordingTries) {
+    outcome.plan = plan;
+    outcome.recording = true;
+    recording = std::make_unique<Recording>();
+    recording->outcome = &outcome;
+    recording->start = engine_.now();
+  }
+  start_recorded_group(flows(), repeat, std::move(done), std::move(recording));
+}
+
+void FlowNetworkModel::decide_replay(const PhaseOutcome& outcome,
+                                     const std::function<std::vector<FlowSpec>()>& flows,
+                                     int64_t repeat, std::function<void()>& done) {
+  const auto end = later_within_clock(engine_.now(), outcome.duration);
+  // Settles first: flows that ended at this instant leave their links' load at 0 now.
+  if (end && links_idle(outcome) &&
+      *end < std::min(next_completion(), engine_.horizon_excluding(this))) {
+    replay(outcome, std::move(done));
+    return;
+  }
+  start_group(flows(), repeat, std::move(done));
+}
+
+bool FlowNetworkModel::links_idle(const PhaseOutcome& outcome) const {
+  return std::all_of(outcome.links.begin(), outcome.links.end(),
+                     [this](LinkId l) { return link_users_.empty(l); });
+}
+
+void FlowNetworkModel::replay(const PhaseOutcome& outcome, std::function<void()> done) {
+  const Time now = engine_.now();
+  const auto end = later_within_clock(now, outcome.duration);
+  if (!end)
+    throw_past_clock("a replayed collective phase", now.seconds() + outcome.duration.seconds());
+  ++replayed_phases_;
+  // Its traffic goes in when it ends (a run stopped meanwhile leaves it out), so that no
+  // link reports bytes past the run's end.
+  engine_.schedule_at(*end, [this, &outcome, now, until = *end, done = std::move(done)] {
+    for (size_t k = 0; k < outcome.links.size(); ++k) {
+      const LinkTraffic& t = outcome.traffic[outcome.traffic_of_link[k]];
+      link_stats_.add_traffic(outcome.links[k], t.bytes, t.busy, 0, now, until, outcome.rounds);
+    }
+    done();
+  });
+}
+
+void FlowNetworkModel::keep_outcome(Group& group, Time now) {
+  Recording& rec = *group.recording;
+  PhaseOutcome& outcome = *rec.outcome;
+  outcome.recording = false;
+  if (!rec.closed) {
+    ++outcome.closed_runs_missed;
+    return;
+  }
+  outcome.kept = true;
+  outcome.duration = now - rec.start;
+  outcome.rounds = rec.rounds;
+  outcome.links = group.links;
+  outcome.traffic_of_link.reserve(group.links.size());
+  // Figures compared by their bits: equal figures are one entry, and nothing is rounded.
+  std::unordered_map<std::pair<uint64_t, int64_t>, uint32_t, PairHash> index;
+  for (size_t k = 0; k < group.links.size(); ++k) {
+    const LinkId l = group.links[k];
+    link_stats_.flush(l, now);
+    const LinkTraffic t{link_stats_.stats(l).bytes - rec.bytes_at_start[k],
+                        link_stats_.stats(l).busy - rec.busy_at_start[k]};
+    const auto [it, added] =
+        index.try_emplace({std::bit_cast<uint64_t>(t.bytes), t.busy.count_ns()},
+                          static_cast<uint32_t>(outcome.traffic.size()));
+    if (added) outcome.traffic.push_back(t);
+    outcome.traffic_of_link.push_back(it->second);
+  }
+  outcome.traffic.shrink_to_fit();
 }
 
 void FlowNetworkModel::start_round(uint32_t g) {
@@ -86,8 +193,10 @@ void FlowNetworkModel::start_round(uint32_t g) {
   group.round_start = now;
   group.disturbed = false;
   group.pending = 0;
-  const bool may_fast_forward = fast_forward_ && group.rounds_left > 1;
-  if (may_fast_forward) {
+  // A round's links and their figures at its start: for fast-forward, and for a phase's
+  // recording (whose every round crosses the same links, in the same order).
+  const bool collect = (fast_forward_ && group.rounds_left > 1) || group.recording != nullptr;
+  if (collect) {
     group.links.clear();
     group.own_bytes.clear();
     ++stamp_;
@@ -103,7 +212,7 @@ void FlowNetworkModel::start_round(uint32_t g) {
     flow.remaining = spec.bytes.as_double();
     const Duration latency = route_latency_within_clock(
         router_.links(flow.route), [&](LinkId l) { return link_state_[l].latency; });
-    if (may_fast_forward && flow.remaining > 0) {
+    if (collect && flow.remaining > 0) {
       for (LinkId l : router_.links(flow.route)) {
         if (link_stamp_[l] != stamp_) {
           link_stamp_[l] = stamp_;
@@ -117,13 +226,19 @@ void FlowNetworkModel::start_round(uint32_t g) {
     ++group.pending;
     by_latency[latency.count_ns()].push_back(f);
   }
-  if (may_fast_forward) {
+  if (collect) {
     group.bytes_at_start.clear();
     group.busy_at_start.clear();
     for (LinkId l : group.links) {
       link_stats_.flush(l, now);
       group.bytes_at_start.push_back(link_stats_.stats(l).bytes);
       group.busy_at_start.push_back(link_stats_.stats(l).busy);
+    }
+    Recording* rec = group.recording.get();
+    if (rec != nullptr && rec->rounds == 0) {
+      rec->rounds = group.rounds_left;
+      rec->bytes_at_start = group.bytes_at_start;
+      rec->busy_at_start = group.busy_at_start;
     }
   }
   if (group.pending == 0) {
@@ -318,7 +433,12 @@ void FlowNetworkModel::on_round_done(uint32_t g) {
   const Time now = engine_.now();
   Group& group = groups_[g];
   --group.rounds_left;
-  if (fast_forward_ && group.rounds_left > 0 && !group.disturbed && round_was_alone(group, now)) {
+  Recording* rec = group.recording.get();
+  const bool may_skip = fast_forward_ && group.rounds_left > 0;
+  const bool alone = (may_skip || (rec != nullptr && rec->closed)) && !group.disturbed &&
+                     round_was_alone(group, now);
+  if (rec != nullptr && !alone) rec->closed = false;
+  if (may_skip && alone) {
     // Decide after every round that ends at this instant: the event goes behind the
     // round-done events already queued for it.
     ready_.push_back(g);
@@ -333,6 +453,10 @@ void FlowNetworkModel::on_round_done(uint32_t g) {
 
 void FlowNetworkModel::finish_or_continue(uint32_t g) {
   if (groups_[g].rounds_left == 0) {
+    if (groups_[g].recording) {
+      keep_outcome(groups_[g], engine_.now());
+      groups_[g].recording.reset();
+    }
     auto done = std::move(groups_[g].done);
     free_groups_.push_back(g);
     done();

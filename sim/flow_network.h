@@ -3,6 +3,8 @@
 #pragma once
 
 #include <deque>
+#include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/completion_queue.h"
@@ -40,12 +42,34 @@ namespace dtsim {
 // Groups whose rounds end alone at the same instant (data-parallel rings on separate
 // rails, say) are decided together, after every round that ends then: each skips what
 // fits before anything outside the batch can happen, provided their links are disjoint.
+//
+// PHASE REPLAY. A collective call alike in everything runs the same plan, so its phases
+// move the same flows over the same links (a data-parallel step reduces a dozen buckets
+// over one group). A phase that ran closed, its links idle when it started and loaded by
+// nothing but its own flows until it ended, took a time and left traffic on each link
+// that depend on the phase alone (flows sharing no link with others are a component of
+// their own, and ends are worked out from time differences only). The model keeps them.
+// When the phase starts again with its links idle, and nothing can load them before it
+// would end, the full simulation would run it closed again: it is replayed instead, its
+// traffic added to its links and its end when it ended before, with no flow simulated.
+// Nothing can load them when the runtime knows that no transfer but the call's own can
+// start until the call ends (`alone`: every stream with a transfer left waits on the
+// call: a data-parallel step's buckets, a collective benchmark's iterations); or, decided
+// behind the events already due at that instant, when nothing at all can happen before it
+// would end (the engine's next event and every model's next completion, this one's
+// included, come strictly later). Otherwise it is simulated as usual. Exact in the same
+// sense as fast-forward (tests compare end times and link traffic with replay off), and
+// not taken while observers watch the links' busy spans: a replay reports one span per
+// link.
 class FlowNetworkModel final : public NetworkModel {
  public:
   FlowNetworkModel(Engine& engine, const Topology& topology, Router& router,
                    const ObserverList& observers);
   std::string_view name() const override { return "flow"; }
   void start_group(std::vector<FlowSpec> flows, int64_t repeat, std::function<void()> done) override;
+  void start_phase(const std::shared_ptr<const CollectivePlan>& plan, size_t phase,
+                   std::function<std::vector<FlowSpec>()> flows, int64_t repeat, bool alone,
+                   std::function<void()> done) override;
   // Whether lone flows bypass the solver (on by default; tests turn it off to compare).
   void set_lone_flows(bool on) { lone_flows_ = on; }
   // Whether the solver settles local changes without solving (on by default; tests turn
@@ -61,6 +85,13 @@ class FlowNetworkModel final : public NetworkModel {
   // once over `flow_links` link crossings in all: its per-link indexes and the solver's
   // constraints, and each flow's record, variable and uses.
   static double bytes_for(double links, double flows, double flow_links);
+  // What PHASE REPLAY keeps for a phase of `crossings` link crossings: its node, and per
+  // link its id and the index of its figure, counted per crossing (a phase crosses no more
+  // links than that). The distinct figures themselves are few (a phase's links carry a
+  // handful of different loads) and left out.
+  static double phase_outcome_bytes_for(double crossings) {
+    return 64 + sizeof(PhaseOutcome) + crossings * (sizeof(LinkId) + sizeof(uint32_t));
+  }
 
  private:
   struct Flow {
@@ -74,6 +105,55 @@ class FlowNetworkModel final : public NetworkModel {
     bool in_solver = false;
     bool lone = false;  // running outside the solver, alone on its links
   };
+  // What a closed run of a collective phase did, for PHASE REPLAY: how long it took, and
+  // what it left on each link it crossed. Links that carried the same bytes for the same
+  // busy time (most of a phase's) share one figure.
+  struct PhaseKey {
+    const CollectivePlan* plan = nullptr;
+    size_t phase = 0;
+    bool operator==(const PhaseKey&) const = default;
+  };
+  struct PhaseKeyHash {
+    size_t operator()(const PhaseKey& k) const {
+      return std::hash<const void*>()(k.plan) ^ (k.phase * 0x9E3779B97F4A7C15ull);
+    }
+  };
+  struct PairHash {
+    size_t operator()(const std::pair<uint64_t, int64_t>& p) const {
+      const uint64_t h = (p.first ^ static_cast<uint64_t>(p.second) * 0xC2B2AE3D27D4EB4Full) *
+                         0x9E3779B97F4A7C15ull;
+      return static_cast<size_t>(h ^ (h >> 32));
+    }
+  };
+  struct LinkTraffic {
+    double bytes = 0;
+    Duration busy;
+  };
+  // A phase whose runs were never closed is given up after this many: recording costs
+  // each round its links' figures (a pipeline's phases share links with every other).
+  static constexpr int kRecordingTries = 3;
+  struct PhaseOutcome {
+    std::shared_ptr<const CollectivePlan> plan;  // so that its address names it for the run
+    bool kept = false;                           // a closed run was recorded
+    bool recording = false;  // a group runs the phase and records it (one at a time)
+    int closed_runs_missed = 0;
+    Duration duration;
+    int64_t rounds = 0;
+    std::vector<LinkId> links;
+    std::vector<uint32_t> traffic_of_link;  // beside links: an index into traffic
+    std::vector<LinkTraffic> traffic;
+  };
+  // A group that runs a phase with no outcome kept yet records one: the phase's links'
+  // figures when it started (its every round crosses the same links), and whether every
+  // round so far ran closed.
+  struct Recording {
+    PhaseOutcome* outcome = nullptr;  // a node of outcomes_, which never moves
+    Time start;
+    int64_t rounds = 0;  // set by the first round
+    bool closed = true;
+    std::vector<double> bytes_at_start;  // beside the group's links
+    std::vector<Duration> busy_at_start;
+  };
   struct Group {
     std::vector<FlowSpec> flows;
     int64_t rounds_left = 0;
@@ -81,6 +161,7 @@ class FlowNetworkModel final : public NetworkModel {
     Time round_start;
     bool disturbed = false;
     std::function<void()> done;
+    std::unique_ptr<Recording> recording;  // null unless the group records its phase
     // For fast-forward: the links of a round and their statistics when it started.
     std::vector<LinkId> links;
     std::vector<double> own_bytes;  // bytes the round's own flows put on each link
@@ -88,7 +169,18 @@ class FlowNetworkModel final : public NetworkModel {
     std::vector<Duration> busy_at_start;
   };
 
+  void start_recorded_group(std::vector<FlowSpec> flows, int64_t repeat, std::function<void()> done,
+                            std::unique_ptr<Recording> recording);
   void start_round(uint32_t g);
+  bool links_idle(const PhaseOutcome& outcome) const;
+  // Ends the phase when its kept run ended, adding that run's traffic to its links.
+  void replay(const PhaseOutcome& outcome, std::function<void()> done);
+  // PHASE REPLAY: replays the kept outcome if nothing can disturb it, else simulates.
+  void decide_replay(const PhaseOutcome& outcome,
+                     const std::function<std::vector<FlowSpec>()>& flows, int64_t repeat,
+                     std::function<void()>& done);
+  // The group recorded a closed run of its phase: its outcome is kept.
+  void keep_outcome(Group& group, Time now);
   void activate(uint32_t f);
   // Runs flow f, alone on its links, at its narrowest link's capacity.
   void run_alone(uint32_t f);
@@ -150,6 +242,8 @@ class FlowNetworkModel final : public NetworkModel {
   std::vector<uint32_t> ready_;  // groups whose last round ended alone, awaiting decide_ready
   bool decide_pending_ = false;
   std::vector<uint32_t> link_owner_;  // scratch for decide_ready: group + 1 per link, 0 none
+  // PHASE REPLAY: by plan and phase, what a closed run of the phase did.
+  std::unordered_map<PhaseKey, PhaseOutcome, PhaseKeyHash> outcomes_;
   std::vector<MaxMinSolver::VarId> changed_vars_;
   std::vector<MaxMinSolver::ConstraintId> changed_links_;
 };

@@ -17,6 +17,17 @@ struct MaxMinSolveCounts {
   // up (more than 4,096 variables, or not settled in 8 rounds of filling): work spent too.
   uint64_t affected_sets_given_up = 0;
   uint64_t component_variables = 0;  // the variables the components solved whole held, summed
+
+  // Another run's counts added in (a local-SGD run's local step beside its step).
+  MaxMinSolveCounts& operator+=(const MaxMinSolveCounts& o) {
+    solves += o.solves;
+    without_filling += o.without_filling;
+    affected_sets += o.affected_sets;
+    components += o.components;
+    affected_sets_given_up += o.affected_sets_given_up;
+    component_variables += o.component_variables;
+    return *this;
+  }
 };
 
 }  // namespace dtsim

@@ -40,12 +40,16 @@ class NetworkModel : public ResourceModel {
                            std::function<void()> done) = 0;
   // Phase `phase` of a collective's plan, whose flows `flows()` makes: a call alike in
   // everything runs the same plan, so a model that prices a phase in closed form prices it
-  // once per plan (the analytical model); the others run start_group.
-  virtual void start_phase(const std::shared_ptr<const struct CollectivePlan>& plan,
-                           size_t phase, const std::function<std::vector<FlowSpec>()>& flows,
-                           int64_t repeat, std::function<void()> done) {
+  // once per plan (the analytical model), and one that simulates it may replay what an
+  // earlier run of the phase did (the flow model); the others run start_group. `flows` may
+  // be kept and called later (it holds what it needs), or not at all. `alone`: the caller
+  // knows that no other transfer can start until the whole call ends.
+  virtual void start_phase(const std::shared_ptr<const struct CollectivePlan>& plan, size_t phase,
+                           std::function<std::vector<FlowSpec>()> flows, int64_t repeat, bool alone,
+                           std::function<void()> done) {
     (void)plan;
     (void)phase;
+    (void)alone;
     start_group(flows(), repeat, std::move(done));
   }
 
@@ -68,11 +72,18 @@ class NetworkModel : public ResourceModel {
   const LinkStatsTable& link_stats() const { return link_stats_; }
   // Rounds that were fast-forwarded rather than simulated flow by flow (for reports).
   int64_t fast_forwarded_rounds() const { return fast_forwarded_rounds_; }
+  // Collective phases replayed from an earlier run of the same phase rather than
+  // simulated (the flow model's PHASE REPLAY; for reports).
+  int64_t replayed_phases() const { return replayed_phases_; }
   // How its max-min solves were settled, for a model that shares bandwidth by max-min.
   virtual std::optional<MaxMinSolveCounts> max_min_counts() const { return std::nullopt; }
   // Whether repeated rounds may be fast-forwarded (models that have no such shortcut
   // ignore it: the analytical model works out rounds in closed form either way).
   void set_fast_forward(bool on) { fast_forward_ = on; }
+  // Whether a collective phase may replay an earlier run of the same phase (models that
+  // simulate no phase twice ignore it).
+  void set_phase_replay(bool on) { phase_replay_ = on; }
+  bool phase_replay() const { return phase_replay_; }
 
  protected:
   Engine& engine_;
@@ -80,7 +91,9 @@ class NetworkModel : public ResourceModel {
   Router& router_;
   LinkStatsTable link_stats_;
   int64_t fast_forwarded_rounds_ = 0;
+  int64_t replayed_phases_ = 0;
   bool fast_forward_ = true;
+  bool phase_replay_ = true;
 };
 
 struct NetworkModelInfo {

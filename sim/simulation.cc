@@ -23,6 +23,7 @@ Simulation::Simulation(const Cluster& cluster, const SimulationOptions& options)
     throw std::invalid_argument("unknown network model \"" + options.network_model + "\"");
   }
   network_->set_fast_forward(options.fast_forward);
+  network_->set_phase_replay(options.phase_replay);
   if (auto* flow = dynamic_cast<FlowNetworkModel*>(network_.get())) {
     flow->set_lone_flows(options.lone_flows);
     flow->set_solver_local_changes(options.solver_local_changes);

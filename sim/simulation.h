@@ -26,6 +26,10 @@ struct SimulationOptions {
   // Lets the network model skip repeated rounds that nothing else can disturb. The result
   // is the same either way (tests check it); false costs the time of every round.
   bool fast_forward = true;
+  // Lets the flow model replay a collective phase that ran alone on its links before
+  // (FlowNetworkModel, PHASE REPLAY) when nothing else can happen until it ends. The same
+  // result either way (tests check it).
+  bool phase_replay = true;
   // Lets the flow model run a flow that is alone on its links outside the max-min solver
   // (FlowNetworkModel, LONE FLOWS). The same result either way (tests check it).
   bool lone_flows = true;
@@ -68,6 +72,7 @@ struct RunResult {
   Time end;
   uint64_t events = 0;
   int64_t fast_forwarded_rounds = 0;
+  int64_t replayed_phases = 0;
   std::optional<MaxMinSolveCounts> max_min;  // the `flow` model's solves
   std::vector<RankStats> ranks;
   std::vector<CollectiveRecord> collectives;  // in completion order

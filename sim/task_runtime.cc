@@ -23,7 +23,8 @@ TaskRuntime::TaskRuntime(Simulation& sim, const TaskGraph& graph)
       ranks_(sim.cluster().num_ranks()),
       collective_arrived_(graph.collectives().size(), 0),
       collective_tasks_(graph.collectives().size()),
-      collective_start_(graph.collectives().size()) {
+      collective_start_(graph.collectives().size()),
+      transfer_heads_(graph.collectives().size(), 0) {
   const auto errors = graph.validate(sim.cluster().num_ranks());
   // Loaders validate user graphs and report the problems; a graph that still breaks the
   // invariants here (a lowering bug) stops the run with the first problem.
@@ -114,6 +115,10 @@ TaskRuntime::TaskRuntime(Simulation& sim, const TaskGraph& graph)
     for (TaskId d : t.deps) dependents_[fill[slot_of[d]]++] = slot;
     stream_tasks_[streams_[stream_index(t)].end++] = slot;
   }
+  for (Stream& s : streams_) {
+    s.next_transfer = s.end;
+    advance_transfer(s, s.first);
+  }
   if (!sim.observers_.empty()) start_.resize(n);
   for (int r = 0; r < sim.cluster().num_ranks(); ++r) {
     ranks_[r].stats.memory_capacity = sim.cluster().devices[r].spec->memory_capacity;
@@ -125,11 +130,12 @@ double TaskRuntime::peak_bytes_for(const TaskGraphCounts& c, int ranks, size_t s
   const double n = c.tasks, calls = c.collectives;
   // From the start: the tasks' state and dependents' index, the calls' rendezvous (count,
   // member slots, start), the ranks' clocks and streams.
-  const double first = n * (sizeof(TaskState) + sizeof(uint32_t)) +
-                       calls * (sizeof(int) + sizeof(std::vector<Slot>) + sizeof(Time)) +
-                       static_cast<double>(ranks) *
-                           (sizeof(RankClock) + sizeof(RankStats) +
-                            static_cast<double>(std::max<size_t>(1, streams)) * sizeof(Stream));
+  const double first =
+      n * (sizeof(TaskState) + sizeof(uint32_t)) +
+      calls * (sizeof(int) + sizeof(std::vector<Slot>) + sizeof(Time) + sizeof(uint32_t)) +
+      static_cast<double>(ranks) *
+          (sizeof(RankClock) + sizeof(RankStats) +
+           static_cast<double>(std::max<size_t>(1, streams)) * sizeof(Stream));
   // Then: the dependents, every stream's queue and, with observers, each task's start.
   const double laid_out =
       c.dependencies * sizeof(Slot) + n * sizeof(Slot) + (observed ? n * sizeof(Time) : 0);
@@ -163,6 +169,7 @@ RunResult TaskRuntime::run(const RunControl& control) {
   result_.end = end;
   result_.events = engine.events_processed();
   result_.fast_forwarded_rounds = sim_.network_->fast_forwarded_rounds();
+  result_.replayed_phases = sim_.network_->replayed_phases();
   result_.max_min = sim_.network_->max_min_counts();
   for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) {
     account(r, TimeCategory::kNone, 0);  // close the last interval, stalled tasks included
@@ -346,10 +353,32 @@ void TaskRuntime::finish_later(Slot id) {
   sim_.engine_.schedule_after(Duration::zero(), [this, id] { finish(id); });
 }
 
+void TaskRuntime::advance_transfer(Stream& s, uint32_t from) {
+  if (s.next_transfer < s.end) {
+    const TaskState& was = state_[stream_tasks_[s.next_transfer]];
+    if (was.kind == TaskKind::kCollective) --transfer_heads_[was.call_or_tag];
+    --streams_with_transfers_;
+  }
+  uint32_t i = from;
+  while (i < s.end && !is_transfer(state_[stream_tasks_[i]])) ++i;
+  s.next_transfer = i;
+  if (i < s.end) {
+    const TaskState& next = state_[stream_tasks_[i]];
+    if (next.kind == TaskKind::kCollective) ++transfer_heads_[next.call_or_tag];
+    ++streams_with_transfers_;
+  }
+}
+
 void TaskRuntime::finish(Slot id) {
   TaskState& st = state_[id];
   st.done = true;
   ++finished_;
+  if (is_transfer(st)) {
+    Stream& s = streams_[st.stream];
+    // A stream runs its tasks in order: the transfer that ends is its next one.
+    DTSIM_CHECK(s.next_transfer == s.head, "a transfer ended before the one ahead of it");
+    advance_transfer(s, s.head + 1);
+  }
   const int rank = rank_of(id);
   account(rank, st.activity, -1);
   const bool on_cores =
@@ -423,6 +452,7 @@ double TaskRuntime::network_bytes_for(Simulation& sim, const TaskGraph* graph) {
   const bool flow = sim.network().name() == "flow";
   const bool analytical = sim.network().name() == "analytical";
   const bool whole_plans = sim.network().runs_whole_plans();
+  const bool replays = sim.network().phase_replay() && !sim.network().link_stats().observed();
   if (graph == nullptr) return bytes + (flow ? FlowNetworkModel::bytes_for(links, 0, 0) : 0);
   // Every call the network carries is planned once per distinct key, and the plan is kept
   // for the run (plans_); its phases' flows are what the model holds at once.
@@ -460,6 +490,8 @@ double TaskRuntime::network_bytes_for(Simulation& sim, const TaskGraph* graph) {
       plan_crossings += crossings;
       // The analytical model keeps each phase it priced for the run, or each whole plan.
       if (analytical && !whole_plans) plans += AnalyticalNetworkModel::phase_bytes_for(crossings);
+      // The flow model may keep what a closed run of each phase did, to replay it.
+      if (flow && replays) plans += FlowNetworkModel::phase_outcome_bytes_for(crossings);
     }
     if (whole_plans) {
       plans += AnalyticalNetworkModel::plan_bytes_for(static_cast<double>(p.phases.size()),
@@ -543,7 +575,8 @@ void TaskRuntime::run_phase(uint32_t c, std::shared_ptr<const CollectivePlan> pl
     end_collective(c, plan->algorithm, steps);
     return;
   }
-  const auto flows_of = [&](size_t i) {
+  // By value: a model may keep it to make the flows later (the flow model's replay).
+  const auto flows_of = [this, plan](size_t i) {
     const Phase& p = plan->phases[i];
     std::vector<FlowSpec> out;
     out.reserve(p.transfers.size());
@@ -558,9 +591,9 @@ void TaskRuntime::run_phase(uint32_t c, std::shared_ptr<const CollectivePlan> pl
     sim_.network_->start_plan(plan, flows_of, [this, c, plan, end] { run_phase(c, plan, end); });
     return;
   }
-  sim_.network_->start_phase(plan, phase, [&] { return flows_of(phase); },
-                             plan->phases[phase].repeat,
-                             [this, c, plan, phase] { run_phase(c, plan, phase + 1); });
+  sim_.network_->start_phase(
+      plan, phase, [flows_of, phase] { return flows_of(phase); }, plan->phases[phase].repeat,
+      only_call_can_transfer(c), [this, c, plan, phase] { run_phase(c, plan, phase + 1); });
 }
 
 std::optional<CollectiveCost> TaskRuntime::price_measured(CollectiveOp op,

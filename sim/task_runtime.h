@@ -51,11 +51,13 @@ class TaskRuntime {
     bool done = false;
   };
   static_assert(sizeof(TaskState) == 32, "two tasks' state per cache line");
-  // A stream's tasks in order are stream_tasks_[first, end); `head` is the next to run.
+  // A stream's tasks in order are stream_tasks_[first, end); `head` is the next to run,
+  // `next_transfer` its first unfinished task that moves bytes between ranks (end: none).
   struct Stream {
     uint32_t first = 0;
     uint32_t end = 0;
     uint32_t head = 0;
+    uint32_t next_transfer = 0;
     int rank = 0;
     bool busy = false;
     bool empty() const { return first == end; }
@@ -81,6 +83,20 @@ class TaskRuntime {
   int rank_of(Slot s) const { return streams_[state_[s].stream].rank; }
   uint32_t stream_index(const TaskView& t) const {
     return static_cast<uint32_t>(t.rank * graph_.streams().size() + t.stream);
+  }
+  // Tasks that may move bytes between ranks: collectives, sends, recvs and memory copies
+  // (a peer copy among them; the others are counted too, which only asks more).
+  static bool is_transfer(const TaskState& t) {
+    return t.kind == TaskKind::kCollective || t.kind == TaskKind::kSend ||
+           t.kind == TaskKind::kRecv || t.kind == TaskKind::kMemcpy;
+  }
+  // Moves the stream's next_transfer to its first transfer task at or after `from`,
+  // keeping the counts below.
+  void advance_transfer(Stream& s, uint32_t from);
+  // No transfer but call c's can start before c ends: every stream with a transfer left
+  // has one of c's tasks as its next (a stream runs its tasks in order).
+  bool only_call_can_transfer(uint32_t c) const {
+    return transfer_heads_[c] == streams_with_transfers_;
   }
   void try_issue(Slot s);
   void issue(Slot s);
@@ -139,6 +155,10 @@ class TaskRuntime {
   std::vector<int> collective_arrived_;
   std::vector<std::vector<Slot>> collective_tasks_;
   std::vector<Time> collective_start_;
+  // By call: the streams whose next transfer is one of its tasks; and the streams with a
+  // transfer left. The flow model replays a phase of a call that nothing else can meet.
+  std::vector<uint32_t> transfer_heads_;
+  uint32_t streams_with_transfers_ = 0;
   // Calls run on their members' cores (run_on_cores), by call; empty until the first.
   std::vector<uint8_t> on_cores_;
   std::vector<int> cores_left_;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sim/simulation.h"
+#include "tests/sim/run_outcome.h"
 #include "tests/sim/test_clusters.h"
 
 namespace dtsim {
@@ -20,18 +21,11 @@ using testing::fabric;
 using testing::node_group;
 using testing::one_region;
 
-std::vector<int> iota(int n, int first = 0, int stride = 1) {
-  std::vector<int> v(static_cast<size_t>(n));
-  for (int i = 0; i < n; ++i) v[static_cast<size_t>(i)] = first + i * stride;
-  return v;
-}
+using Outcome = testing::RunOutcome;
 
-struct Outcome {
-  std::vector<Time> ends;  // by collective id
-  std::vector<double> bytes;
-  std::vector<Duration> busy;
-  std::vector<double> peak;
-};
+std::vector<int> iota(int n, int first = 0, int stride = 1) {
+  return testing::ranks_from(n, first, stride);
+}
 
 struct Shortcuts {
   bool lone = false;
@@ -43,18 +37,7 @@ Outcome run(const Cluster& c, const TaskGraph& g, Shortcuts shortcuts, bool fast
   o.lone_flows = shortcuts.lone;
   o.solver_local_changes = shortcuts.local_changes;
   o.fast_forward = fast_forward;
-  Simulation sim(c, o);
-  const RunResult r = sim.run(g);
-  Outcome out;
-  out.ends.resize(g.collectives().size());
-  for (const CollectiveRecord& rec : r.collectives) out.ends[rec.collective] = rec.end;
-  for (LinkId l = 0; l < c.topology.num_links(); ++l) {
-    const LinkStats& s = sim.network().link_stats().stats(l);
-    out.bytes.push_back(s.bytes);
-    out.busy.push_back(s.busy);
-    out.peak.push_back(s.peak_utilization);
-  }
-  return out;
+  return testing::run_outcome(c, g, o);
 }
 
 void expect_same(const Cluster& c, const TaskGraph& g, const std::string& context) {

@@ -152,5 +152,20 @@ TEST(MaxMinLocalChanges, EachSolveIsCountedByHowItWasSettled) {
   EXPECT_EQ(then.solves, then.without_filling + then.affected_sets + then.components);
 }
 
+// Two runs' counts add field by field (a local-SGD run reports its step's and its local
+// step's together): each field gets a different power of two, so a field left out or
+// added to the wrong one shows.
+TEST(MaxMinLocalChanges, CountsOfTwoRunsAddFieldByField) {
+  MaxMinSolveCounts a{1, 2, 4, 8, 16, 32};
+  const MaxMinSolveCounts b{64, 128, 256, 512, 1024, 2048};
+  a += b;
+  EXPECT_EQ(a.solves, 65u);
+  EXPECT_EQ(a.without_filling, 130u);
+  EXPECT_EQ(a.affected_sets, 260u);
+  EXPECT_EQ(a.components, 520u);
+  EXPECT_EQ(a.affected_sets_given_up, 1040u);
+  EXPECT_EQ(a.component_variables, 2080u);
+}
+
 }  // namespace
 }  // namespace dtsim

@@ -323,9 +323,9 @@ TEST(AnalyticalNetwork, APlansPhaseIsPricedOnceAndReplayed) {
                                  s.flow(1, 2, Bytes(500'000'000))};
   };
   Time first = Time::infinite(), second = Time::infinite();
-  s.net->start_phase(plan, 0, flows, 2, [&] {
+  s.net->start_phase(plan, 0, flows, 2, false, [&] {
     first = s.engine.now();
-    s.net->start_phase(plan, 0, flows, 1, [&] { second = s.engine.now(); });
+    s.net->start_phase(plan, 0, flows, 1, false, [&] { second = s.engine.now(); });
   });
   s.engine.run();
   s.net->finish(s.engine.now());
@@ -377,8 +377,9 @@ TEST(AnalyticalNetwork, AWholePlanAddsUpToItsPhasesRunOneByOne) {
       if (whole) {
         s.net->start_plan(plan, flows_of, [&, call] { phase(plan->phases.size(), call); });
       } else {
-        s.net->start_phase(plan, i, [&, i] { return flows_of(i); }, plan->phases[i].repeat,
-                           [&, i, call] { phase(i + 1, call); });
+        s.net->start_phase(
+            plan, i, [&, i] { return flows_of(i); }, plan->phases[i].repeat, false,
+            [&, i, call] { phase(i + 1, call); });
       }
     };
     phase(0, 0);
