@@ -51,8 +51,10 @@ nlohmann::ordered_json make_summary(const LoweredScenario& scenario, const Scena
   }
   if (options.include_wall_time) s["wall_time_s"] = run.wall_time_s;
   s["events"] = r.events;
-  s["fast_forwarded_rounds"] = r.fast_forwarded_rounds;
-  s["replayed_phases"] = r.replayed_phases;
+  // The step's simulation and a local-SGD run's local step, as the solver's counts below.
+  const RunResult* local = run.local_step ? &*run.local_step : nullptr;
+  s["fast_forwarded_rounds"] = r.fast_forwarded_rounds + (local ? local->fast_forwarded_rounds : 0);
+  s["replayed_phases"] = r.replayed_phases + (local ? local->replayed_phases : 0);
   if (r.max_min) {
     // The step's simulation and a local-SGD run's local step (a batch-size schedule's
     // other phases keep only their step times).

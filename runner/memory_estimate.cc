@@ -28,7 +28,8 @@ MemoryEstimate estimate_memory(const Scenario& s, const CostModel& costs,
   MemoryEstimate e;
   e.resident = static_cast<double>(resident_memory_bytes());
   e.peak_so_far = static_cast<double>(peak_resident_memory_bytes());
-  const LoweredCounts counts = estimate_lowered_counts(s, costs);
+  const bool observed = outputs.trace_ranks > 0 || outputs.task_times;
+  const LoweredCounts counts = estimate_lowered_counts(s, costs, observed);
   e.counts = counts.graph;
   // A task graph scenario holds its graph already: lowering copies it, to price it.
   e.task_graph = TaskGraph::bytes_for(counts.graph);
@@ -39,7 +40,6 @@ MemoryEstimate estimate_memory(const Scenario& s, const CostModel& costs,
   const int ranks = s.cluster.num_ranks();
   if (outputs.simulate) {
     // The two steps of local SGD run one after the other: the larger one's state counts.
-    const bool observed = outputs.trace_ranks > 0 || outputs.task_times;
     // The lowering declares its streams per rank; a sample's count is not known here, so
     // the lowering's most (compute, dp, four pipeline directions, overlapped TP) is taken.
     constexpr size_t kStreams = 7;

@@ -171,14 +171,13 @@ void lower_training(const Scenario& s, const CostModel& costs, const RunControl&
 
 }  // namespace
 
-LoweredCounts estimate_lowered_counts(const Scenario& s, const CostModel& costs) {
+LoweredCounts estimate_lowered_counts(const Scenario& s, const CostModel& costs, bool observed) {
   LoweredCounts out;
   // The network's share is planned on a Simulation of the scenario's cluster, from the
   // graph where it exists before lowering (a training step's does not).
   SimulationOptions options;
   options.network_model = s.simulation.network_model;
-  // As the run will: the trace watches the links, and then no phase is replayed.
-  options.phase_replay = s.simulation.fast_forward && !s.simulation.trace;
+  options.phase_replay = s.simulation.fast_forward && !observed;
   Simulation network(s.cluster, options);
   switch (s.workload_kind) {
     case WorkloadKind::kCollective: {

@@ -30,7 +30,10 @@ struct LoweredCounts {
   // What simulating it holds in the network (Simulation::network_bytes_for).
   double network_bytes = 0;
 };
-LoweredCounts estimate_lowered_counts(const Scenario& scenario, const CostModel& costs);
+// `observed`: the run will have observers (a trace, task times), under which the flow
+// model replays no phase (FlowNetworkModel, PHASE REPLAY), and so keeps none.
+LoweredCounts estimate_lowered_counts(const Scenario& scenario, const CostModel& costs,
+                                      bool observed = false);
 
 // The result points at the scenario's cluster: lowering a temporary would leave it dangling.
 LoweredScenario lower_scenario(Scenario&& scenario, const CostModel& costs,

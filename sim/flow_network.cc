@@ -20,7 +20,8 @@ FlowNetworkModel::FlowNetworkModel(Engine& engine, const Topology& topology, Rou
       link_users_(topology.num_links()),
       link_stamp_(topology.num_links(), 0),
       link_slot_(topology.num_links(), 0),
-      link_state_(topology.num_links()) {
+      link_state_(topology.num_links()),
+      link_starts_(topology.num_links(), 0) {
   for (LinkId l = 0; l < topology.num_links(); ++l) {
     link_state_[l].capacity = topology.link(l).bandwidth.bytes_per_second();
     link_state_[l].latency = topology.link(l).latency;
@@ -40,11 +41,12 @@ void FlowNetworkModel::add_link_constraints() {
 
 double FlowNetworkModel::bytes_for(double links, double flows, double flow_links) {
   const double per_link = LinkUsers::bytes_per_link() + 3 * sizeof(uint32_t) + sizeof(LinkState) +
-                          MaxMinSolver::constraint_bytes();
+                          sizeof(uint64_t) + MaxMinSolver::constraint_bytes();
   const double per_flow = sizeof(Flow) + MaxMinSolver::variable_bytes() + sizeof(uint32_t);
   // A crossing: the solver's use, the link's user entry, the group's per-link figures.
   const double per_crossing = MaxMinSolver::use_bytes() + sizeof(std::pair<uint32_t, uint32_t>) +
-                              sizeof(LinkId) + 2 * sizeof(double) + sizeof(Duration);
+                              sizeof(LinkId) + 2 * sizeof(double) + sizeof(Duration) +
+                              sizeof(uint32_t) + sizeof(uint64_t);
   return links * per_link + flows * per_flow + flow_links * per_crossing;
 }
 
@@ -199,6 +201,7 @@ void FlowNetworkModel::start_round(uint32_t g) {
   if (collect) {
     group.links.clear();
     group.own_bytes.clear();
+    group.own_flows.clear();
     ++stamp_;
   }
   // Flows of equal route latency activate together: one event per distinct latency.
@@ -219,8 +222,10 @@ void FlowNetworkModel::start_round(uint32_t g) {
           link_slot_[l] = static_cast<uint32_t>(group.links.size());
           group.links.push_back(l);
           group.own_bytes.push_back(0);
+          group.own_flows.push_back(0);
         }
         group.own_bytes[link_slot_[l]] += flow.remaining;
+        ++group.own_flows[link_slot_[l]];
       }
     }
     ++group.pending;
@@ -229,12 +234,16 @@ void FlowNetworkModel::start_round(uint32_t g) {
   if (collect) {
     group.bytes_at_start.clear();
     group.busy_at_start.clear();
+    group.starts_at_start.clear();
+    Recording* rec = group.recording.get();
     for (LinkId l : group.links) {
       link_stats_.flush(l, now);
       group.bytes_at_start.push_back(link_stats_.stats(l).bytes);
       group.busy_at_start.push_back(link_stats_.stats(l).busy);
+      group.starts_at_start.push_back(link_starts_[l]);
+      // A flow of another group on it now shares the round, or carried some of its window.
+      if (rec != nullptr && !link_users_.empty(l)) rec->closed = false;
     }
-    Recording* rec = group.recording.get();
     if (rec != nullptr && rec->rounds == 0) {
       rec->rounds = group.rounds_left;
       rec->bytes_at_start = group.bytes_at_start;
@@ -268,6 +277,7 @@ void FlowNetworkModel::activate(uint32_t f) {
   const auto links = router_.links(flow.route);
   bool alone = lone_flows_ && !links.empty();
   for (LinkId l : links) {
+    ++link_starts_[l];
     if (link_state_[l].lone != 0) join_solver(link_state_[l].lone - 1);
     if (!link_users_.empty(l)) alone = false;
     link_users_.add(l, flow.group, [&](uint32_t other) {
@@ -416,12 +426,14 @@ void FlowNetworkModel::finish_flow(uint32_t f) {
 }
 
 // A round replays exactly only if nothing else touched its links: no other group's flow
-// is on them now (it would share the next rounds), and each link carried exactly the
-// round's own bytes (another flow came and went on a link after the round's flow left it).
+// is on them now (it would share the next rounds), no flow but its own started on them
+// since it began (another flow came and went on a link while the round's were not on it,
+// however few its bytes), and each link carried exactly the round's own bytes.
 bool FlowNetworkModel::round_was_alone(const Group& group, Time now) {
   for (size_t i = 0; i < group.links.size(); ++i) {
     const LinkId l = group.links[i];
     if (!link_users_.empty(l)) return false;
+    if (link_starts_[l] - group.starts_at_start[i] != group.own_flows[i]) return false;
     link_stats_.flush(l, now);
     const double carried = link_stats_.stats(l).bytes - group.bytes_at_start[i];
     if (std::abs(carried - group.own_bytes[i]) > 1e-9 * group.own_bytes[i] + 1) return false;

@@ -165,6 +165,8 @@ class FlowNetworkModel final : public NetworkModel {
     // For fast-forward: the links of a round and their statistics when it started.
     std::vector<LinkId> links;
     std::vector<double> own_bytes;  // bytes the round's own flows put on each link
+    std::vector<uint32_t> own_flows;        // the round's flows that start on each link
+    std::vector<uint64_t> starts_at_start;  // link_starts_ of each link
     std::vector<double> bytes_at_start;
     std::vector<Duration> busy_at_start;
   };
@@ -234,6 +236,9 @@ class FlowNetworkModel final : public NetworkModel {
     uint32_t lone = 0;  // the lone flow on it + 1, 0 none
   };
   std::vector<LinkState> link_state_;
+  // Flows that ever started on each link: a round whose links saw only its own flows start
+  // met nothing, even a flow that came and went while its own were not on the link.
+  std::vector<uint64_t> link_starts_;
   // Links of lone flows that joined the solver since the last settle.
   std::vector<LinkId> joined_links_;
   bool lone_flows_ = true;

@@ -78,7 +78,8 @@ TEST(PhaseReplay, ChangesNothingButTheWork) {
 // ran closed before, once kernels on its ranks end: until those kernels end, nothing
 // crosses the first call's links, and nothing but the kernels' end can say that something
 // will. The phases it could meet are simulated, so the result is still the same, and
-// fewer phases are replayed than without it.
+// fewer phases are replayed than without it. Met during the first call, the phase's run
+// is not kept.
 TEST(PhaseReplay, SimulatesWhatAnythingElseCouldMeet) {
   const Cluster c = testing::small_oversubscribed_fat_tree();
   const auto graph = [](Duration kernels) {
@@ -111,12 +112,16 @@ TEST(PhaseReplay, SimulatesWhatAnythingElseCouldMeet) {
   };
   const TaskGraph quiet_graph = graph(Duration::zero());
   const int64_t quiet = expect_same(c, quiet_graph, "quiet");
-  // The second call's middle.
+  // The second call's middle: the first ran closed and is kept, the second is met.
   const Outcome first = run(c, quiet_graph, false, true);
   const Duration middle = Duration::ns((first.ends[0].count_ns() + first.ends[1].count_ns()) / 2);
   const int64_t met = expect_same(c, graph(middle), "met");
+  // The first call's middle: what it did is not the phase's alone, and is not kept.
+  const int64_t met_first =
+      expect_same(c, graph(Duration::ns(first.ends[0].count_ns() / 2)), "met while recorded");
   EXPECT_GT(quiet, 0);
   EXPECT_LT(met, quiet);
+  EXPECT_LT(met_first, quiet);
 }
 
 // Something watches the links' busy spans: a replay would report one span per link for a
