@@ -59,7 +59,7 @@ nlohmann::ordered_json make_summary(const LoweredScenario& scenario, const Scena
     // The step's simulation and a local-SGD run's local step (a batch-size schedule's
     // other phases keep only their step times).
     MaxMinSolveCounts m = *r.max_min;
-    if (run.local_step && run.local_step->max_min) m += *run.local_step->max_min;
+    if (local && local->max_min) m += *local->max_min;
     s["flow_solver"] = {{"solves", m.solves},
                         {"settled_in_place", m.without_filling},
                         {"affected_sets", m.affected_sets},

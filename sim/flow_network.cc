@@ -103,8 +103,8 @@ void FlowNetworkModel::start_phase(const std::shared_ptr<const CollectivePlan>& 
   const PhaseKey key{plan.get(), phase};
   PhaseOutcome& outcome = outcomes_[key];
   if (outcome.kept) {
-    if (alone && links_idle(outcome)) {
-      replay(outcome, std::move(done));
+    if (const auto end = alone ? replay_end(outcome) : std::nullopt) {
+      replay(outcome, *end, std::move(done));
       return;
     }
     // Behind the events already due now: they may start flows on its links.
@@ -128,36 +128,41 @@ void FlowNetworkModel::start_phase(const std::shared_ptr<const CollectivePlan>& 
 void FlowNetworkModel::decide_replay(const PhaseOutcome& outcome,
                                      const std::function<std::vector<FlowSpec>()>& flows,
                                      int64_t repeat, std::function<void()>& done) {
-  const auto end = later_within_clock(engine_.now(), outcome.duration);
-  // Settles first: flows that ended at this instant leave their links' load at 0 now.
-  if (end && links_idle(outcome) &&
-      *end < std::min(next_completion(), engine_.horizon_excluding(this))) {
-    replay(outcome, std::move(done));
+  const auto end = replay_end(outcome);
+  // next_completion() settles first: flows that ended at this instant leave their links'
+  // load at 0 now.
+  if (end && *end < std::min(next_completion(), engine_.horizon_excluding(this))) {
+    replay(outcome, *end, std::move(done));
     return;
   }
   start_group(flows(), repeat, std::move(done));
 }
 
-bool FlowNetworkModel::links_idle(const PhaseOutcome& outcome) const {
-  return std::all_of(outcome.links.begin(), outcome.links.end(),
-                     [this](LinkId l) { return link_users_.empty(l); });
+std::optional<Time> FlowNetworkModel::replay_end(const PhaseOutcome& outcome) const {
+  const bool idle = std::all_of(outcome.links.begin(), outcome.links.end(),
+                                [this](LinkId l) { return link_users_.empty(l); });
+  // Past the clock, the simulation says what happens (its flows stall).
+  return idle ? later_within_clock(engine_.now(), outcome.duration) : std::nullopt;
 }
 
-void FlowNetworkModel::replay(const PhaseOutcome& outcome, std::function<void()> done) {
+void FlowNetworkModel::replay(const PhaseOutcome& outcome, Time end, std::function<void()> done) {
   const Time now = engine_.now();
-  const auto end = later_within_clock(now, outcome.duration);
-  if (!end)
-    throw_past_clock("a replayed collective phase", now.seconds() + outcome.duration.seconds());
   ++replayed_phases_;
   // Its traffic goes in when it ends (a run stopped meanwhile leaves it out), so that no
   // link reports bytes past the run's end.
-  engine_.schedule_at(*end, [this, &outcome, now, until = *end, done = std::move(done)] {
+  engine_.schedule_at(end, [this, &outcome, now, until = end, done = std::move(done)] {
     for (size_t k = 0; k < outcome.links.size(); ++k) {
       const LinkTraffic& t = outcome.traffic[outcome.traffic_of_link[k]];
       link_stats_.add_traffic(outcome.links[k], t.bytes, t.busy, 0, now, until, outcome.rounds);
     }
     done();
   });
+}
+
+FlowNetworkModel::LinkTraffic FlowNetworkModel::traffic_since(LinkId l, double bytes_at_start,
+                                                              Duration busy_at_start, Time now) {
+  link_stats_.flush(l, now);
+  return {link_stats_.stats(l).bytes - bytes_at_start, link_stats_.stats(l).busy - busy_at_start};
 }
 
 void FlowNetworkModel::keep_outcome(Group& group, Time now) {
@@ -176,10 +181,8 @@ void FlowNetworkModel::keep_outcome(Group& group, Time now) {
   // Figures compared by their bits: equal figures are one entry, and nothing is rounded.
   std::unordered_map<std::pair<uint64_t, int64_t>, uint32_t, PairHash> index;
   for (size_t k = 0; k < group.links.size(); ++k) {
-    const LinkId l = group.links[k];
-    link_stats_.flush(l, now);
-    const LinkTraffic t{link_stats_.stats(l).bytes - rec.bytes_at_start[k],
-                        link_stats_.stats(l).busy - rec.busy_at_start[k]};
+    const LinkTraffic t =
+        traffic_since(group.links[k], rec.bytes_at_start[k], rec.busy_at_start[k], now);
     const auto [it, added] =
         index.try_emplace({std::bit_cast<uint64_t>(t.bytes), t.busy.count_ns()},
                           static_cast<uint32_t>(outcome.traffic.size()));
@@ -538,10 +541,9 @@ void FlowNetworkModel::decide_ready() {
     const Time end = now + round * skip;
     for (size_t k = 0; k < group.links.size(); ++k) {
       const LinkId l = group.links[k];
-      link_stats_.flush(l, now);
-      const double bytes = link_stats_.stats(l).bytes - group.bytes_at_start[k];
-      const Duration busy = link_stats_.stats(l).busy - group.busy_at_start[k];
-      link_stats_.add_traffic(l, bytes * static_cast<double>(skip), busy * skip, 0, now, end, skip);
+      const LinkTraffic t = traffic_since(l, group.bytes_at_start[k], group.busy_at_start[k], now);
+      link_stats_.add_traffic(l, t.bytes * static_cast<double>(skip), t.busy * skip, 0, now, end,
+                              skip);
     }
     group.rounds_left -= skip;
     fast_forwarded_rounds_ += skip;

@@ -4,6 +4,7 @@
 
 #include <deque>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -174,9 +175,13 @@ class FlowNetworkModel final : public NetworkModel {
   void start_recorded_group(std::vector<FlowSpec> flows, int64_t repeat, std::function<void()> done,
                             std::unique_ptr<Recording> recording);
   void start_round(uint32_t g);
-  bool links_idle(const PhaseOutcome& outcome) const;
-  // Ends the phase when its kept run ended, adding that run's traffic to its links.
-  void replay(const PhaseOutcome& outcome, std::function<void()> done);
+  // When a replay of the kept run would end: none while a link of it is in use, or past
+  // the clock.
+  std::optional<Time> replay_end(const PhaseOutcome& outcome) const;
+  // Ends the phase at `end`, adding the kept run's traffic to its links.
+  void replay(const PhaseOutcome& outcome, Time end, std::function<void()> done);
+  // What link l carried since its statistics were `bytes_at_start` and `busy_at_start`.
+  LinkTraffic traffic_since(LinkId l, double bytes_at_start, Duration busy_at_start, Time now);
   // PHASE REPLAY: replays the kept outcome if nothing can disturb it, else simulates.
   void decide_replay(const PhaseOutcome& outcome,
                      const std::function<std::vector<FlowSpec>()>& flows, int64_t repeat,
