@@ -1487,14 +1487,10 @@ LoweredStep lower_training_step(const LoweringInput& in) {
       }
       in.control->report("lowering", r, rp.ranks);
     }
+    // Bracketed, so that the ranks that run alike are stored once (TaskGraph).
+    out.graph.begin_rank(r);
     emitter.emit_rank(r);
-    if (r == 0 && rp.ranks > 1) {
-      // Ranks of a plan emit about as much as the first: reserve for all of them with room
-      // to spare (reserved pages that are never written cost no memory), so that the
-      // graph's arrays are not copied while they double, when the old and the new array
-      // would both be resident.
-      out.graph.reserve_like_first(static_cast<size_t>(rp.ranks) * 3 / 2);
-    }
+    out.graph.end_rank();
   }
   return out;
 }
@@ -1562,7 +1558,10 @@ StepEstimate estimate_step(const LoweringInput& in) {
       RankCoords c;
       c.pp = stage;
       c.tp = t;
-      emitter.emit_rank(rp.placement->rank(c));
+      const int rank = rp.placement->rank(c);
+      sample.graph.begin_rank(rank);
+      emitter.emit_rank(rank);
+      sample.graph.end_rank();
     }
   }
   const TaskGraph& g = sample.graph;
@@ -1572,10 +1571,26 @@ StepEstimate estimate_step(const LoweringInput& in) {
   const double op_lists = counts.op_list_bytes;
   counts.tasks *= per_stage;
   counts.dependencies *= per_stage;
-  counts.name_chars *= per_stage;
   counts.transfers *= per_stage;
   counts.messages *= per_stage;
+  counts.overrides *= per_stage;
+  counts.segments *= per_stage;
   counts.op_list_bytes = op_lists;
+  // The other replicas' ranks are stored as instances of the sample's when they run alike:
+  // on the same device, with as many micro-batches. Otherwise each may need records of its
+  // own, and the estimate counts them so.
+  bool replicas_alike =
+      std::adjacent_find(rp.replica_micro_batch.begin(), rp.replica_micro_batch.end(),
+                         std::not_equal_to<>()) == rp.replica_micro_batch.end();
+  for (const ClusterDevice& d : in.cluster->devices)
+    replicas_alike &= d.spec == in.cluster->devices.front().spec;
+  if (!replicas_alike) {
+    counts.records *= per_stage;
+    counts.stored_dependencies *= per_stage;
+    counts.stored_transfers *= per_stage;
+    counts.name_chars *= per_stage;
+    counts.templates *= per_stage;
+  }
   // A call whose n members hold k of the sample's tasks stands for per_stage * k / n calls.
   std::vector<double> sampled(g.collectives().size(), 0);
   for (const TaskView t : g.tasks()) {

@@ -192,6 +192,8 @@ std::optional<TaskGraph> read_lowered_graph(std::istream& in, int ranks, std::st
       size_t next_peer = 0, next_call = 0;
       const TaskId first = static_cast<TaskId>(g.num_tasks());
       first_of_rank.push_back(first);
+      // Ranks of one template are stored once (TaskGraph::begin_rank).
+      g.begin_rank(r);
       for (size_t i = 0; i < tasks.size(); ++i) {
         const json& a = tasks[i];
         const std::string where = "task " + std::to_string(i) + " of its template";
@@ -271,6 +273,7 @@ std::optional<TaskGraph> read_lowered_graph(std::istream& in, int ranks, std::st
         }
         g.add(t);
       }
+      g.end_rank();
       if (next_peer != peers.size())
         throw LineError("\"peers\": more than the template's transfers");
       if (next_call != calls.size())

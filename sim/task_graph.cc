@@ -98,7 +98,8 @@ uint16_t TaskGraph::stream(std::string_view name) {
 
 TaskId TaskGraph::add(const Task& task) {
   constexpr size_t kMaxId = std::numeric_limits<uint32_t>::max();
-  if (records_.size() >= kMaxId || deps_.size() + task.deps.size() >= kMaxId) {
+  if (num_tasks_ >= kMaxId || records_.size() >= kMaxId ||
+      deps_.size() + task.deps.size() >= kMaxId) {
     throw std::length_error("a TaskGraph holds at most " + std::to_string(kMaxId) +
                             " tasks and as many dependencies");
   }
@@ -113,8 +114,10 @@ TaskId TaskGraph::add(const Task& task) {
   }
   Record r;
   r.fields = task;
-  // A collective's member tasks follow one another under one name: store it once.
-  const Record* prev = records_.empty() ? nullptr : &records_.back();
+  // A collective's member tasks follow one another under one name: store it once (within a
+  // rank's tasks, when they are bracketed: what a rank's records hold is then its own).
+  const bool opens_rank = open_.rank >= 0 && records_.size() == open_.first_record;
+  const Record* prev = records_.empty() || opens_rank ? nullptr : &records_.back();
   if (prev != nullptr && std::string_view(names_).substr(prev->name_first, prev->name_size) ==
                              task.name) {
     r.name_first = prev->name_first;
@@ -124,24 +127,198 @@ TaskId TaskGraph::add(const Task& task) {
   }
   r.name_size = static_cast<uint32_t>(task.name.size());
   r.deps_first = static_cast<uint32_t>(deps_.size());
-  deps_.insert(deps_.end(), task.deps.begin(), task.deps.end());
+  const auto id = static_cast<TaskId>(num_tasks_);
+  // Distances back, modulo 2^32: a dependency on a later task reads back as itself, for
+  // validate to refuse.
+  for (TaskId d : task.deps) deps_.push_back(id - d);
+  const auto record = static_cast<uint32_t>(records_.size());
   records_.push_back(r);
-  const auto id = static_cast<TaskId>(records_.size() - 1);
+  if (segments_.empty() || segments_.back().rank >= 0) segments_.push_back({id, record, -1, 0});
+  ++num_tasks_;
+  num_deps_ += task.deps.size();
+  if (task.kind == TaskKind::kSend || task.kind == TaskKind::kRecv) ++num_messages_;
   if (task.transfer) {
     const PipelineTransfer& t = *task.transfer;
     const auto [it, fresh] =
         transfer_index_.try_emplace(t, static_cast<uint32_t>(transfers_.size()));
     if (fresh) transfers_.push_back(t);
-    transfer_of_task_.emplace_back(id, it->second);
+    transfer_of_task_.emplace_back(record, it->second);
+    ++num_transfer_tasks_;
   }
   return id;
 }
 
+void TaskGraph::begin_rank(int rank) {
+  if (open_.rank >= 0) throw std::logic_error("TaskGraph::begin_rank: a rank is open already");
+  if (rank < 0) throw std::invalid_argument("TaskGraph::begin_rank: a negative rank");
+  open_ = {rank,
+           static_cast<TaskId>(num_tasks_),
+           static_cast<uint32_t>(records_.size()),
+           deps_.size(),
+           names_.size(),
+           transfer_of_task_.size()};
+  // The rank's tasks get a segment of their own, whatever comes before them.
+  segments_.push_back({open_.first_id, open_.first_record, -1, 0});
+}
+
+void TaskGraph::end_rank() {
+  if (open_.rank < 0) throw std::logic_error("TaskGraph::end_rank without begin_rank");
+  const OpenRank open = open_;
+  open_ = {};
+  const auto n = static_cast<uint32_t>(records_.size() - open.first_record);
+  if (n == 0) {
+    segments_.pop_back();
+    return;
+  }
+  // Stored once only when every task is the rank's (a builder that adds another rank's
+  // task here keeps them all as added) and no send has a call.
+  for (uint32_t i = open.first_record; i < records_.size(); ++i) {
+    const TaskFields& f = records_[i].fields;
+    if (f.rank != open.rank || (has_peer(f) && f.collective != 0)) return;
+  }
+  // The template's form: peers and calls become indices into the rank's overrides.
+  const auto first_override = static_cast<uint32_t>(overrides_.size());
+  for (uint32_t i = open.first_record; i < records_.size(); ++i) {
+    TaskFields& f = records_[i].fields;
+    if (has_peer(f)) {
+      overrides_.push_back(f.peer);
+      f.peer = -1;
+    } else if (f.kind == TaskKind::kCollective) {
+      overrides_.push_back(static_cast<int32_t>(f.collective));
+    } else {
+      continue;
+    }
+    f.collective = static_cast<uint32_t>(overrides_.size() - 1 - first_override);
+  }
+  Segment& segment = segments_.back();
+  segment.rank = open.rank;
+  segment.first_override = first_override;
+  const size_t h = hash_records(open.first_record, n);
+  const auto [first, last] = template_index_.equal_range(h);
+  for (auto it = first; it != last; ++it) {
+    const Template& t = templates_[it->second];
+    if (t.size != n || t.overrides != overrides_.size() - first_override ||
+        !same_records(t.first_record, open.first_record, n))
+      continue;
+    // An instance: the records just added go, the rank reads the template's.
+    records_.resize(open.first_record);
+    deps_.resize(open.deps);
+    names_.resize(open.names);
+    transfer_of_task_.resize(open.transfers);
+    segment.first_record = t.first_record;
+    return;
+  }
+  template_index_.emplace(h, static_cast<uint32_t>(templates_.size()));
+  templates_.push_back(
+      {open.first_record, n, static_cast<uint32_t>(overrides_.size() - first_override)});
+}
+
+std::span<const std::pair<uint32_t, uint32_t>> TaskGraph::transfers_of(uint32_t first,
+                                                                       uint32_t n) const {
+  const auto by_record = [](const auto& entry, uint32_t key) { return entry.first < key; };
+  const auto b =
+      std::lower_bound(transfer_of_task_.begin(), transfer_of_task_.end(), first, by_record);
+  const auto e = std::lower_bound(b, transfer_of_task_.end(), first + n, by_record);
+  return {transfer_of_task_.data() + (b - transfer_of_task_.begin()), static_cast<size_t>(e - b)};
+}
+
+size_t TaskGraph::hash_records(uint32_t first, uint32_t n) const {
+  size_t h = n;
+  const auto mix = [&h](uint64_t v) {
+    h = (h ^ v) * 0x9E3779B97F4A7C15ull;
+    h ^= h >> 31;
+  };
+  for (uint32_t i = first; i < first + n; ++i) {
+    const Record& r = records_[i];
+    const TaskFields& f = r.fields;
+    mix(static_cast<uint64_t>(f.duration.count_ns()));
+    mix(static_cast<uint64_t>(f.bytes.count()));
+    mix(uint64_t{f.tag} << 32 | f.ops);
+    mix(uint64_t{f.collective} << 32 | f.buffer);
+    mix(uint64_t{f.stream} << 32 | uint64_t{static_cast<uint8_t>(f.kind)} << 16 |
+        uint64_t{static_cast<uint8_t>(f.memcpy_kind)} << 8 | static_cast<uint8_t>(f.memory));
+    mix(std::hash<std::string_view>{}(std::string_view(names_).substr(r.name_first, r.name_size)));
+    const uint32_t deps_end =
+        i + 1 < records_.size() ? records_[i + 1].deps_first : static_cast<uint32_t>(deps_.size());
+    for (uint32_t d = r.deps_first; d < deps_end; ++d) mix(deps_[d]);
+  }
+  for (const auto& [record, transfer] : transfers_of(first, n))
+    mix(uint64_t{record - first} << 32 | transfer);
+  return h;
+}
+
+bool TaskGraph::same_records(uint32_t a, uint32_t b, uint32_t n) const {
+  const auto deps_end = [&](uint32_t i) {
+    return i + 1 < records_.size() ? records_[i + 1].deps_first
+                                   : static_cast<uint32_t>(deps_.size());
+  };
+  for (uint32_t k = 0; k < n; ++k) {
+    const Record& x = records_[a + k];
+    const Record& y = records_[b + k];
+    const TaskFields& f = x.fields;
+    const TaskFields& g = y.fields;
+    if (f.duration != g.duration || f.bytes != g.bytes || f.peer != g.peer ||
+        f.collective != g.collective || f.tag != g.tag || f.ops != g.ops || f.buffer != g.buffer ||
+        f.stream != g.stream || f.kind != g.kind || f.memcpy_kind != g.memcpy_kind ||
+        f.memory != g.memory)
+      return false;
+    const std::string_view names(names_);
+    if (names.substr(x.name_first, x.name_size) != names.substr(y.name_first, y.name_size))
+      return false;
+    const uint32_t xn = deps_end(a + k) - x.deps_first, yn = deps_end(b + k) - y.deps_first;
+    if (xn != yn || !std::equal(deps_.begin() + x.deps_first, deps_.begin() + x.deps_first + xn,
+                                deps_.begin() + y.deps_first))
+      return false;
+  }
+  const auto ta = transfers_of(a, n), tb = transfers_of(b, n);
+  if (ta.size() != tb.size()) return false;
+  for (size_t i = 0; i < ta.size(); ++i) {
+    if (ta[i].first - a != tb[i].first - b || ta[i].second != tb[i].second) return false;
+  }
+  return true;
+}
+
+void TaskGraph::own_records(Segment& s) {
+  const size_t index = static_cast<size_t>(&s - segments_.data());
+  const TaskId end = index + 1 < segments_.size() ? segments_[index + 1].first_id
+                                                  : static_cast<TaskId>(num_tasks_);
+  const uint32_t n = end - s.first_id;
+  const uint32_t from = s.first_record;
+  const auto to = static_cast<uint32_t>(records_.size());
+  // Copied out first: the transfer entries and records grow while they are read.
+  const std::vector<std::pair<uint32_t, uint32_t>> moved(transfers_of(from, n).begin(),
+                                                         transfers_of(from, n).end());
+  for (uint32_t k = 0; k < n; ++k) {
+    Record r = records_[from + k];
+    const uint32_t deps_end = from + k + 1 < records_.size() ? records_[from + k + 1].deps_first
+                                                             : static_cast<uint32_t>(deps_.size());
+    const uint32_t first = r.deps_first;
+    r.deps_first = static_cast<uint32_t>(deps_.size());
+    for (uint32_t d = first; d < deps_end; ++d) {
+      const uint32_t back = deps_[d];
+      deps_.push_back(back);
+    }
+    records_.push_back(r);
+  }
+  for (const auto& [record, transfer] : moved)
+    transfer_of_task_.emplace_back(record - from + to, transfer);
+  s.first_record = to;
+  s.own = true;
+}
+
+void TaskGraph::set_duration(TaskId id, Duration d) {
+  Segment& s = segments_[segment_index(id)];
+  if (records_[s.first_record + (id - s.first_id)].fields.duration == d) return;
+  if (s.rank >= 0 && !s.own) own_records(s);
+  records_[s.first_record + (id - s.first_id)].fields.duration = d;
+}
+
 std::optional<PipelineTransfer> TaskGraph::transfer(TaskId id) const {
+  const uint32_t record = record_of(id);
   const auto it =
-      std::lower_bound(transfer_of_task_.begin(), transfer_of_task_.end(), id,
-                       [](const auto& entry, TaskId key) { return entry.first < key; });
-  if (it == transfer_of_task_.end() || it->first != id) return std::nullopt;
+      std::lower_bound(transfer_of_task_.begin(), transfer_of_task_.end(), record,
+                       [](const auto& entry, uint32_t key) { return entry.first < key; });
+  if (it == transfer_of_task_.end() || it->first != record) return std::nullopt;
   return transfers_[it->second];
 }
 
@@ -182,7 +359,7 @@ OpListId TaskGraph::add_op_list(std::span<const OpSignature> ops,
 }
 
 void TaskGraph::set_crowding(TaskId id, Crowding c) {
-  if (id >= records_.size()) throw std::invalid_argument("crowding for a task the graph does not hold");
+  if (id >= num_tasks_) throw std::invalid_argument("crowding for a task the graph does not hold");
   if (c.co_runners == 0 && id >= crowding_.size()) return;
   if (id >= crowding_.size()) crowding_.resize(id + 1);
   crowding_[id] = c;
@@ -200,23 +377,19 @@ size_t TaskGraph::op_list_bytes() const {
   return bytes;
 }
 
-void TaskGraph::reserve_like_first(size_t times) {
-  records_.reserve(records_.size() * times);
-  deps_.reserve(deps_.size() * times);
-  names_.reserve(names_.size() * times);
-  // A middle stage sends and receives both ways, twice what the first stage does.
-  transfer_of_task_.reserve(transfer_of_task_.size() * times * 2);
-}
-
 TaskGraphCounts TaskGraph::counts() const {
   TaskGraphCounts c;
-  c.tasks = static_cast<double>(records_.size());
-  c.dependencies = static_cast<double>(deps_.size());
+  c.tasks = static_cast<double>(num_tasks_);
+  c.dependencies = static_cast<double>(num_deps_);
+  c.transfers = static_cast<double>(num_transfer_tasks_);
+  c.messages = static_cast<double>(num_messages_);
+  c.records = static_cast<double>(records_.size());
+  c.stored_dependencies = static_cast<double>(deps_.size());
+  c.stored_transfers = static_cast<double>(transfer_of_task_.size());
   c.name_chars = static_cast<double>(names_.size());
-  c.transfers = static_cast<double>(transfer_of_task_.size());
-  for (const Record& r : records_) {
-    if (r.fields.kind == TaskKind::kSend || r.fields.kind == TaskKind::kRecv) ++c.messages;
-  }
+  c.overrides = static_cast<double>(overrides_.size());
+  c.segments = static_cast<double>(segments_.size());
+  c.templates = static_cast<double>(templates_.size());
   c.collectives = static_cast<double>(collectives_.size());
   for (const CollectiveCall& call : collectives_) {
     c.collective_members += static_cast<double>(call.members.size());
@@ -228,8 +401,12 @@ TaskGraphCounts TaskGraph::counts() const {
 }
 
 double TaskGraph::bytes_for(const TaskGraphCounts& c) {
-  return c.tasks * sizeof(Record) + c.dependencies * sizeof(TaskId) + c.name_chars +
-         c.transfers * sizeof(std::pair<TaskId, uint32_t>) +
+  // A template costs its entry and a node of the hash index (two pointers and a hash).
+  return c.records * sizeof(Record) + c.stored_dependencies * sizeof(uint32_t) + c.name_chars +
+         c.stored_transfers * sizeof(std::pair<uint32_t, uint32_t>) +
+         c.overrides * sizeof(int32_t) + c.segments * sizeof(Segment) +
+         c.templates *
+             (sizeof(Template) + sizeof(std::pair<size_t, uint32_t>) + 2 * sizeof(void*)) +
          c.collectives * sizeof(CollectiveCall) + c.collective_members * sizeof(int) +
          c.collective_label_chars + c.op_list_bytes;
 }
@@ -292,8 +469,9 @@ std::vector<std::string> TaskGraph::validate(int num_ranks) const {
   // n-th recv of that key, as the runtime matches them.
   std::vector<std::pair<P2pKey, TaskId>> sends;
   std::vector<std::pair<P2pKey, TaskId>> recvs;
-  for (size_t i = 0; i < records_.size(); ++i) {
-    const TaskView t = task(static_cast<TaskId>(i));
+  auto at = tasks().begin();
+  for (size_t i = 0; i < num_tasks_; ++i, ++at) {
+    const TaskView t = *at;
     if (t.rank < 0 || t.rank >= num_ranks) {
       errors.push_back(where(i) + ": rank is outside 0.." + std::to_string(num_ranks - 1));
     }

@@ -132,11 +132,56 @@ struct Task : TaskFields {
   std::optional<PipelineTransfer> transfer;
 };
 
+// A task's dependencies as the graph holds them: each as its distance back from the task
+// (the id minus the dependency's, modulo 2^32), so that the ranks that run alike share one
+// list whatever their ids (TaskGraph::end_rank). Iterating gives the ids back.
+class DepList {
+ public:
+  using value_type = TaskId;
+  class iterator {
+   public:
+    using value_type = TaskId;
+    using difference_type = std::ptrdiff_t;
+    iterator() = default;
+    iterator(const uint32_t* p, TaskId id) : p_(p), id_(id) {}
+    TaskId operator*() const { return id_ - *p_; }
+    iterator& operator++() {
+      ++p_;
+      return *this;
+    }
+    iterator operator++(int) {
+      iterator old = *this;
+      ++p_;
+      return old;
+    }
+    bool operator==(const iterator& o) const { return p_ == o.p_; }
+
+   private:
+    const uint32_t* p_ = nullptr;
+    TaskId id_ = 0;
+  };
+  using const_iterator = iterator;
+  DepList() = default;
+  DepList(const uint32_t* back, size_t n, TaskId id) : back_(back), n_(n), id_(id) {}
+  size_t size() const { return n_; }
+  bool empty() const { return n_ == 0; }
+  TaskId operator[](size_t i) const { return id_ - back_[i]; }
+  iterator begin() const { return {back_, id_}; }
+  iterator end() const { return {back_ + n_, id_}; }
+  // The stored distances: equal lists of two tasks are the same bytes.
+  const uint32_t* data() const { return back_; }
+
+ private:
+  const uint32_t* back_ = nullptr;
+  size_t n_ = 0;
+  TaskId id_ = 0;
+};
+
 // A task as the graph holds it, read back: the name and the dependencies view the graph's
 // storage (valid while the graph lives and is not added to).
 struct TaskView : TaskFields {
   std::string_view name;
-  std::span<const TaskId> deps;
+  DepList deps;
 };
 
 // A compute task priced from CPU kernels timed beside co-runners (OpCost::co_runners):
@@ -154,6 +199,15 @@ struct Crowding {
 // records, every name in one character array and every dependency list in one id array;
 // the ranks of a stage run the same kernels, so each distinct op list is stored once and
 // tasks point at it.
+//
+// RANKS STORED ONCE. The ranks of a data-parallel replica's stage (and the tensor-parallel
+// peers of one) add the same tasks but for their rank, their peers and their calls. A
+// builder that adds a rank's tasks between begin_rank and end_rank lets the graph keep such
+// a rank as an instance of the first rank's records (its template): the rank, its first
+// id, and its peers and calls in task order. Dependencies are stored as distances back
+// (DepList), so a template's lists hold for every instance. Reading a task back gives the
+// same view either way; ids do not change. A step of 16,384 GPUs holds as many records as
+// its distinct ranks (a few per pipeline stage) instead of 75 M.
 class TaskGraph {
  public:
   // Returns the stream's index, adding it if new.
@@ -164,8 +218,14 @@ class TaskGraph {
   // std::invalid_argument for an op list the graph does not hold, ops on a task that is
   // not a compute task, or a transfer on one that is not a send or a recv.
   TaskId add(const Task& task);
-  // A compute task's duration, set once its ops are priced.
-  void set_duration(TaskId id, Duration d) { records_[id].fields.duration = d; }
+  // Brackets one rank's tasks (every task added in between must be that rank's): at
+  // end_rank the graph stores them as an instance of an earlier rank's records when they are
+  // alike in all but the rank, peers and calls, and keeps them as they are otherwise.
+  void begin_rank(int rank);
+  void end_rank();
+  // A compute task's duration, set once its ops are priced. On a rank stored as an instance,
+  // a duration its template does not have gives that rank records of its own.
+  void set_duration(TaskId id, Duration d);
   // Tasks without crowding (every task of a GPU step) cost nothing: the table exists only
   // once a task has some.
   void set_crowding(TaskId id, Crowding c);
@@ -199,16 +259,15 @@ class TaskGraph {
   // dependencies (stream order sequences calls on one stream). Returns the call's id.
   uint32_t add_collective_with_tasks(CollectiveCall call, uint16_t stream);
 
-  size_t num_tasks() const { return records_.size(); }
-  // Reserves room for `times` as many tasks, dependencies and name characters as the graph
-  // holds now (a builder that knows the first part of its graph is representative).
-  void reserve_like_first(size_t times);
+  size_t num_tasks() const { return num_tasks_; }
+  // Records held: the tasks of distinct ranks (and of ranks added outside begin_rank).
+  size_t num_records() const { return records_.size(); }
   TaskView task(TaskId id) const;
   // What a send or recv moves, when it was given. Transfers are few next to tasks (two per
   // micro-batch and pipeline boundary on a rank), so they live apart from the records, and
   // the ranks of a stage move the same ones: each distinct transfer is stored once.
   std::optional<PipelineTransfer> transfer(TaskId id) const;
-  size_t num_transfers() const { return transfer_of_task_.size(); }
+  size_t num_transfers() const { return num_transfer_tasks_; }
 
   // The tasks in id order, as views: for (const TaskView t : graph.tasks()).
   class TaskList {
@@ -217,10 +276,13 @@ class TaskGraph {
      public:
       using value_type = TaskView;
       using difference_type = std::ptrdiff_t;
-      iterator(const TaskGraph* g, TaskId id) : g_(g), id_(id) {}
-      TaskView operator*() const { return g_->task(id_); }
+      // In order, a step costs no search for the task's segment.
+      iterator(const TaskGraph* g, TaskId id) : g_(g), id_(id), segment_(g->segment_index(id)) {}
+      TaskView operator*() const { return g_->view(g_->segments_[segment_], id_); }
       iterator& operator++() {
         ++id_;
+        if (segment_ + 1 < g_->segments_.size() && g_->segments_[segment_ + 1].first_id == id_)
+          ++segment_;
         return *this;
       }
       bool operator==(const iterator& o) const { return id_ == o.id_; }
@@ -228,6 +290,7 @@ class TaskGraph {
      private:
       const TaskGraph* g_;
       TaskId id_;
+      size_t segment_;
     };
     explicit TaskList(const TaskGraph* g) : g_(g) {}
     size_t size() const { return g_->num_tasks(); }
@@ -255,21 +318,70 @@ class TaskGraph {
   std::vector<std::string> validate(int num_ranks) const;
 
  private:
-  // 64 bytes per task, against 128 and two heap blocks for a Task.
+  // 64 bytes per task, against 128 and two heap blocks for a Task. In a template (a rank
+  // stored once) a send's, recv's or peer copy's peer and a collective's call are the
+  // instance's: `fields.collective` holds their index among the rank's overrides instead.
   struct Record {
     TaskFields fields;
     uint64_t name_first = 0;  // into names_
     uint32_t name_size = 0;
-    uint32_t deps_first = 0;  // into deps_; the list ends where the next task's begins
+    uint32_t deps_first = 0;  // into deps_; the list ends where the next record's begins
   };
   static_assert(sizeof(Record) == 64);
+  // Consecutive ids [first_id, the next segment's first_id) read consecutive records from
+  // first_record: as added (rank -1), or as an instance of a template for `rank`.
+  struct Segment {
+    TaskId first_id = 0;
+    uint32_t first_record = 0;
+    int rank = -1;
+    uint32_t first_override = 0;  // into overrides_: the rank's peers and calls in task order
+    bool own = false;             // an instance whose records no other rank reads
+  };
+  // The rank whose tasks are being added (begin_rank), and where they began.
+  struct OpenRank {
+    int rank = -1;
+    TaskId first_id = 0;
+    uint32_t first_record = 0;
+    size_t deps = 0;
+    size_t names = 0;
+    size_t transfers = 0;
+  };
+  struct Template {
+    uint32_t first_record = 0;
+    uint32_t size = 0;
+    uint32_t overrides = 0;
+  };
+  size_t segment_index(TaskId id) const;
+  TaskView view(const Segment& s, TaskId id) const;
+  // The record of the task as its ids read it.
+  uint32_t record_of(TaskId id) const {
+    const Segment& s = segments_[segment_index(id)];
+    return s.first_record + (id - s.first_id);
+  }
+  // Whether records [a, a + n) and [b, b + n) are alike but for ranks, peers and calls.
+  bool same_records(uint32_t a, uint32_t b, uint32_t n) const;
+  size_t hash_records(uint32_t first, uint32_t n) const;
+  // Gives segment `s` (a template's instance) records of its own.
+  void own_records(Segment& s);
+  // The transfer entries of records [first, first + n).
+  std::span<const std::pair<uint32_t, uint32_t>> transfers_of(uint32_t first, uint32_t n) const;
 
   std::vector<std::string> streams_;
   std::vector<Record> records_;
   std::string names_;
-  std::vector<TaskId> deps_;
+  std::vector<uint32_t> deps_;  // distances back (DepList)
+  std::vector<Segment> segments_;
+  std::vector<int32_t> overrides_;
+  std::vector<Template> templates_;
+  std::unordered_multimap<size_t, uint32_t> template_index_;  // hash -> templates_ index
+  OpenRank open_;
+  size_t num_tasks_ = 0;
+  size_t num_deps_ = 0;  // over every task, as a runtime lays them out
+  size_t num_messages_ = 0;
+  size_t num_transfer_tasks_ = 0;
   std::vector<CollectiveCall> collectives_;
-  std::vector<std::pair<TaskId, uint32_t>> transfer_of_task_;  // in task order; into transfers_
+  std::vector<std::pair<uint32_t, uint32_t>>
+      transfer_of_task_;  // by record, in record order; into transfers_
   std::vector<PipelineTransfer> transfers_;                    // each distinct one once
   // Hashed, not ordered: every pipeline send and recv looks its transfer up while the
   // graph's records stream into memory, and a tree's walk missed the cache at every level.
@@ -290,16 +402,38 @@ class TaskGraph {
   std::vector<Crowding> crowding_;  // by task id, up to the last task that has some
 };
 
-// Inline: the runtime reads a task at every issue and finish.
-inline TaskView TaskGraph::task(TaskId id) const {
-  const Record& r = records_[id];
+inline size_t TaskGraph::segment_index(TaskId id) const {
+  if (segments_.empty()) return 0;
+  if (segments_.size() == 1 || id >= segments_.back().first_id) return segments_.size() - 1;
+  size_t lo = 0, hi = segments_.size() - 1;  // segments_[lo].first_id <= id < [hi]'s
+  while (hi - lo > 1) {
+    const size_t mid = lo + (hi - lo) / 2;
+    (segments_[mid].first_id <= id ? lo : hi) = mid;
+  }
+  return lo;
+}
+
+inline TaskView TaskGraph::view(const Segment& s, TaskId id) const {
+  const uint32_t at = s.first_record + (id - s.first_id);
+  const Record& r = records_[at];
   const uint32_t deps_end =
-      id + 1 < records_.size() ? records_[id + 1].deps_first : static_cast<uint32_t>(deps_.size());
+      at + 1 < records_.size() ? records_[at + 1].deps_first : static_cast<uint32_t>(deps_.size());
   TaskView v;
   static_cast<TaskFields&>(v) = r.fields;
+  if (s.rank >= 0) {
+    v.rank = s.rank;
+    if (has_peer(v)) {
+      v.peer = overrides_[s.first_override + r.fields.collective];
+      v.collective = 0;
+    } else if (v.kind == TaskKind::kCollective) {
+      v.collective = static_cast<uint32_t>(overrides_[s.first_override + r.fields.collective]);
+    }
+  }
   v.name = std::string_view(names_).substr(r.name_first, r.name_size);
-  v.deps = std::span<const TaskId>(deps_.data() + r.deps_first, deps_end - r.deps_first);
+  v.deps = DepList(deps_.data() + r.deps_first, deps_end - r.deps_first, id);
   return v;
 }
+
+inline TaskView TaskGraph::task(TaskId id) const { return view(segments_[segment_index(id)], id); }
 
 }  // namespace dtsim

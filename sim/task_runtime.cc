@@ -13,9 +13,23 @@
 
 namespace dtsim {
 
+namespace {
+
+// Loaders validate user graphs and report the problems; a graph that still breaks the
+// invariants here (a lowering bug) stops the run with the first problem. Validated before
+// the runtime's arrays exist: its lists of messages would come on top of them.
+const TaskGraph& validated(const TaskGraph& graph, int ranks) {
+  const auto errors = graph.validate(ranks);
+  DTSIM_CHECK(errors.empty(),
+              ("invalid TaskGraph: " + (errors.empty() ? std::string() : errors.front())).c_str());
+  return graph;
+}
+
+}  // namespace
+
 TaskRuntime::TaskRuntime(Simulation& sim, const TaskGraph& graph)
     : sim_(sim),
-      graph_(graph),
+      graph_(validated(graph, sim.cluster().num_ranks())),
       state_(graph.tasks().size()),
       dependents_first_(graph.tasks().size() + 1, 0),
       streams_(static_cast<size_t>(sim.cluster().num_ranks()) *
@@ -25,11 +39,6 @@ TaskRuntime::TaskRuntime(Simulation& sim, const TaskGraph& graph)
       collective_tasks_(graph.collectives().size()),
       collective_start_(graph.collectives().size()),
       transfer_heads_(graph.collectives().size(), 0) {
-  const auto errors = graph.validate(sim.cluster().num_ranks());
-  // Loaders validate user graphs and report the problems; a graph that still breaks the
-  // invariants here (a lowering bug) stops the run with the first problem.
-  DTSIM_CHECK(errors.empty(),
-              ("invalid TaskGraph: " + (errors.empty() ? std::string() : errors.front())).c_str());
   if (graph.has_crowding()) {
     // Which ranks crowd one another's kernels: those of a node, or every one.
     std::vector<int> cpu_of(static_cast<size_t>(sim.cluster().num_ranks()), 0);
@@ -42,12 +51,14 @@ TaskRuntime::TaskRuntime(Simulation& sim, const TaskGraph& graph)
   const size_t n = graph.tasks().size();
   const int num_ranks = sim.cluster().num_ranks();
   std::vector<uint32_t> rank_first(num_ranks + 1, 0);
-  for (TaskId id = 0; id < n; ++id) ++rank_first[graph.task(id).rank + 1];
+  // Every pass reads the graph in order: a rank stored once is found without a search.
+  for (const TaskView t : graph.tasks()) ++rank_first[t.rank + 1];
   for (int r = 0; r < num_ranks; ++r) rank_first[r + 1] += rank_first[r];
   std::vector<TaskId> by_rank(n);
   {
     std::vector<uint32_t> fill(rank_first.begin(), rank_first.end() - 1);
-    for (TaskId id = 0; id < n; ++id) by_rank[fill[graph.task(id).rank]++] = id;
+    TaskId id = 0;
+    for (const TaskView t : graph.tasks()) by_rank[fill[t.rank]++] = id++;
   }
   std::vector<Slot> slot_of(n);
   // The ranks that still have a k-th task: one rank with many more tasks than the others
@@ -71,9 +82,10 @@ TaskRuntime::TaskRuntime(Simulation& sim, const TaskGraph& graph)
   // In the graph's order: the graph is read in sequence, and the slots written to,
   // scattered in that order, are fetched ahead.
   constexpr TaskId kAhead = 16;
-  for (TaskId id = 0; id < n; ++id) {
+  auto in_order = graph.tasks().begin();
+  for (TaskId id = 0; id < n; ++id, ++in_order) {
     if (size_t{id} + kAhead < n) __builtin_prefetch(&state_[slot_of[id + kAhead]], 1);
-    const TaskView t = graph.task(id);
+    const TaskView t = *in_order;
     const Slot slot = slot_of[id];
     TaskState& st = state_[slot];
     st.deps_left = static_cast<uint32_t>(t.deps.size());
@@ -108,13 +120,18 @@ TaskRuntime::TaskRuntime(Simulation& sim, const TaskGraph& graph)
     s.end = s.first;
   }
   stream_tasks_.resize(at);
-  std::vector<uint32_t> fill(dependents_first_.begin(), dependents_first_.end() - 1);
-  for (TaskId id = 0; id < n; ++id) {
-    const TaskView t = graph.task(id);
+  // Each slot's first entry serves as its cursor while the lists fill, and ends as the next
+  // slot's first: shifted back by one afterwards, the index needs no copy of its own.
+  in_order = graph.tasks().begin();
+  for (TaskId id = 0; id < n; ++id, ++in_order) {
+    const TaskView t = *in_order;
     const Slot slot = slot_of[id];
-    for (TaskId d : t.deps) dependents_[fill[slot_of[d]]++] = slot;
+    for (TaskId d : t.deps) dependents_[dependents_first_[slot_of[d]]++] = slot;
     stream_tasks_[streams_[stream_index(t)].end++] = slot;
   }
+  for (size_t i = dependents_first_.size() - 1; i > 0; --i)
+    dependents_first_[i] = dependents_first_[i - 1];
+  dependents_first_[0] = 0;
   for (Stream& s : streams_) {
     s.next_transfer = s.end;
     advance_transfer(s, s.first);
@@ -139,15 +156,16 @@ double TaskRuntime::peak_bytes_for(const TaskGraphCounts& c, int ranks, size_t s
   // Then: the dependents, every stream's queue and, with observers, each task's start.
   const double laid_out =
       c.dependencies * sizeof(Slot) + n * sizeof(Slot) + (observed ? n * sizeof(Time) : 0);
-  // Validation first sorts the messages and lists every call's ranks; the constructor holds
-  // a slot and a fill cursor per task while it lays out; a run keeps the member slots of
-  // the calls that began and a record of each call.
+  // Validation, before any of that, sorts the messages and lists every call's ranks; the
+  // constructor holds each task's slot and, while it numbers them, the tasks by rank, and
+  // then the slot while it lays out; a run keeps the member slots of the calls that began
+  // and a record of each call.
   const double validating =
       c.messages * 16 + calls * sizeof(std::vector<int>) + c.collective_members * sizeof(int);
-  const double laying_out = laid_out + 2 * n * sizeof(uint32_t);
+  const double laying_out = std::max(2 * n * sizeof(uint32_t), laid_out + n * sizeof(uint32_t));
   const double running =
       laid_out + c.collective_members * sizeof(Slot) + calls * sizeof(CollectiveRecord);
-  return first + std::max({validating, laying_out, running});
+  return std::max(validating, first + std::max(laying_out, running));
 }
 
 RunResult TaskRuntime::run(const RunControl& control) {

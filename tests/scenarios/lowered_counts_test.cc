@@ -29,6 +29,12 @@ void expect_counts(const TaskGraphCounts& estimated, const TaskGraphCounts& buil
   near(estimated.collective_members, built.collective_members, "collective_members");
   near(estimated.collective_label_chars, built.collective_label_chars, "collective_label_chars");
   near(estimated.op_list_bytes, built.op_list_bytes, "op_list_bytes");
+  near(estimated.records, built.records, "records");
+  near(estimated.stored_dependencies, built.stored_dependencies, "stored_dependencies");
+  near(estimated.stored_transfers, built.stored_transfers, "stored_transfers");
+  near(estimated.overrides, built.overrides, "overrides");
+  near(estimated.segments, built.segments, "segments");
+  near(estimated.templates, built.templates, "templates");
 }
 
 void expect_estimate_matches(const test_support::Prepared& p, const std::string& what) {
