@@ -186,15 +186,27 @@ LoweredCounts estimate_lowered_counts(const Scenario& s, const CostModel& costs,
       out.network_bytes = network.network_bytes_for(&sweep);
       break;
     }
-    case WorkloadKind::kTaskGraph:
-      out.graph = s.task_graph.counts();
+    case WorkloadKind::kTaskGraph: {
+      // Repricing sets every compute task's duration, and a rank stored once whose price
+      // changes gets records of its own (TaskGraph::set_duration): count every rank's.
+      const auto priced = [&](const TaskGraph& g) {
+        TaskGraphCounts c = g.counts();
+        if (s.reprice_task_graph) {
+          c.records = c.tasks;
+          c.stored_dependencies = c.dependencies;
+          c.stored_transfers = c.transfers;
+        }
+        return c;
+      };
+      out.graph = priced(s.task_graph);
       out.network_bytes = network.network_bytes_for(&s.task_graph);
       if (s.local_task_graph) {
-        out.local_graph = s.local_task_graph->counts();
+        out.local_graph = priced(*s.local_task_graph);
         out.network_bytes =
             std::max(out.network_bytes, network.network_bytes_for(&*s.local_task_graph));
       }
       break;
+    }
     case WorkloadKind::kTraining: {
       const RunControl none;
       models::LoweringInput in = lowering_input(s, costs, none);

@@ -98,8 +98,9 @@ uint16_t TaskGraph::stream(std::string_view name) {
 
 TaskId TaskGraph::add(const Task& task) {
   constexpr size_t kMaxId = std::numeric_limits<uint32_t>::max();
-  if (num_tasks_ >= kMaxId || records_.size() >= kMaxId ||
-      deps_.size() + task.deps.size() >= kMaxId) {
+  // Every task's dependencies count, not only the stored ones: the runtime lays them all out
+  // with 32-bit offsets.
+  if (num_tasks_ >= kMaxId || records_.size() >= kMaxId || num_deps_ + task.deps.size() >= kMaxId) {
     throw std::length_error("a TaskGraph holds at most " + std::to_string(kMaxId) +
                             " tasks and as many dependencies");
   }
@@ -133,7 +134,11 @@ TaskId TaskGraph::add(const Task& task) {
   for (TaskId d : task.deps) deps_.push_back(id - d);
   const auto record = static_cast<uint32_t>(records_.size());
   records_.push_back(r);
-  if (segments_.empty() || segments_.back().rank >= 0) segments_.push_back({id, record, -1, 0});
+  // A new segment unless the last one, as added, reads this very record next (a rank's own
+  // records copied by set_duration may lie between).
+  const bool extends = !segments_.empty() && segments_.back().rank < 0 &&
+                       segments_.back().first_record + (id - segments_.back().first_id) == record;
+  if (!extends) segments_.push_back({id, record, -1, 0});
   ++num_tasks_;
   num_deps_ += task.deps.size();
   if (task.kind == TaskKind::kSend || task.kind == TaskKind::kRecv) ++num_messages_;
@@ -307,6 +312,8 @@ void TaskGraph::own_records(Segment& s) {
 }
 
 void TaskGraph::set_duration(TaskId id, Duration d) {
+  // A copy made now would land among the open rank's records.
+  if (open_.rank >= 0) throw std::logic_error("TaskGraph::set_duration while a rank is open");
   Segment& s = segments_[segment_index(id)];
   if (records_[s.first_record + (id - s.first_id)].fields.duration == d) return;
   if (s.rank >= 0 && !s.own) own_records(s);

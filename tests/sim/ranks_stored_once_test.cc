@@ -78,6 +78,8 @@ void expect_same_views(const TaskGraph& a, const TaskGraph& b) {
       EXPECT_EQ(x.bytes, y.bytes) << id;
       EXPECT_EQ(x.buffer, y.buffer) << id;
       EXPECT_EQ(x.memory, y.memory) << id;
+      EXPECT_EQ(x.ops, y.ops) << id;
+      EXPECT_EQ(x.memcpy_kind, y.memcpy_kind) << id;
       EXPECT_EQ(std::vector<TaskId>(x.deps.begin(), x.deps.end()),
                 std::vector<TaskId>(y.deps.begin(), y.deps.end()))
           << id;
@@ -158,6 +160,54 @@ TEST(RanksStoredOnce, ADurationSetOnOneRankChangesThatRankAlone) {
   flat.set_duration(5, Duration::ms(4));
   EXPECT_EQ(folded.num_records(), 10u);
   expect_same_views(folded, flat);
+}
+
+// Tasks added outside brackets between ranks, a peer copy, an empty bracket, and records a
+// duration copied for the first rank (whose records the others read) and for the last,
+// with more tasks added after the copies.
+TEST(RanksStoredOnce, UnbracketedTasksPeerCopiesAndCopiesMadeOnTheWayReadBack) {
+  TaskGraph folded = graph_with_streams(), flat = graph_with_streams();
+  folded.add_collective({});
+  flat.add_collective({});
+  const auto with_copy = [](int rank, int peer) {
+    auto tasks = stage_tasks(rank, peer, 0, Duration::ms(2));
+    Task copy;
+    copy.kind = TaskKind::kMemcpy;
+    copy.memcpy_kind = MemcpyKind::kPeer;
+    copy.name = "peer copy";
+    copy.rank = rank;
+    copy.peer = peer;
+    copy.bytes = Bytes(512);
+    tasks.push_back(copy);
+    return tasks;
+  };
+  Task loose;
+  loose.name = "loose";
+  loose.rank = 5;
+  loose.deps = {2};  // on rank 0's send
+  for (int r = 0; r < 4; ++r) {
+    add_rank(folded, with_copy(r, (r + 3) % 4), true);
+    add_rank(flat, with_copy(r, (r + 3) % 4), false);
+    folded.add(loose);
+    flat.add(loose);
+    folded.begin_rank(9);  // empty
+    folded.end_rank();
+  }
+  EXPECT_EQ(folded.num_records(), 6u + 4u);
+  EXPECT_EQ(folded.task(12).peer, 0);  // rank 1's peer copy
+  expect_same_views(folded, flat);
+  for (TaskId id : {TaskId{0}, TaskId{21}}) {  // rank 0's and rank 3's forward passes
+    folded.set_duration(id, Duration::ms(5));
+    flat.set_duration(id, Duration::ms(5));
+  }
+  folded.add(loose);
+  flat.add(loose);
+  add_rank(folded, with_copy(6, 0), true);
+  add_rank(flat, with_copy(6, 0), false);
+  expect_same_views(folded, flat);
+  folded.begin_rank(7);
+  EXPECT_THROW(folded.set_duration(0, Duration::ms(1)), std::logic_error);
+  folded.end_rank();
 }
 
 // Distances back read a dependency on a later task back as that task, so that validate
