@@ -3,6 +3,7 @@
 #include "runner/memory_estimate.h"
 
 #include <fmt/format.h>
+#include <malloc.h>
 
 #include <algorithm>
 
@@ -26,10 +27,15 @@ std::string size_text(double b) { return format_bytes(bytes_of(b)); }
 MemoryEstimate estimate_memory(const Scenario& s, const CostModel& costs,
                                const RunOutputs& outputs) {
   MemoryEstimate e;
-  e.resident = static_cast<double>(resident_memory_bytes());
-  e.peak_so_far = static_cast<double>(peak_resident_memory_bytes());
   const bool observed = outputs.trace_ranks > 0 || outputs.task_times;
   const LoweredCounts counts = estimate_lowered_counts(s, costs, observed);
+  // Measured after the sample lowering and the network's plan: the code those ran (the
+  // lowering's, the cluster's routes) is then resident, as it will be in the run. What they
+  // allocated and freed is handed back first (glibc keeps freed pages resident for reuse),
+  // or it would be counted twice: here and as the run's own.
+  malloc_trim(0);
+  e.resident = static_cast<double>(resident_memory_bytes());
+  e.peak_so_far = static_cast<double>(peak_resident_memory_bytes());
   e.counts = counts.graph;
   // A task graph scenario holds its graph already: lowering copies it, to price it.
   e.task_graph = TaskGraph::bytes_for(counts.graph);
