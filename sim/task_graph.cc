@@ -243,9 +243,7 @@ size_t TaskGraph::hash_records(uint32_t first, uint32_t n) const {
     mix(uint64_t{f.stream} << 32 | uint64_t{static_cast<uint8_t>(f.kind)} << 16 |
         uint64_t{static_cast<uint8_t>(f.memcpy_kind)} << 8 | static_cast<uint8_t>(f.memory));
     mix(std::hash<std::string_view>{}(std::string_view(names_).substr(r.name_first, r.name_size)));
-    const uint32_t deps_end =
-        i + 1 < records_.size() ? records_[i + 1].deps_first : static_cast<uint32_t>(deps_.size());
-    for (uint32_t d = r.deps_first; d < deps_end; ++d) mix(deps_[d]);
+    for (uint32_t d = r.deps_first, end = deps_end(i); d < end; ++d) mix(deps_[d]);
   }
   for (const auto& [record, transfer] : transfers_of(first, n))
     mix(uint64_t{record - first} << 32 | transfer);
@@ -253,10 +251,6 @@ size_t TaskGraph::hash_records(uint32_t first, uint32_t n) const {
 }
 
 bool TaskGraph::same_records(uint32_t a, uint32_t b, uint32_t n) const {
-  const auto deps_end = [&](uint32_t i) {
-    return i + 1 < records_.size() ? records_[i + 1].deps_first
-                                   : static_cast<uint32_t>(deps_.size());
-  };
   for (uint32_t k = 0; k < n; ++k) {
     const Record& x = records_[a + k];
     const Record& y = records_[b + k];
@@ -295,11 +289,9 @@ void TaskGraph::own_records(Segment& s) {
                                                          transfers_of(from, n).end());
   for (uint32_t k = 0; k < n; ++k) {
     Record r = records_[from + k];
-    const uint32_t deps_end = from + k + 1 < records_.size() ? records_[from + k + 1].deps_first
-                                                             : static_cast<uint32_t>(deps_.size());
-    const uint32_t first = r.deps_first;
+    const uint32_t first = r.deps_first, end = deps_end(from + k);
     r.deps_first = static_cast<uint32_t>(deps_.size());
-    for (uint32_t d = first; d < deps_end; ++d) {
+    for (uint32_t d = first; d < end; ++d) {
       const uint32_t back = deps_[d];
       deps_.push_back(back);
     }
@@ -321,12 +313,9 @@ void TaskGraph::set_duration(TaskId id, Duration d) {
 }
 
 std::optional<PipelineTransfer> TaskGraph::transfer(TaskId id) const {
-  const uint32_t record = record_of(id);
-  const auto it =
-      std::lower_bound(transfer_of_task_.begin(), transfer_of_task_.end(), record,
-                       [](const auto& entry, uint32_t key) { return entry.first < key; });
-  if (it == transfer_of_task_.end() || it->first != record) return std::nullopt;
-  return transfers_[it->second];
+  const auto entry = transfers_of(record_of(id), 1);
+  if (entry.empty()) return std::nullopt;
+  return transfers_[entry.front().second];
 }
 
 OpListId TaskGraph::add_op_list(std::span<const OpSignature> ops,

@@ -2,6 +2,7 @@
 // dependencies and stream assignment. Both the simulator and the real executor run it.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -168,8 +169,6 @@ class DepList {
   TaskId operator[](size_t i) const { return id_ - back_[i]; }
   iterator begin() const { return {back_, id_}; }
   iterator end() const { return {back_ + n_, id_}; }
-  // The stored distances: equal lists of two tasks are the same bytes.
-  const uint32_t* data() const { return back_; }
 
  private:
   const uint32_t* back_ = nullptr;
@@ -353,6 +352,11 @@ class TaskGraph {
   };
   size_t segment_index(TaskId id) const;
   TaskView view(const Segment& s, TaskId id) const;
+  // Where record i's dependencies end in deps_: where the next record's begin.
+  uint32_t deps_end(uint32_t i) const {
+    return i + 1 < records_.size() ? records_[i + 1].deps_first
+                                   : static_cast<uint32_t>(deps_.size());
+  }
   // The record of the task as its ids read it.
   uint32_t record_of(TaskId id) const {
     const Segment& s = segments_[segment_index(id)];
@@ -402,22 +406,16 @@ class TaskGraph {
   std::vector<Crowding> crowding_;  // by task id, up to the last task that has some
 };
 
+// The last segment that begins at or before `id` (0 for an empty graph).
 inline size_t TaskGraph::segment_index(TaskId id) const {
-  if (segments_.empty()) return 0;
-  if (segments_.size() == 1 || id >= segments_.back().first_id) return segments_.size() - 1;
-  size_t lo = 0, hi = segments_.size() - 1;  // segments_[lo].first_id <= id < [hi]'s
-  while (hi - lo > 1) {
-    const size_t mid = lo + (hi - lo) / 2;
-    (segments_[mid].first_id <= id ? lo : hi) = mid;
-  }
-  return lo;
+  const auto after = std::upper_bound(segments_.begin(), segments_.end(), id,
+                                      [](TaskId i, const Segment& s) { return i < s.first_id; });
+  return after == segments_.begin() ? 0 : static_cast<size_t>(after - segments_.begin()) - 1;
 }
 
 inline TaskView TaskGraph::view(const Segment& s, TaskId id) const {
   const uint32_t at = s.first_record + (id - s.first_id);
   const Record& r = records_[at];
-  const uint32_t deps_end =
-      at + 1 < records_.size() ? records_[at + 1].deps_first : static_cast<uint32_t>(deps_.size());
   TaskView v;
   static_cast<TaskFields&>(v) = r.fields;
   if (s.rank >= 0) {
@@ -430,7 +428,7 @@ inline TaskView TaskGraph::view(const Segment& s, TaskId id) const {
     }
   }
   v.name = std::string_view(names_).substr(r.name_first, r.name_size);
-  v.deps = DepList(deps_.data() + r.deps_first, deps_end - r.deps_first, id);
+  v.deps = DepList(deps_.data() + r.deps_first, deps_end(at) - r.deps_first, id);
   return v;
 }
 

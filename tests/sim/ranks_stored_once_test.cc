@@ -43,7 +43,7 @@ std::vector<Task> stage_tasks(int rank, int peer, uint32_t call, Duration fwd) {
 
 // Adds the tasks with their dependencies (each on the one before, the all-reduce on the
 // forward pass too) as ids in `g`.
-void add_rank(TaskGraph& g, std::vector<Task> tasks, bool bracket) {
+void add_tasks(TaskGraph& g, std::vector<Task> tasks, bool bracket) {
   if (bracket) g.begin_rank(tasks.front().rank);
   std::vector<TaskId> ids;
   for (size_t i = 0; i < tasks.size(); ++i) {
@@ -60,6 +60,30 @@ TaskGraph graph_with_streams() {
   g.stream("dp");
   return g;
 }
+
+// The same tasks in two graphs: each rank bracketed in `folded`, added one by one in `flat`.
+struct TwoGraphs {
+  explicit TwoGraphs(int calls) {
+    for (int c = 0; c < calls; ++c) {
+      folded.add_collective({});
+      flat.add_collective({});
+    }
+  }
+  void add_rank(const std::vector<Task>& tasks) {
+    add_tasks(folded, tasks, true);
+    add_tasks(flat, tasks, false);
+  }
+  void add(const Task& task) {
+    folded.add(task);
+    flat.add(task);
+  }
+  void set_duration(TaskId id, Duration d) {
+    folded.set_duration(id, d);
+    flat.set_duration(id, d);
+  }
+  TaskGraph folded = graph_with_streams();
+  TaskGraph flat = graph_with_streams();
+};
 
 void expect_same_views(const TaskGraph& a, const TaskGraph& b) {
   ASSERT_EQ(a.num_tasks(), b.num_tasks());
@@ -89,16 +113,11 @@ void expect_same_views(const TaskGraph& a, const TaskGraph& b) {
 }
 
 TEST(RanksStoredOnce, RanksAlikeButForPeersAndCallsShareTheFirstRanksRecords) {
-  TaskGraph folded = graph_with_streams(), flat = graph_with_streams();
-  const uint32_t even = folded.add_collective({});
-  const uint32_t odd = folded.add_collective({});
-  flat.add_collective({});
-  flat.add_collective({});
-  for (int r = 0; r < 4; ++r) {
-    const auto tasks = stage_tasks(r, (r + 1) % 4, r % 2 == 0 ? even : odd, Duration::ms(2));
-    add_rank(folded, tasks, true);
-    add_rank(flat, tasks, false);
-  }
+  TwoGraphs g(2);
+  const uint32_t even = 0, odd = 1;
+  for (int r = 0; r < 4; ++r)
+    g.add_rank(stage_tasks(r, (r + 1) % 4, r % 2 == 0 ? even : odd, Duration::ms(2)));
+  const TaskGraph &folded = g.folded, &flat = g.flat;
   EXPECT_EQ(folded.num_tasks(), 20u);
   EXPECT_EQ(folded.num_records(), 5u);  // the first rank's
   EXPECT_EQ(flat.num_records(), 20u);
@@ -118,46 +137,34 @@ TEST(RanksStoredOnce, RanksAlikeButForPeersAndCallsShareTheFirstRanksRecords) {
 }
 
 TEST(RanksStoredOnce, RanksThatDifferKeepRecordsOfTheirOwn) {
-  TaskGraph folded = graph_with_streams(), flat = graph_with_streams();
-  folded.add_collective({});
-  flat.add_collective({});
+  TwoGraphs g(1);
+  const TaskGraph &folded = g.folded, &flat = g.flat;
   // Rank 1 runs a slower forward pass; rank 2 adds a task of rank 3 inside its bracket.
   std::vector<std::vector<Task>> ranks = {stage_tasks(0, 1, 0, Duration::ms(2)),
                                           stage_tasks(1, 2, 0, Duration::ms(3)),
                                           stage_tasks(2, 3, 0, Duration::ms(2))};
   ranks[2][4].rank = 3;
-  for (const auto& tasks : ranks) {
-    add_rank(folded, tasks, true);
-    add_rank(flat, tasks, false);
-  }
+  for (const auto& tasks : ranks) g.add_rank(tasks);
   EXPECT_EQ(folded.num_records(), 15u);
   expect_same_views(folded, flat);
   // A rank alike rank 1 after them reads rank 1's records.
-  const auto again = stage_tasks(4, 0, 0, Duration::ms(3));
-  add_rank(folded, again, true);
-  add_rank(flat, again, false);
+  g.add_rank(stage_tasks(4, 0, 0, Duration::ms(3)));
   EXPECT_EQ(folded.num_records(), 15u);
   expect_same_views(folded, flat);
 }
 
 TEST(RanksStoredOnce, ADurationSetOnOneRankChangesThatRankAlone) {
-  TaskGraph folded = graph_with_streams(), flat = graph_with_streams();
-  folded.add_collective({});
-  flat.add_collective({});
-  for (int r = 0; r < 3; ++r) {
-    add_rank(folded, stage_tasks(r, (r + 1) % 3, 0, Duration::ms(2)), true);
-    add_rank(flat, stage_tasks(r, (r + 1) % 3, 0, Duration::ms(2)), false);
-  }
-  folded.set_duration(5, Duration::ms(9));  // rank 1's forward pass
-  flat.set_duration(5, Duration::ms(9));
-  folded.set_duration(10, Duration::ms(2));  // rank 2's, as it is: nothing to change
+  TwoGraphs g(1);
+  const TaskGraph &folded = g.folded, &flat = g.flat;
+  for (int r = 0; r < 3; ++r) g.add_rank(stage_tasks(r, (r + 1) % 3, 0, Duration::ms(2)));
+  g.set_duration(5, Duration::ms(9));          // rank 1's forward pass
+  g.folded.set_duration(10, Duration::ms(2));  // rank 2's, as it is: nothing to change
   EXPECT_EQ(folded.task(0).duration, Duration::ms(2));
   EXPECT_EQ(folded.task(5).duration, Duration::ms(9));
   EXPECT_EQ(folded.task(10).duration, Duration::ms(2));
   EXPECT_EQ(folded.num_records(), 10u);  // rank 1 got a copy of its own
   expect_same_views(folded, flat);
-  folded.set_duration(5, Duration::ms(4));  // and changes it in place
-  flat.set_duration(5, Duration::ms(4));
+  g.set_duration(5, Duration::ms(4));  // and changes it in place
   EXPECT_EQ(folded.num_records(), 10u);
   expect_same_views(folded, flat);
 }
@@ -166,9 +173,8 @@ TEST(RanksStoredOnce, ADurationSetOnOneRankChangesThatRankAlone) {
 // duration copied for the first rank (whose records the others read) and for the last,
 // with more tasks added after the copies.
 TEST(RanksStoredOnce, UnbracketedTasksPeerCopiesAndCopiesMadeOnTheWayReadBack) {
-  TaskGraph folded = graph_with_streams(), flat = graph_with_streams();
-  folded.add_collective({});
-  flat.add_collective({});
+  TwoGraphs g(1);
+  const TaskGraph &folded = g.folded, &flat = g.flat;
   const auto with_copy = [](int rank, int peer) {
     auto tasks = stage_tasks(rank, peer, 0, Duration::ms(2));
     Task copy;
@@ -186,28 +192,22 @@ TEST(RanksStoredOnce, UnbracketedTasksPeerCopiesAndCopiesMadeOnTheWayReadBack) {
   loose.rank = 5;
   loose.deps = {2};  // on rank 0's send
   for (int r = 0; r < 4; ++r) {
-    add_rank(folded, with_copy(r, (r + 3) % 4), true);
-    add_rank(flat, with_copy(r, (r + 3) % 4), false);
-    folded.add(loose);
-    flat.add(loose);
-    folded.begin_rank(9);  // empty
-    folded.end_rank();
+    g.add_rank(with_copy(r, (r + 3) % 4));
+    g.add(loose);
+    g.folded.begin_rank(9);  // empty
+    g.folded.end_rank();
   }
   EXPECT_EQ(folded.num_records(), 6u + 4u);
   EXPECT_EQ(folded.task(12).peer, 0);  // rank 1's peer copy
   expect_same_views(folded, flat);
-  for (TaskId id : {TaskId{0}, TaskId{21}}) {  // rank 0's and rank 3's forward passes
-    folded.set_duration(id, Duration::ms(5));
-    flat.set_duration(id, Duration::ms(5));
-  }
-  folded.add(loose);
-  flat.add(loose);
-  add_rank(folded, with_copy(6, 0), true);
-  add_rank(flat, with_copy(6, 0), false);
+  // Rank 0's and rank 3's forward passes.
+  for (TaskId id : {TaskId{0}, TaskId{21}}) g.set_duration(id, Duration::ms(5));
+  g.add(loose);
+  g.add_rank(with_copy(6, 0));
   expect_same_views(folded, flat);
-  folded.begin_rank(7);
-  EXPECT_THROW(folded.set_duration(0, Duration::ms(1)), std::logic_error);
-  folded.end_rank();
+  g.folded.begin_rank(7);
+  EXPECT_THROW(g.folded.set_duration(0, Duration::ms(1)), std::logic_error);
+  g.folded.end_rank();
 }
 
 // Distances back read a dependency on a later task back as that task, so that validate
