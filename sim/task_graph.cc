@@ -104,6 +104,11 @@ TaskId TaskGraph::add(const Task& task) {
     throw std::length_error("a TaskGraph holds at most " + std::to_string(kMaxId) +
                             " tasks and as many dependencies");
   }
+  if (task.deps.size() > kMaxDependencies) {
+    throw std::length_error("task \"" + task.name + "\" has " + std::to_string(task.deps.size()) +
+                            " dependencies; a task has at most " +
+                            std::to_string(kMaxDependencies));
+  }
   if (task.ops != kNoOps && (task.ops >= num_op_lists() || task.kind != TaskKind::kCompute)) {
     throw std::invalid_argument("task \"" + task.name + "\": op list " + std::to_string(task.ops) +
                                 (task.kind != TaskKind::kCompute ? " on a task that runs no kernels"
@@ -289,9 +294,9 @@ void TaskGraph::own_records(Segment& s) {
                                                          transfers_of(from, n).end());
   for (uint32_t k = 0; k < n; ++k) {
     Record r = records_[from + k];
-    const uint32_t first = r.deps_first, end = deps_end(from + k);
+    const uint32_t first = r.deps_first, stop = deps_end(from + k);
     r.deps_first = static_cast<uint32_t>(deps_.size());
-    for (uint32_t d = first; d < end; ++d) {
+    for (uint32_t d = first; d < stop; ++d) {
       const uint32_t back = deps_[d];
       deps_.push_back(back);
     }

@@ -213,9 +213,12 @@ class TaskGraph {
   uint16_t stream(std::string_view name);
   const std::vector<std::string>& streams() const { return streams_; }
 
-  // Throws std::length_error past 2^32 - 1 tasks or dependencies (ids are 32-bit), and
-  // std::invalid_argument for an op list the graph does not hold, ops on a task that is
-  // not a compute task, or a transfer on one that is not a send or a recv.
+  // A runtime counts a task's unfinished dependencies in 24 bits (its state is 24 bytes).
+  static constexpr size_t kMaxDependencies = (size_t{1} << 24) - 1;
+  // Throws std::length_error past 2^32 - 1 tasks or dependencies (ids are 32-bit) or a task
+  // with more than kMaxDependencies, and std::invalid_argument for an op list the graph
+  // does not hold, ops on a task that is not a compute task, or a transfer on one that is
+  // not a send or a recv.
   TaskId add(const Task& task);
   // Brackets one rank's tasks (every task added in between must be that rank's): at
   // end_rank the graph stores them as an instance of an earlier rank's records when they are

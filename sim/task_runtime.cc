@@ -84,15 +84,13 @@ TaskRuntime::TaskRuntime(Simulation& sim, const TaskGraph& graph)
   constexpr TaskId kAhead = 16;
   auto in_order = graph.tasks().begin();
   for (TaskId id = 0; id < n; ++id, ++in_order) {
-    if (size_t{id} + kAhead < n) __builtin_prefetch(&state_[slot_of[id + kAhead]], 1);
+    if (size_t{id} + kAhead < n) prefetch_state(slot_of[id + kAhead]);
     const TaskView t = *in_order;
     const Slot slot = slot_of[id];
     TaskState& st = state_[slot];
-    st.deps_left = static_cast<uint32_t>(t.deps.size());
+    st.deps_left = static_cast<uint32_t>(t.deps.size());  // TaskGraph::add bounds it
     st.stream = stream_index(t);
     st.kind = t.kind;
-    st.activity = activity_of(t);
-    st.peer = t.peer;
     st.call_or_tag = t.kind == TaskKind::kCollective ? t.collective : t.tag;
     if (t.kind == TaskKind::kCompute) {
       const ClusterDevice& dev = sim.cluster().devices[t.rank];
@@ -199,13 +197,13 @@ RunResult TaskRuntime::run(const RunControl& control) {
 
 // What a running task keeps its rank doing. Rendezvous tasks (collective, send, recv)
 // count as waiting from issue until their peers arrive, then as communication.
-TaskRuntime::TimeCategory TaskRuntime::activity_of(const TaskView& t) const {
-  switch (t.kind) {
+TaskRuntime::TimeCategory TaskRuntime::activity_of(Slot s) const {
+  switch (state_[s].kind) {
     case TaskKind::kCompute:
       return TimeCategory::kCompute;
     case TaskKind::kMemcpy:
-      return t.memcpy_kind == MemcpyKind::kDeviceToDevice ? TimeCategory::kCompute
-                                                          : TimeCategory::kCommunication;
+      return view(s).memcpy_kind == MemcpyKind::kDeviceToDevice ? TimeCategory::kCompute
+                                                                : TimeCategory::kCommunication;
     case TaskKind::kCollective:
     case TaskKind::kSend:
     case TaskKind::kRecv:
@@ -254,14 +252,16 @@ void TaskRuntime::account(int rank, TimeCategory activity, int delta) {
 
 void TaskRuntime::try_issue(Slot id) {
   const TaskState& st = state_[id];
-  if (st.started || st.deps_left > 0) return;
+  if (st.deps_left > 0) return;
+  // Only its stream's head may start, and only while the stream runs nothing (so a task
+  // that started is the head of a busy stream until it ends, and then behind the head).
   Stream& s = streams_[st.stream];
   if (s.busy) return;
   if (s.done() || stream_tasks_[s.head] != id) return;
   s.busy = true;
   // Its finish will read the stream's next task and its own dependents: fetch them while
   // it runs (in memory the tasks of one rank lie far apart, see Slot).
-  if (s.head + 1 < s.end) __builtin_prefetch(&state_[stream_tasks_[s.head + 1]], 1);
+  if (s.head + 1 < s.end) prefetch_state(stream_tasks_[s.head + 1]);
   __builtin_prefetch(dependents_.data() + dependents_first_[id]);
   issue(id);
 }
@@ -269,13 +269,12 @@ void TaskRuntime::try_issue(Slot id) {
 void TaskRuntime::issue(Slot id) {
   TaskState& t = state_[id];
   const int rank = rank_of(id);
-  t.started = true;
   if (!start_.empty()) start_[id] = sim_.engine_.now();
   const bool p2p = t.kind == TaskKind::kSend || t.kind == TaskKind::kRecv;
   account(rank,
           p2p                               ? TimeCategory::kPeerWait
           : t.kind == TaskKind::kCollective ? TimeCategory::kCollectiveWait
-                                            : t.activity,
+                                            : activity_of(id),
           +1);
   switch (t.kind) {
     case TaskKind::kCompute:
@@ -293,8 +292,12 @@ void TaskRuntime::issue(Slot id) {
     case TaskKind::kSend:
     case TaskKind::kRecv: {
       const bool send = t.kind == TaskKind::kSend;
+      // The peer is read in the graph, not held: a quarter of a pipelined step's tasks are
+      // sends and recvs, and a table of their peers and tags beside the state cost 20 MB on
+      // 2,048 GPUs for no speed that showed in alternated runs.
+      const int peer = view(id).peer;
       const P2pKey key =
-          send ? P2pKey{rank, t.peer, t.call_or_tag} : P2pKey{t.peer, rank, t.call_or_tag};
+          send ? P2pKey{rank, peer, t.call_or_tag} : P2pKey{peer, rank, t.call_or_tag};
       auto& theirs = send ? ready_recvs_ : ready_sends_;
       auto it = theirs.find(key);
       if (it == theirs.end()) {
@@ -388,8 +391,7 @@ void TaskRuntime::advance_transfer(Stream& s, uint32_t from) {
 }
 
 void TaskRuntime::finish(Slot id) {
-  TaskState& st = state_[id];
-  st.done = true;
+  const TaskState& st = state_[id];
   ++finished_;
   if (is_transfer(st)) {
     Stream& s = streams_[st.stream];
@@ -398,7 +400,7 @@ void TaskRuntime::finish(Slot id) {
     advance_transfer(s, s.head + 1);
   }
   const int rank = rank_of(id);
-  account(rank, st.activity, -1);
+  account(rank, activity_of(id), -1);
   const bool on_cores =
       st.kind == TaskKind::kCollective && !on_cores_.empty() && on_cores_[st.call_or_tag];
   if ((st.kind == TaskKind::kCollective && !on_cores) || st.kind == TaskKind::kSend ||
@@ -698,8 +700,9 @@ void TaskRuntime::start_p2p(Slot send, Slot recv) {
   begin_transfer(recv);
   const TaskState& s = state_[send];
   const int rank = rank_of(send);
+  const int peer = view(send).peer;
   const Bytes bytes(s.ns_or_bytes);
-  if (const std::optional<CollectiveCost> measured = measured_p2p(rank, s.peer, bytes)) {
+  if (const std::optional<CollectiveCost> measured = measured_p2p(rank, peer, bytes)) {
     // A send/recv like the measured ones takes the measured time, as collectives do.
     ++result_.priced_collectives[static_cast<size_t>(measured->source)];
     sim_.engine_.schedule_after(measured->time, [this, send, recv] {
@@ -711,12 +714,12 @@ void TaskRuntime::start_p2p(Slot send, Slot recv) {
   ++result_.network_collectives;
   const auto& devices = sim_.cluster().devices;
   const ClusterDevice& from = devices[rank];
-  const ClusterDevice& to = devices[s.peer];
+  const ClusterDevice& to = devices[peer];
   // Pipelines send the same message between the same ranks hundreds of times.
-  const P2pCostKey cost_key{rank, s.peer, s.ns_or_bytes};
+  const P2pCostKey cost_key{rank, peer, s.ns_or_bytes};
   auto cost = p2p_costs_.find(cost_key);
   if (cost == p2p_costs_.end()) {
-    cost = p2p_costs_.emplace(cost_key, sim_.p2p_protocol_cost(rank, s.peer, bytes)).first;
+    cost = p2p_costs_.emplace(cost_key, sim_.p2p_protocol_cost(rank, peer, bytes)).first;
   }
   const Duration latency = cost->second;
   auto transfer = [this, send, recv, src = from.vertex, dst = to.vertex, bytes] {
@@ -735,15 +738,26 @@ void TaskRuntime::start_p2p(Slot send, Slot recv) {
 std::vector<std::string> TaskRuntime::describe_stalled() const {
   std::vector<std::string> out;
   if (finished_ == graph_.tasks().size()) return out;
+  // Where each task stands, from its stream: those before the head ended, the head of a
+  // busy stream started.
+  enum class Stage : uint8_t { kWaiting, kStarted, kEnded };
+  std::vector<Stage> stage(state_.size(), Stage::kWaiting);
+  for (const Stream& s : streams_) {
+    for (uint32_t i = s.first; i < s.end; ++i) {
+      stage[stream_tasks_[i]] = i < s.head              ? Stage::kEnded
+                                : i == s.head && s.busy ? Stage::kStarted
+                                                        : Stage::kWaiting;
+    }
+  }
   // In the graph's order, so that the first stalled tasks are reported.
   std::vector<Slot> slot_of(state_.size());
   for (Slot s = 0; s < state_.size(); ++s) slot_of[state_[s].graph_id] = s;
   for (TaskId gid = 0; gid < graph_.tasks().size() && out.size() < 20; ++gid) {
     const Slot id = slot_of[gid];
-    if (state_[id].done) continue;
+    if (stage[id] == Stage::kEnded) continue;
     const TaskView t = graph_.task(gid);
     std::string why;
-    if (!state_[id].started) {
+    if (stage[id] == Stage::kWaiting) {
       why = state_[id].deps_left > 0
                 ? "waits for " + std::to_string(state_[id].deps_left) + " unfinished dependencies"
                 : "waits for earlier tasks on its stream";

@@ -95,6 +95,26 @@ TEST(TaskGraphStorage, RefusesAnOpListItDoesNotHold) {
   EXPECT_EQ(g.num_tasks(), 0u);
 }
 
+// A runtime counts a task's unfinished dependencies in 24 bits: one more is refused when the
+// task is added, and the graph keeps what it had.
+TEST(TaskGraphStorage, RefusesATaskWithMoreDependenciesThanARuntimeCounts) {
+  TaskGraph g;
+  g.add(Task{});
+  Task t;
+  t.name = "barrier";
+  t.deps.assign(TaskGraph::kMaxDependencies + 1, 0);
+  try {
+    g.add(t);
+    ADD_FAILURE() << "no error";
+  } catch (const std::length_error& e) {
+    EXPECT_NE(std::string(e.what()).find("task \"barrier\" has 16777216 dependencies; a task has "
+                                         "at most 16777215"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(g.num_tasks(), 1u);
+}
+
 // Equal lists are stored once; a list that differs in any field (here one transpose flag,
 // then the order) is a list of its own.
 TEST(TaskGraphStorage, StoresEachDistinctOpListOnce) {

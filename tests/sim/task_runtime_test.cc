@@ -284,8 +284,47 @@ TEST(TaskRuntime, ADeadlockIsReportedNotHung) {
   add_deadlock(g, g.stream("main"));
   Simulation sim(c, {});
   const RunResult r = sim.run(g);
-  ASSERT_FALSE(r.stalled.empty());
-  EXPECT_NE(r.stalled[0].find("1 of 2 members arrived"), std::string::npos) << r.stalled[0];
+  // Where each stalled task stands: rank 0's call started, its compute waits behind it on
+  // the stream, and rank 1's call waits for that compute.
+  ASSERT_EQ(r.stalled.size(), 3u);
+  EXPECT_NE(
+      r.stalled[0].find("(\"ar\", rank 0) waits in collective \"ar\" (1 of 2 members arrived)"),
+      std::string::npos)
+      << r.stalled[0];
+  EXPECT_NE(r.stalled[1].find("rank 0) waits for earlier tasks on its stream"), std::string::npos)
+      << r.stalled[1];
+  EXPECT_NE(r.stalled[2].find("(\"ar\", rank 1) waits for 1 unfinished dependencies"),
+            std::string::npos)
+      << r.stalled[2];
+}
+
+// Each rank receives before it sends: both recvs wait for ever, each naming its peer (which
+// the runtime reads in the graph), and the sends wait behind them.
+TEST(TaskRuntime, RecvsThatWaitForEachOtherAreReportedWithTheirPeers) {
+  const Cluster c = two_h100();
+  TaskGraph g;
+  const uint16_t s = g.stream("comm");
+  for (int rank = 0; rank < 2; ++rank) {
+    Task recv;
+    recv.kind = TaskKind::kRecv;
+    recv.rank = rank;
+    recv.stream = s;
+    recv.peer = 1 - rank;
+    recv.bytes = MiB(1);
+    recv.name = "recv";
+    g.add(recv);
+    Task send = recv;
+    send.kind = TaskKind::kSend;
+    send.name = "send";
+    g.add(send);
+  }
+  Simulation sim(c, {});
+  const RunResult r = sim.run(g);
+  ASSERT_EQ(r.stalled.size(), 4u);
+  EXPECT_EQ(r.stalled[0], "task 0 (\"recv\", rank 0) waits for its matching send on rank 1");
+  EXPECT_EQ(r.stalled[1], "task 1 (\"send\", rank 0) waits for earlier tasks on its stream");
+  EXPECT_EQ(r.stalled[2], "task 2 (\"recv\", rank 1) waits for its matching send on rank 0");
+  EXPECT_EQ(r.stalled[3], "task 3 (\"send\", rank 1) waits for earlier tasks on its stream");
 }
 
 // The runtime numbers tasks its own way (the k-th task of every rank together); what it
