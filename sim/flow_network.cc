@@ -42,7 +42,10 @@ void FlowNetworkModel::add_link_constraints() {
 double FlowNetworkModel::bytes_for(double links, double flows, double flow_links) {
   const double per_link = LinkUsers::bytes_per_link() + 3 * sizeof(uint32_t) + sizeof(LinkState) +
                           sizeof(uint64_t) + MaxMinSolver::constraint_bytes();
-  const double per_flow = sizeof(Flow) + MaxMinSolver::variable_bytes() + sizeof(uint32_t);
+  // A flow, its solver variable and id, and what its group keeps of it for the rounds to
+  // come: its route, its place among the latencies and its id in the current round.
+  const double per_flow = sizeof(Flow) + MaxMinSolver::variable_bytes() + sizeof(uint32_t) +
+                          sizeof(Router::RouteRef) + 2 * sizeof(uint32_t);
   // A crossing: the solver's use, the link's user entry, the group's per-link figures.
   const double per_crossing = MaxMinSolver::use_bytes() + sizeof(std::pair<uint32_t, uint32_t>) +
                               sizeof(LinkId) + 2 * sizeof(double) + sizeof(Duration) +
@@ -192,33 +195,51 @@ void FlowNetworkModel::keep_outcome(Group& group, Time now) {
   outcome.traffic.shrink_to_fit();
 }
 
+void FlowNetworkModel::plan_rounds(Group& group) {
+  std::map<int64_t, std::vector<uint32_t>> by_latency;
+  group.routes.resize(group.flows.size());
+  for (uint32_t i = 0; i < group.flows.size(); ++i) {
+    const FlowSpec& spec = group.flows[i];
+    if (spec.src == spec.dst) continue;
+    group.routes[i] = router_.route_ref(spec.src, spec.dst);
+    const Duration latency = route_latency_within_clock(
+        router_.links(group.routes[i]), [&](LinkId l) { return link_state_[l].latency; });
+    by_latency[latency.count_ns()].push_back(i);
+  }
+  group.by_latency.assign(std::make_move_iterator(by_latency.begin()),
+                          std::make_move_iterator(by_latency.end()));
+  group.round_flows.assign(group.flows.size(), 0);
+}
+
 void FlowNetworkModel::start_round(uint32_t g) {
   const Time now = engine_.now();
   Group& group = groups_[g];
   group.round_start = now;
   group.disturbed = false;
   group.pending = 0;
+  if (group.routes.size() != group.flows.size()) plan_rounds(group);
   // A round's links and their figures at its start: for fast-forward, and for a phase's
   // recording (whose every round crosses the same links, in the same order).
   const bool collect = (fast_forward_ && group.rounds_left > 1) || group.recording != nullptr;
-  if (collect) {
+  const bool find_links = collect && !group.links_known;
+  if (find_links) {
     group.links.clear();
     group.own_bytes.clear();
     group.own_flows.clear();
     ++stamp_;
   }
-  // Flows of equal route latency activate together: one event per distinct latency.
-  std::map<int64_t, std::vector<uint32_t>> by_latency;
-  for (const FlowSpec& spec : group.flows) {
+  // Flow ids in the flows' order, as every round took them before it kept its routes: ids
+  // order the completions of flows that end together.
+  for (uint32_t i = 0; i < group.flows.size(); ++i) {
+    const FlowSpec& spec = group.flows[i];
     if (spec.src == spec.dst) continue;
     const uint32_t f = new_flow();
     Flow& flow = flows_[f];
     flow.group = g;
-    flow.route = router_.route_ref(spec.src, spec.dst);
+    flow.route = group.routes[i];
     flow.remaining = spec.bytes.as_double();
-    const Duration latency = route_latency_within_clock(
-        router_.links(flow.route), [&](LinkId l) { return link_state_[l].latency; });
-    if (collect && flow.remaining > 0) {
+    group.round_flows[i] = f;
+    if (find_links && flow.remaining > 0) {
       for (LinkId l : router_.links(flow.route)) {
         if (link_stamp_[l] != stamp_) {
           link_stamp_[l] = stamp_;
@@ -232,8 +253,8 @@ void FlowNetworkModel::start_round(uint32_t g) {
       }
     }
     ++group.pending;
-    by_latency[latency.count_ns()].push_back(f);
   }
+  if (find_links) group.links_known = true;
   if (collect) {
     group.bytes_at_start.clear();
     group.busy_at_start.clear();
@@ -257,18 +278,25 @@ void FlowNetworkModel::start_round(uint32_t g) {
     engine_.schedule_at(now, [this, g] { on_round_done(g); });
     return;
   }
-  for (auto& [latency, ids] : by_latency) {
+  // Flows of equal route latency activate together: one event per distinct latency.
+  for (size_t b = 0; b < group.by_latency.size(); ++b) {
+    const int64_t latency = group.by_latency[b].first;
     if (latency == 0) {
-      for (uint32_t f : ids) activate(f);
+      activate_bucket(g, b);
     } else {
       if (!later_within_clock(now, Duration::ns(latency)))
         throw_past_clock("a transfer after its route's latency",
                          now.seconds() + Duration::ns(latency).seconds());
-      engine_.schedule_after(Duration::ns(latency), [this, ids = std::move(ids)] {
-        for (uint32_t f : ids) activate(f);
-      });
+      // The round cannot end before its flows activate, so g still names it then.
+      engine_.schedule_after(Duration::ns(latency), [this, g, b] { activate_bucket(g, b); });
     }
   }
+}
+
+void FlowNetworkModel::activate_bucket(uint32_t g, size_t bucket) {
+  // activate() starts no group (a round ends in an event of its own), so the group stays put.
+  const Group& group = groups_[g];
+  for (uint32_t i : group.by_latency[bucket].second) activate(group.round_flows[i]);
 }
 
 void FlowNetworkModel::activate(uint32_t f) {

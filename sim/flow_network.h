@@ -157,6 +157,13 @@ class FlowNetworkModel final : public NetworkModel {
   };
   struct Group {
     std::vector<FlowSpec> flows;
+    // What every round repeats, worked out by the first (routes never change in a run):
+    // each flow's route, beside flows, and the flows by their route's latency, ascending,
+    // as indices into flows (each distinct latency activates its flows in one event).
+    std::vector<Router::RouteRef> routes;
+    std::vector<std::pair<int64_t, std::vector<uint32_t>>> by_latency;
+    std::vector<uint32_t> round_flows;  // beside flows: the current round's flow ids
+    bool links_known = false;           // links, own_bytes and own_flows hold every round's
     int64_t rounds_left = 0;
     size_t pending = 0;
     Time round_start;
@@ -175,6 +182,9 @@ class FlowNetworkModel final : public NetworkModel {
   void start_recorded_group(std::vector<FlowSpec> flows, int64_t repeat, std::function<void()> done,
                             std::unique_ptr<Recording> recording);
   void start_round(uint32_t g);
+  // Works out what the group's every round repeats (Group::routes, by_latency).
+  void plan_rounds(Group& group);
+  void activate_bucket(uint32_t g, size_t bucket);
   // When a replay of the kept run would end: none while a link of it is in use, or past
   // the clock.
   std::optional<Time> replay_end(const PhaseOutcome& outcome) const;

@@ -15,12 +15,15 @@ namespace {
 // Devices d0..d(n-1) on one switch; every device link is 10 GB/s with 1 us latency, so a
 // device-to-device route is 2 links, 2 us, bottleneck 10 GB/s.
 struct Star {
-  explicit Star(int n, const char* model = "flow") {
+  // `extend` adds to the topology before it is routed.
+  explicit Star(int n, const char* model = "flow",
+                const std::function<void(Star&, VertexId sw)>& extend = nullptr) {
     const VertexId sw = topology.add_vertex({"switch", VertexKind::kSwitch, 0, -1});
     for (int i = 0; i < n; ++i) {
       devices.push_back(topology.add_vertex({"d" + std::to_string(i), VertexKind::kDevice, 0, i}));
       topology.connect(devices.back(), sw, Bandwidth::gb_per_s(10), Duration::us(1), LinkKind::kNetwork);
     }
+    if (extend) extend(*this, sw);
     router = std::make_unique<Router>(topology);
     net = make_network_model(model, engine, topology, *router, observers);
     engine.add_model(net.get());
@@ -324,6 +327,50 @@ TEST(FlowNetwork, ZeroByteAndSelfFlowsFinishAfterLatencyOnly) {
   auto t = s.group({s.flow(0, 1, Bytes(0)), s.flow(1, 1, MiB(1))});
   s.engine.run();
   EXPECT_EQ(t->count_ns(), kLatencyNs);
+}
+
+// A group's later rounds reuse what its first worked out (each flow's route, the flows by
+// latency): rounds mixing two latencies, a self flow and a zero-byte flow, where two flows
+// share d1's downlink, must end and load every link as one-round groups chained one after
+// another do, with fast-forward off so that every round is simulated.
+TEST(FlowNetwork, ARepeatedGroupRunsEveryRoundAsItsFirst) {
+  struct Run {
+    Time end;
+    std::vector<LinkStats> links;
+  };
+  const auto run = [](bool chained) {
+    // A fifth device behind a slower port: routes to and from it take 2 us more.
+    Star s(4, "flow", [](Star& star, VertexId sw) {
+      star.devices.push_back(star.topology.add_vertex({"far", VertexKind::kDevice, 0, 4}));
+      star.topology.connect(star.devices.back(), sw, Bandwidth::gb_per_s(5), Duration::us(3),
+                            LinkKind::kNetwork);
+    });
+    s.net->set_fast_forward(false);
+    const auto round = [&s] {
+      return std::vector<FlowSpec>{s.flow(0, 1, MiB(1)), s.flow(4, 1, MiB(2)), s.flow(2, 2, MiB(1)),
+                                   s.flow(3, 4, Bytes(0)), s.flow(1, 4, MiB(1))};
+    };
+    Run out;
+    s.repeated(round, 5, chained, [&] { out.end = s.engine.now(); });
+    s.engine.run();
+    s.net->finish(s.engine.now());
+    for (LinkId l = 0; l < s.topology.num_links(); ++l)
+      out.links.push_back(s.net->link_stats().stats(l));
+    return out;
+  };
+  const Run repeated = run(false);
+  const Run chained = run(true);
+  EXPECT_EQ(repeated.end, chained.end);
+  ASSERT_EQ(repeated.links.size(), chained.links.size());
+  for (size_t l = 0; l < repeated.links.size(); ++l) {
+    EXPECT_EQ(repeated.links[l].bytes, chained.links[l].bytes) << "link " << l;
+    EXPECT_EQ(repeated.links[l].busy, chained.links[l].busy) << "link " << l;
+    EXPECT_EQ(repeated.links[l].peak_utilization, chained.links[l].peak_utilization)
+        << "link " << l;
+  }
+  // Five rounds, each as long as its slowest flow: 2 MiB from the far device, 5 us of
+  // latency, sharing d1's downlink with d0's 1 MiB.
+  EXPECT_GT(repeated.end.count_ns(), 5 * (5000 + 2 * 104858));
 }
 
 TEST(AnalyticalNetwork, IgnoresContention) {
