@@ -368,9 +368,9 @@ TEST(FlowNetwork, ARepeatedGroupRunsEveryRoundAsItsFirst) {
     EXPECT_EQ(repeated.links[l].peak_utilization, chained.links[l].peak_utilization)
         << "link " << l;
   }
-  // Five rounds, each as long as its slowest flow: 2 MiB from the far device, 5 us of
-  // latency, sharing d1's downlink with d0's 1 MiB.
-  EXPECT_GT(repeated.end.count_ns(), 5 * (5000 + 2 * 104858));
+  // Five rounds one after another, each as long as the far device's 2 MiB: 4 us of latency,
+  // then 419,430.4 ns at its port's 5 GB/s (its share of d1's downlink), rounded up.
+  EXPECT_EQ(repeated.end.count_ns(), 5 * (4000 + 419431));
 }
 
 TEST(AnalyticalNetwork, IgnoresContention) {
