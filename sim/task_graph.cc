@@ -432,7 +432,7 @@ uint32_t TaskGraph::add_collective_with_tasks(CollectiveCall call, uint16_t stre
   return id;
 }
 
-std::vector<std::string> TaskGraph::validate(int num_ranks) const {
+std::vector<std::string> TaskGraph::validate(int num_ranks, std::vector<MessagePair>* pairs) const {
   std::vector<std::string> errors;
   auto where = [&](size_t i) {
     const TaskView t = task(static_cast<TaskId>(i));
@@ -467,9 +467,13 @@ std::vector<std::string> TaskGraph::validate(int num_ranks) const {
     }
   };
   // With each message's task: sorted by key and then id, the n-th send of a key meets the
-  // n-th recv of that key, as the runtime matches them.
+  // n-th recv of that key (MessagePair), as the runtime matches them.
   std::vector<std::pair<P2pKey, TaskId>> sends;
   std::vector<std::pair<P2pKey, TaskId>> recvs;
+  if (pairs != nullptr) {
+    pairs->clear();
+    pairs->reserve(num_messages_ / 2);
+  }
   auto at = tasks().begin();
   for (size_t i = 0; i < num_tasks_; ++i, ++at) {
     const TaskView t = *at;
@@ -523,6 +527,7 @@ std::vector<std::string> TaskGraph::validate(int num_ranks) const {
     }
     for (size_t n = 0; n < i - first_send; ++n) {
       const TaskId send = sends[first_send + n].second, recv = recvs[first_recv + n].second;
+      if (pairs != nullptr) pairs->push_back({send, recv});
       if (transfer(send) != transfer(recv)) {
         errors.push_back(where(send) + " and " + where(recv) +
                          ": a send and the recv it meets move different pipeline tensors");

@@ -314,10 +314,17 @@ class TaskGraph {
   TaskGraphCounts counts() const;
   static double bytes_for(const TaskGraphCounts& counts);
 
+  // A send and the recv it meets: the n-th send of a (sender, receiver, tag) meets the n-th
+  // recv of that key, both in id order, whenever each is issued.
+  struct MessagePair {
+    TaskId send = 0;
+    TaskId recv = 0;
+  };
   // Structural problems (dangling or forward dependencies, a collective whose member set
   // differs from the ranks holding its tasks, unmatched sends, ranks out of range), one
-  // sentence each naming the task. Empty when the graph can run.
-  std::vector<std::string> validate(int num_ranks) const;
+  // sentence each naming the task. Empty when the graph can run. With `pairs`, it is given
+  // every send and the recv it meets (complete only when no problem is found).
+  std::vector<std::string> validate(int num_ranks, std::vector<MessagePair>* pairs = nullptr) const;
 
  private:
   // 64 bytes per task, against 128 and two heap blocks for a Task. In a template (a rank

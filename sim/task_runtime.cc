@@ -18,8 +18,9 @@ namespace {
 // Loaders validate user graphs and report the problems; a graph that still breaks the
 // invariants here (a lowering bug) stops the run with the first problem. Validated before
 // the runtime's arrays exist: its lists of messages would come on top of them.
-const TaskGraph& validated(const TaskGraph& graph, int ranks) {
-  const auto errors = graph.validate(ranks);
+const TaskGraph& validated(const TaskGraph& graph, int ranks,
+                           std::vector<TaskGraph::MessagePair>& pairs) {
+  const auto errors = graph.validate(ranks, &pairs);
   DTSIM_CHECK(errors.empty(),
               ("invalid TaskGraph: " + (errors.empty() ? std::string() : errors.front())).c_str());
   return graph;
@@ -29,7 +30,7 @@ const TaskGraph& validated(const TaskGraph& graph, int ranks) {
 
 TaskRuntime::TaskRuntime(Simulation& sim, const TaskGraph& graph)
     : sim_(sim),
-      graph_(validated(graph, sim.cluster().num_ranks())),
+      graph_(validated(graph, sim.cluster().num_ranks(), message_pairs_)),
       state_(graph.tasks().size()),
       dependents_first_(graph.tasks().size() + 1, 0),
       streams_(static_cast<size_t>(sim.cluster().num_ranks()) *
@@ -91,7 +92,7 @@ TaskRuntime::TaskRuntime(Simulation& sim, const TaskGraph& graph)
     st.deps_left = static_cast<uint32_t>(t.deps.size());  // TaskGraph::add bounds it
     st.stream = stream_index(t);
     st.kind = t.kind;
-    st.call_or_tag = t.kind == TaskKind::kCollective ? t.collective : t.tag;
+    if (t.kind == TaskKind::kCollective) st.call_or_partner = t.collective;
     if (t.kind == TaskKind::kCompute) {
       const ClusterDevice& dev = sim.cluster().devices[t.rank];
       st.ns_or_bytes =
@@ -104,6 +105,18 @@ TaskRuntime::TaskRuntime(Simulation& sim, const TaskGraph& graph)
     for (TaskId d : t.deps) ++dependents_first_[slot_of[d] + 1];
     ++streams_[st.stream].end;  // a count for now
   }
+  // Each send and recv learns the slot of the task it meets, so that matching them at run
+  // time costs no search.
+  for (size_t i = 0; i < message_pairs_.size(); ++i) {
+    if (i + kAhead < message_pairs_.size()) {
+      prefetch_state(slot_of[message_pairs_[i + kAhead].send]);
+      prefetch_state(slot_of[message_pairs_[i + kAhead].recv]);
+    }
+    const Slot send = slot_of[message_pairs_[i].send], recv = slot_of[message_pairs_[i].recv];
+    state_[send].call_or_partner = recv;
+    state_[recv].call_or_partner = send;
+  }
+  message_pairs_ = {};
   for (size_t i = 1; i < dependents_first_.size(); ++i)
     dependents_first_[i] += dependents_first_[i - 1];
   dependents_.resize(dependents_first_.back());
@@ -132,7 +145,7 @@ TaskRuntime::TaskRuntime(Simulation& sim, const TaskGraph& graph)
   dependents_first_[0] = 0;
   for (Stream& s : streams_) {
     s.next_transfer = s.end;
-    advance_transfer(s, s.first);
+    advance_transfer(s, s.first, nullptr);
   }
   if (!sim.observers_.empty()) start_.resize(n);
   for (int r = 0; r < sim.cluster().num_ranks(); ++r) {
@@ -154,13 +167,15 @@ double TaskRuntime::peak_bytes_for(const TaskGraphCounts& c, int ranks, size_t s
   // Then: the dependents, every stream's queue and, with observers, each task's start.
   const double laid_out =
       c.dependencies * sizeof(Slot) + n * sizeof(Slot) + (observed ? n * sizeof(Time) : 0);
-  // Validation, before any of that, sorts the messages and lists every call's ranks; the
-  // constructor holds each task's slot and, while it numbers them, the tasks by rank, and
-  // then the slot while it lays out; a run keeps the member slots of the calls that began
-  // and a record of each call.
-  const double validating =
-      c.messages * 16 + calls * sizeof(std::vector<int>) + c.collective_members * sizeof(int);
-  const double laying_out = std::max(2 * n * sizeof(uint32_t), laid_out + n * sizeof(uint32_t));
+  // Validation, before any of that, sorts the messages and lists every call's ranks, and
+  // pairs each send with its recv; the constructor holds each task's slot and, while it
+  // numbers them, the tasks by rank and those pairs, and then the slot while it lays out; a
+  // run keeps the member slots of the calls that began and a record of each call.
+  const double pairs = c.messages / 2 * sizeof(TaskGraph::MessagePair);
+  const double validating = c.messages * 16 + pairs + calls * sizeof(std::vector<int>) +
+                            c.collective_members * sizeof(int);
+  const double laying_out =
+      std::max(2 * n * sizeof(uint32_t) + pairs, laid_out + n * sizeof(uint32_t));
   const double running =
       laid_out + c.collective_members * sizeof(Slot) + calls * sizeof(CollectiveRecord);
   return std::max(validating, first + std::max(laying_out, running));
@@ -282,41 +297,22 @@ void TaskRuntime::issue(Slot id) {
                           graph_.crowding(state_[id].graph_id));
       break;
     case TaskKind::kCollective: {
-      collective_tasks_[t.call_or_tag].push_back(id);
-      const auto& call = graph_.collectives()[t.call_or_tag];
-      if (++collective_arrived_[t.call_or_tag] == static_cast<int>(call.members.size())) {
-        start_collective(t.call_or_tag);
+      collective_tasks_[t.call_or_partner].push_back(id);
+      const auto& call = graph_.collectives()[t.call_or_partner];
+      if (++collective_arrived_[t.call_or_partner] == static_cast<int>(call.members.size())) {
+        start_collective(t.call_or_partner);
       }
       break;
     }
     case TaskKind::kSend:
     case TaskKind::kRecv: {
-      const bool send = t.kind == TaskKind::kSend;
-      // The peer is read in the graph, not held: a quarter of a pipelined step's tasks are
-      // sends and recvs, and a table of their peers and tags beside the state cost 20 MB on
-      // 2,048 GPUs for no speed that showed in alternated runs.
-      const int peer = view(id).peer;
-      const P2pKey key =
-          send ? P2pKey{rank, peer, t.call_or_tag} : P2pKey{peer, rank, t.call_or_tag};
-      auto& theirs = send ? ready_recvs_ : ready_sends_;
-      auto it = theirs.find(key);
-      if (it == theirs.end()) {
-        const auto [mine, fresh] = (send ? ready_sends_ : ready_recvs_).try_emplace(key);
-        if (fresh) {
-          mine->second.first = id;
-        } else {
-          mine->second.later.push_back(id);
-        }
-      } else {
-        Waiting& waiting = it->second;
-        const Slot other = waiting.first;
-        if (waiting.later.empty()) {
-          theirs.erase(it);
-        } else {
-          waiting.first = waiting.later.front();
-          waiting.later.erase(waiting.later.begin());
-        }
+      // The later of the two starts the transfer.
+      const Slot other = t.call_or_partner;
+      if (state_[other].arrived) {
+        const bool send = t.kind == TaskKind::kSend;
         start_p2p(send ? id : other, send ? other : id);
+      } else {
+        t.arrived = true;
       }
       break;
     }
@@ -374,10 +370,9 @@ void TaskRuntime::finish_later(Slot id) {
   sim_.engine_.schedule_after(Duration::zero(), [this, id] { finish(id); });
 }
 
-void TaskRuntime::advance_transfer(Stream& s, uint32_t from) {
-  if (s.next_transfer < s.end) {
-    const TaskState& was = state_[stream_tasks_[s.next_transfer]];
-    if (was.kind == TaskKind::kCollective) --transfer_heads_[was.call_or_tag];
+void TaskRuntime::advance_transfer(Stream& s, uint32_t from, const TaskState* was) {
+  if (was != nullptr) {
+    if (was->kind == TaskKind::kCollective) --transfer_heads_[was->call_or_partner];
     --streams_with_transfers_;
   }
   uint32_t i = from;
@@ -385,7 +380,7 @@ void TaskRuntime::advance_transfer(Stream& s, uint32_t from) {
   s.next_transfer = i;
   if (i < s.end) {
     const TaskState& next = state_[stream_tasks_[i]];
-    if (next.kind == TaskKind::kCollective) ++transfer_heads_[next.call_or_tag];
+    if (next.kind == TaskKind::kCollective) ++transfer_heads_[next.call_or_partner];
     ++streams_with_transfers_;
   }
 }
@@ -397,12 +392,12 @@ void TaskRuntime::finish(Slot id) {
     Stream& s = streams_[st.stream];
     // A stream runs its tasks in order: the transfer that ends is its next one.
     DTSIM_CHECK(s.next_transfer == s.head, "a transfer ended before the one ahead of it");
-    advance_transfer(s, s.head + 1);
+    advance_transfer(s, s.head + 1, &st);
   }
   const int rank = rank_of(id);
   account(rank, activity_of(id), -1);
   const bool on_cores =
-      st.kind == TaskKind::kCollective && !on_cores_.empty() && on_cores_[st.call_or_tag];
+      st.kind == TaskKind::kCollective && !on_cores_.empty() && on_cores_[st.call_or_partner];
   if ((st.kind == TaskKind::kCollective && !on_cores) || st.kind == TaskKind::kSend ||
       st.kind == TaskKind::kRecv) {
     nccl_change(rank, -1);
@@ -700,7 +695,7 @@ void TaskRuntime::start_p2p(Slot send, Slot recv) {
   begin_transfer(recv);
   const TaskState& s = state_[send];
   const int rank = rank_of(send);
-  const int peer = view(send).peer;
+  const int peer = rank_of(recv);
   const Bytes bytes(s.ns_or_bytes);
   if (const std::optional<CollectiveCost> measured = measured_p2p(rank, peer, bytes)) {
     // A send/recv like the measured ones takes the measured time, as collectives do.

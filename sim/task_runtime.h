@@ -5,7 +5,6 @@
 #include <map>
 #include <optional>
 #include <tuple>
-#include <unordered_map>
 #include <vector>
 
 #include "sim/run_control.h"
@@ -46,9 +45,12 @@ class TaskRuntime {
     int64_t ns_or_bytes = 0;
     TaskId graph_id = 0;       // the task's id in the graph (slots are numbered differently)
     uint32_t stream = 0;       // index into streams_, which knows the rank
-    uint32_t call_or_tag = 0;  // collective: index into the graph's calls; send, recv: tag
+    // collective: index into the graph's calls; send, recv: the slot of the task it meets
+    // (TaskGraph::MessagePair), so that neither looks for the other when it is issued.
+    uint32_t call_or_partner = 0;
     uint32_t deps_left : 24 = 0;  // TaskGraph::kMaxDependencies bounds a task's list
-    TaskKind kind : 8 = TaskKind::kCompute;
+    TaskKind kind : 7 = TaskKind::kCompute;
+    bool arrived : 1 = false;  // send, recv: issued, and waiting for the task it meets
   };
   static_assert(sizeof(TaskState) == 24, "a task's state is 24 bytes");
   // A stream's tasks in order are stream_tasks_[first, end); `head` is the next to run,
@@ -97,8 +99,8 @@ class TaskRuntime {
            t.kind == TaskKind::kRecv || t.kind == TaskKind::kMemcpy;
   }
   // Moves the stream's next_transfer to its first transfer task at or after `from`,
-  // keeping the counts below.
-  void advance_transfer(Stream& s, uint32_t from);
+  // keeping the counts below; `was`: the transfer that was its next (and just ended), if any.
+  void advance_transfer(Stream& s, uint32_t from, const TaskState* was);
   // No transfer but call c's can start before c ends: every stream with a transfer left
   // has one of c's tasks as its next (a stream runs its tasks in order).
   bool only_call_can_transfer(uint32_t c) const {
@@ -149,6 +151,9 @@ class TaskRuntime {
   std::vector<std::string> describe_stalled() const;
 
   Simulation& sim_;
+  // Each send and the recv it meets, from validation until the constructor has given every
+  // one its partner's slot (declared before graph_, which validation initializes).
+  std::vector<TaskGraph::MessagePair> message_pairs_;
   const TaskGraph& graph_;
   std::vector<TaskState> state_;
   std::vector<Time> start_;  // by slot; kept only for observers (task records)
@@ -169,30 +174,6 @@ class TaskRuntime {
   // Calls run on their members' cores (run_on_cores), by call; empty until the first.
   std::vector<uint8_t> on_cores_;
   std::vector<int> cores_left_;
-  // Sends and recvs issued before their peer, by (sender, receiver, tag), oldest first.
-  // Entries are erased once matched: a training step issues millions of distinct keys.
-  struct P2pKey {
-    int sender = 0;
-    int receiver = 0;
-    uint32_t tag = 0;
-    bool operator==(const P2pKey&) const = default;
-  };
-  struct P2pKeyHash {
-    size_t operator()(const P2pKey& k) const {
-      uint64_t h = (static_cast<uint64_t>(static_cast<uint32_t>(k.sender)) << 32) ^
-                   static_cast<uint32_t>(k.receiver);
-      h ^= static_cast<uint64_t>(k.tag) * 0x9e3779b97f4a7c15ULL;
-      h ^= h >> 29;
-      return static_cast<size_t>(h * 0xbf58476d1ce4e5b9ULL);
-    }
-  };
-  // Nearly every key waits for one task at a time: the first is held in place, so that a
-  // send or recv issued before its peer costs no heap block of its own.
-  struct Waiting {
-    Slot first = 0;
-    std::vector<Slot> later;  // oldest first
-  };
-  std::unordered_map<P2pKey, Waiting, P2pKeyHash> ready_sends_, ready_recvs_;
   // Calls alike in everything that prices them: op, algorithm, bytes, options, members.
   using CallKey = std::tuple<int, int, int64_t, int, int64_t, int, int, int, std::vector<int>>;
   static CallKey key_of(const CollectiveCall& call);

@@ -149,10 +149,29 @@ TEST(TaskRuntime, SendAndRecvMeetBeforeTheTransferStarts) {
   }
 }
 
-// Messages with the same sender, receiver and tag meet in the order they were posted,
-// whichever side waits: three recvs posted before their sends, then three sends posted
-// before their recvs, each pair of its own size, so that a recv that met the wrong send
-// would end when another pair does.
+// The k-th message from rank 0 to rank 1 on `stream`, of k + 1 times 450 MB (each pair of
+// its own size, so that a recv that met another send would end when that one does), and
+// the recv that meets it.
+std::pair<Task, Task> kth_message(int k, uint16_t stream) {
+  Task send;
+  send.kind = TaskKind::kSend;
+  send.rank = 0;
+  send.peer = 1;
+  send.stream = stream;
+  send.bytes = Bytes(450'000'000LL * (k + 1));
+  send.name = "send" + std::to_string(k);
+  Task recv = send;
+  recv.kind = TaskKind::kRecv;
+  recv.rank = 1;
+  recv.peer = 0;
+  recv.name = "recv" + std::to_string(k);
+  return {send, recv};
+}
+
+// Messages with the same sender, receiver and tag meet in the order they were added (here
+// also the order they are posted), whichever side waits: three recvs posted before their sends,
+// then three sends posted before their recvs, each pair of its own size, so that a recv that met
+// the wrong send would end when another pair does.
 TEST(TaskRuntime, MessagesOfOneKeyMeetOldestFirst) {
   const Cluster c = two_h100();
   for (const bool recvs_wait : {true, false}) {
@@ -174,18 +193,7 @@ TEST(TaskRuntime, MessagesOfOneKeyMeetOldestFirst) {
     }
     std::vector<TaskId> sends, recvs;
     for (int k = 0; k < 3; ++k) {
-      Task send;
-      send.kind = TaskKind::kSend;
-      send.rank = 0;
-      send.peer = 1;
-      send.stream = comm[k];
-      send.bytes = Bytes(450'000'000LL * (k + 1));
-      send.name = "send" + std::to_string(k);
-      Task recv = send;
-      recv.kind = TaskKind::kRecv;
-      recv.rank = 1;
-      recv.peer = 0;
-      recv.name = "recv" + std::to_string(k);
+      auto [send, recv] = kth_message(k, comm[k]);
       Task& waiting = recvs_wait ? recv : send;
       Task& other = recvs_wait ? send : recv;
       if (k > 0) waiting.deps = {waiting_after[k - 1]};
@@ -204,6 +212,48 @@ TEST(TaskRuntime, MessagesOfOneKeyMeetOldestFirst) {
       }
     }
   }
+}
+
+// Posting order is not id order here: the first send in id order waits 5 ms for its
+// compute, the second is posted at once on a stream of its own. The n-th send of a key
+// still meets the n-th recv (TaskGraph::MessagePair), which is what validation checks
+// when it compares the tensors they move; meeting the first posted would pair the first
+// recv with the second send, and move the second micro-batch into the first one's recv.
+TEST(TaskRuntime, MessagesOfOneKeyMeetInIdOrderWhateverOrderTheyArePosted) {
+  const Cluster c = two_h100();
+  TaskGraph g;
+  const uint16_t comp = g.stream("compute");
+  const uint16_t comm[] = {g.stream("comm0"), g.stream("comm1")};
+  const TaskId late = g.add(compute(0, comp, Duration::ms(5)));
+  std::vector<TaskId> sends, recvs;
+  for (int k = 0; k < 2; ++k) {
+    auto [send, recv] = kth_message(k, comm[k]);
+    send.transfer = recv.transfer =
+        PipelineTransfer{PipelineTensor::kActivations, static_cast<uint32_t>(k), 0};
+    if (k == 0) send.deps = {late};
+    sends.push_back(g.add(send));
+    recvs.push_back(g.add(recv));
+  }
+  ASSERT_TRUE(g.validate(2).empty());
+  std::vector<TaskGraph::MessagePair> pairs;
+  ASSERT_TRUE(g.validate(2, &pairs).empty());
+  ASSERT_EQ(pairs.size(), 2u);
+  EXPECT_EQ(pairs[0].send, sends[0]);
+  EXPECT_EQ(pairs[0].recv, recvs[0]);
+  EXPECT_EQ(pairs[1].send, sends[1]);
+  EXPECT_EQ(pairs[1].recv, recvs[1]);
+  Simulation sim(c, {});
+  Recorder rec;
+  sim.add_observer(&rec);
+  const RunResult r = sim.run(g);
+  ASSERT_TRUE(r.stalled.empty());
+  for (int k = 0; k < 2; ++k) {
+    EXPECT_EQ(rec.end_of(recvs[k]), rec.end_of(sends[k])) << "pair " << k;
+  }
+  // The first pair moves only after its send's 5 ms of compute, the second from the start
+  // (and the pairs end apart, so that a recv that met the other send would show).
+  EXPECT_GT(rec.end_of(sends[0]), Time::ms(5));
+  EXPECT_NE(rec.end_of(sends[0]), rec.end_of(sends[1]));
 }
 
 TEST(TaskRuntime, MemcpyFromHostCrossesPcie) {
