@@ -30,8 +30,7 @@ constexpr TaskId kNone = ~TaskId{0};
 // What each task could have waited for besides its dependencies: the task before it on
 // its (rank, stream), a collective's other members, a send's receive and a receive's send
 // (the n-th send from a to b with a tag matches the n-th receive at b from a with that
-// tag, in task order: the runtime matches them in the order they are posted, the same
-// unless one rank posts same-tag messages to one peer from two streams).
+// tag, in task order, as the runtime matches them: TaskGraph::MessagePair).
 struct Predecessors {
   std::vector<TaskId> on_stream;
   std::vector<TaskId> peer_task;             // a send's receive, a receive's send

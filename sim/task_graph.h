@@ -100,7 +100,7 @@ struct TaskFields {
   // send, recv, memcpy, alloc, free
   Bytes bytes;
   int rank = 0;
-  // send, recv (peer = the other rank; matched by (sender, receiver, tag) in order),
+  // send, recv (peer = the other rank; matched by (sender, receiver, tag) in id order),
   // memcpy (peer for kPeer)
   int peer = -1;
   uint32_t collective = 0;  // collective: index into TaskGraph::collectives()

@@ -83,6 +83,7 @@ TaskRuntime::TaskRuntime(Simulation& sim, const TaskGraph& graph)
   // In the graph's order: the graph is read in sequence, and the slots written to,
   // scattered in that order, are fetched ahead.
   constexpr TaskId kAhead = 16;
+  size_t messages = 0;  // sends and recvs
   auto in_order = graph.tasks().begin();
   for (TaskId id = 0; id < n; ++id, ++in_order) {
     if (size_t{id} + kAhead < n) prefetch_state(slot_of[id + kAhead]);
@@ -93,6 +94,7 @@ TaskRuntime::TaskRuntime(Simulation& sim, const TaskGraph& graph)
     st.stream = stream_index(t);
     st.kind = t.kind;
     if (t.kind == TaskKind::kCollective) st.call_or_partner = t.collective;
+    if (t.kind == TaskKind::kSend || t.kind == TaskKind::kRecv) ++messages;
     if (t.kind == TaskKind::kCompute) {
       const ClusterDevice& dev = sim.cluster().devices[t.rank];
       st.ns_or_bytes =
@@ -116,6 +118,9 @@ TaskRuntime::TaskRuntime(Simulation& sim, const TaskGraph& graph)
     state_[send].call_or_partner = recv;
     state_[recv].call_or_partner = send;
   }
+  // Validation refuses a key sent more or less often than it is received: every send and
+  // recv has its partner, none is left to meet slot 0.
+  DTSIM_CHECK(2 * message_pairs_.size() == messages, "a send or recv without the task it meets");
   message_pairs_ = {};
   for (size_t i = 1; i < dependents_first_.size(); ++i)
     dependents_first_[i] += dependents_first_[i - 1];

@@ -35,7 +35,7 @@ class TaskRuntime {
   };
   // What the runtime reads of a task to issue and finish it, in slot order next to its
   // state: the graph's records (in the graph's order, 64 bytes each) are read only for the
-  // rare memcpy, a send's or recv's peer, and observers. 24 bytes: a step of 75 M tasks
+  // rare memcpy and for observers. 24 bytes: a step of 75 M tasks
   // pays 75 MB for each byte here. What it need not hold it finds elsewhere: whether the
   // task started or ended from its stream (a stream runs its tasks one at a time, in order:
   // those before its head have ended, the head has started while the stream is busy), and
@@ -50,7 +50,7 @@ class TaskRuntime {
     uint32_t call_or_partner = 0;
     uint32_t deps_left : 24 = 0;  // TaskGraph::kMaxDependencies bounds a task's list
     TaskKind kind : 7 = TaskKind::kCompute;
-    bool arrived : 1 = false;  // send, recv: issued, and waiting for the task it meets
+    bool arrived : 1 = false;  // send, recv: issued first, and waiting for the task it meets
   };
   static_assert(sizeof(TaskState) == 24, "a task's state is 24 bytes");
   // A stream's tasks in order are stream_tasks_[first, end); `head` is the next to run,

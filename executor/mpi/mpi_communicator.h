@@ -1,7 +1,8 @@
 // The Communicator over MPI (Open MPI on CPUs): one communicator per collective group and
 // stream, so that calls on one stream keep their order and calls on two streams may run at
 // once (MPI_THREAD_MULTIPLE), and pipeline messages matched by (source, tag) as the
-// simulator matches them by (sender, receiver, tag).
+// simulator matches them by (sender, receiver, tag): MPI in the order they are posted,
+// the simulator in the graph's order (docs/real-execution.md, "Messages").
 #pragma once
 
 #include <mpi.h>
