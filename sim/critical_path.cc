@@ -2,8 +2,7 @@
 #include "sim/critical_path.h"
 
 #include <algorithm>
-#include <map>
-#include <tuple>
+#include <utility>
 
 namespace dtsim {
 
@@ -29,8 +28,7 @@ constexpr TaskId kNone = ~TaskId{0};
 
 // What each task could have waited for besides its dependencies: the task before it on
 // its (rank, stream), a collective's other members, a send's receive and a receive's send
-// (the n-th send from a to b with a tag matches the n-th receive at b from a with that
-// tag, in task order, as the runtime matches them: TaskGraph::MessagePair).
+// (TaskGraph::message_pairs: the pairing the runtime runs).
 struct Predecessors {
   std::vector<TaskId> on_stream;
   std::vector<TaskId> peer_task;             // a send's receive, a receive's send
@@ -40,27 +38,21 @@ struct Predecessors {
       : on_stream(graph.num_tasks(), kNone),
         peer_task(graph.num_tasks(), kNone),
         members(graph.collectives().size()) {
-    std::map<std::pair<int, uint16_t>, TaskId> last;
-    std::map<std::tuple<int, int, uint32_t>, std::vector<TaskId>> sends, recvs;
-    for (TaskId id = 0; id < graph.num_tasks(); ++id) {
-      const TaskView t = graph.task(id);
-      auto [it, fresh] = last.try_emplace({t.rank, t.stream}, id);
-      if (!fresh) {
-        on_stream[id] = it->second;
-        it->second = id;
-      }
-      if (t.kind == TaskKind::kSend) sends[{t.rank, t.peer, t.tag}].push_back(id);
-      if (t.kind == TaskKind::kRecv) recvs[{t.peer, t.rank, t.tag}].push_back(id);
+    // The last task seen on each (rank, stream), indexed rank by rank.
+    const size_t streams = std::max<size_t>(1, graph.streams().size());
+    std::vector<TaskId> last;
+    TaskId id = 0;
+    for (const TaskView t : graph.tasks()) {
+      const size_t at = static_cast<size_t>(t.rank) * streams + t.stream;
+      if (at >= last.size()) last.resize(at + 1, kNone);
+      on_stream[id] = std::exchange(last[at], id);
       if (t.kind == TaskKind::kCollective && t.collective < members.size())
         members[t.collective].push_back(id);
+      ++id;
     }
-    for (const auto& [key, r] : recvs) {
-      const auto s = sends.find(key);
-      if (s == sends.end()) continue;
-      for (size_t i = 0; i < r.size() && i < s->second.size(); ++i) {
-        peer_task[r[i]] = s->second[i];
-        peer_task[s->second[i]] = r[i];
-      }
+    for (const TaskGraph::MessagePair& p : graph.message_pairs()) {
+      peer_task[p.recv] = p.send;
+      peer_task[p.send] = p.recv;
     }
   }
 };

@@ -5,8 +5,8 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
-#include <tuple>
 #include <unordered_map>
+#include <utility>
 
 namespace dtsim {
 
@@ -432,6 +432,57 @@ uint32_t TaskGraph::add_collective_with_tasks(CollectiveCall call, uint16_t stre
   return id;
 }
 
+TaskGraph::MessageEntry TaskGraph::message_entry(const TaskView& t, TaskId id) {
+  const auto as32 = [](int rank) { return static_cast<uint64_t>(static_cast<uint32_t>(rank)); };
+  const bool send = t.kind == TaskKind::kSend;
+  return {as32(send ? t.rank : t.peer) << 32 | as32(send ? t.peer : t.rank),
+          uint64_t{t.tag} << 32 | id};
+}
+
+void TaskGraph::pair_messages(std::vector<MessageEntry>& sends, std::vector<MessageEntry>& recvs,
+                              std::vector<MessagePair>& pairs,
+                              std::vector<UnmatchedKey>& unmatched) {
+  // Sorted and walked side by side, which for millions of messages beats any map.
+  std::sort(sends.begin(), sends.end());
+  std::sort(recvs.begin(), recvs.end());
+  const auto key = [](const MessageEntry& e) { return std::pair{e.ranks, e.tag_id >> 32}; };
+  pairs.reserve(pairs.size() + std::min(sends.size(), recvs.size()));
+  for (size_t i = 0, j = 0; i < sends.size() || j < recvs.size();) {
+    const auto k = j == recvs.size() || (i < sends.size() && key(sends[i]) < key(recvs[j]))
+                       ? key(sends[i])
+                       : key(recvs[j]);
+    const size_t first_send = i, first_recv = j;
+    while (i < sends.size() && key(sends[i]) == k) ++i;
+    while (j < recvs.size() && key(recvs[j]) == k) ++j;
+    const auto balance =
+        static_cast<int64_t>(i - first_send) - static_cast<int64_t>(j - first_recv);
+    if (balance != 0) {
+      unmatched.push_back({static_cast<int>(static_cast<uint32_t>(k.first >> 32)),
+                           static_cast<int>(static_cast<uint32_t>(k.first)),
+                           static_cast<uint32_t>(k.second), balance});
+      continue;
+    }
+    for (size_t n = 0; n < i - first_send; ++n) {
+      pairs.push_back({static_cast<TaskId>(sends[first_send + n].tag_id),
+                       static_cast<TaskId>(recvs[first_recv + n].tag_id)});
+    }
+  }
+}
+
+std::vector<TaskGraph::MessagePair> TaskGraph::message_pairs() const {
+  std::vector<MessageEntry> sends, recvs;
+  auto at = tasks().begin();
+  for (size_t i = 0; i < num_tasks_; ++i, ++at) {
+    const TaskView t = *at;
+    if (t.kind == TaskKind::kSend) sends.push_back(message_entry(t, static_cast<TaskId>(i)));
+    if (t.kind == TaskKind::kRecv) recvs.push_back(message_entry(t, static_cast<TaskId>(i)));
+  }
+  std::vector<MessagePair> pairs;
+  std::vector<UnmatchedKey> unmatched;
+  pair_messages(sends, recvs, pairs, unmatched);
+  return pairs;
+}
+
 std::vector<std::string> TaskGraph::validate(int num_ranks, std::vector<MessagePair>* pairs) const {
   std::vector<std::string> errors;
   auto where = [&](size_t i) {
@@ -439,10 +490,14 @@ std::vector<std::string> TaskGraph::validate(int num_ranks, std::vector<MessageP
     return "task " + std::to_string(i) + " (\"" + std::string(t.name) + "\", rank " +
            std::to_string(t.rank) + ")";
   };
-  std::vector<std::vector<int>> collective_ranks(collectives_.size());
-  // Every (sender, receiver, tag) must be sent as often as it is received: both lists are
-  // sorted and compared, which for millions of messages beats any map.
-  using P2pKey = std::tuple<int, int, uint32_t>;
+  // Each call's tasks' ranks in one array, laid out by call as many as its members: a
+  // vector per call cost an allocation each (a step holds over a million calls).
+  std::vector<size_t> call_first(collectives_.size() + 1, 0);
+  for (size_t c = 0; c < collectives_.size(); ++c)
+    call_first[c + 1] = call_first[c] + collectives_[c].members.size();
+  std::vector<int> call_ranks(call_first.back());
+  std::vector<size_t> call_filled(call_first.begin(), call_first.end() - 1);
+  std::vector<size_t> call_extra;  // by call: tasks beyond its member count, once one has some
   // A free names a buffer its rank allocated (in task order: memory tasks run in their
   // stream's order) and has not freed, with the alloc's bytes.
   std::unordered_map<uint64_t, int64_t> live;  // (rank, buffer) -> bytes
@@ -466,14 +521,9 @@ std::vector<std::string> TaskGraph::validate(int num_ranks, std::vector<MessageP
       live.erase(it);
     }
   };
-  // With each message's task: sorted by key and then id, the n-th send of a key meets the
-  // n-th recv of that key (MessagePair), as the runtime matches them.
-  std::vector<std::pair<P2pKey, TaskId>> sends;
-  std::vector<std::pair<P2pKey, TaskId>> recvs;
-  if (pairs != nullptr) {
-    pairs->clear();
-    pairs->reserve(num_messages_ / 2);
-  }
+  // Every (sender, receiver, tag) must be sent as often as it is received.
+  std::vector<MessageEntry> sends;
+  std::vector<MessageEntry> recvs;
   auto at = tasks().begin();
   for (size_t i = 0; i < num_tasks_; ++i, ++at) {
     const TaskView t = *at;
@@ -497,60 +547,60 @@ std::vector<std::string> TaskGraph::validate(int num_ranks, std::vector<MessageP
       check_buffer(t, i);
     }
     const auto id = static_cast<TaskId>(i);
-    if (t.kind == TaskKind::kSend) sends.push_back({{t.rank, t.peer, t.tag}, id});
-    if (t.kind == TaskKind::kRecv) recvs.push_back({{t.peer, t.rank, t.tag}, id});
+    if (t.kind == TaskKind::kSend) sends.push_back(message_entry(t, id));
+    if (t.kind == TaskKind::kRecv) recvs.push_back(message_entry(t, id));
     if (t.kind == TaskKind::kCollective) {
-      if (t.collective >= collectives_.size()) {
-        errors.push_back(where(i) + ": refers to collective " + std::to_string(t.collective) +
+      const uint32_t c = t.collective;
+      if (c >= collectives_.size()) {
+        errors.push_back(where(i) + ": refers to collective " + std::to_string(c) +
                          ", which does not exist");
+      } else if (call_filled[c] < call_first[c + 1]) {
+        call_ranks[call_filled[c]++] = t.rank;
       } else {
-        collective_ranks[t.collective].push_back(t.rank);
+        if (call_extra.empty()) call_extra.assign(collectives_.size(), 0);
+        ++call_extra[c];
       }
     }
   }
-  std::sort(sends.begin(), sends.end());
-  std::sort(recvs.begin(), recvs.end());
-  // Walk both sorted lists; each key's balance is its sends minus its receives.
-  std::vector<std::pair<P2pKey, int64_t>> unmatched;
-  for (size_t i = 0, j = 0; i < sends.size() || j < recvs.size();) {
-    const P2pKey key = j == recvs.size() || (i < sends.size() && sends[i].first < recvs[j].first)
-                           ? sends[i].first
-                           : recvs[j].first;
-    const size_t first_send = i, first_recv = j;
-    while (i < sends.size() && sends[i].first == key) ++i;
-    while (j < recvs.size() && recvs[j].first == key) ++j;
-    const auto balance =
-        static_cast<int64_t>(i - first_send) - static_cast<int64_t>(j - first_recv);
-    if (balance != 0) {
-      unmatched.emplace_back(key, balance);
-      continue;
-    }
-    for (size_t n = 0; n < i - first_send; ++n) {
-      const TaskId send = sends[first_send + n].second, recv = recvs[first_recv + n].second;
-      if (pairs != nullptr) pairs->push_back({send, recv});
-      if (transfer(send) != transfer(recv)) {
-        errors.push_back(where(send) + " and " + where(recv) +
-                         ": a send and the recv it meets move different pipeline tensors");
-      }
+  std::vector<MessagePair> own_pairs;
+  std::vector<MessagePair>& paired = pairs != nullptr ? *pairs : own_pairs;
+  paired.clear();
+  std::vector<UnmatchedKey> unmatched;
+  pair_messages(sends, recvs, paired, unmatched);
+  sends = {};
+  recvs = {};
+  for (const MessagePair& p : paired) {
+    if (transfer(p.send) != transfer(p.recv)) {
+      errors.push_back(where(p.send) + " and " + where(p.recv) +
+                       ": a send and the recv it meets move different pipeline tensors");
     }
   }
-  for (const auto& [key, balance] : unmatched) {
-    const auto& [from, to, tag] = key;
-    errors.push_back("send/recv from rank " + std::to_string(from) + " to rank " +
-                     std::to_string(to) + " with tag " + std::to_string(tag) + ": " +
-                     std::to_string(std::abs(balance)) +
-                     (balance > 0 ? " send(s) without a matching recv"
-                                  : " recv(s) without a matching send"));
+  for (const UnmatchedKey& u : unmatched) {
+    errors.push_back(
+        "send/recv from rank " + std::to_string(u.sender) + " to rank " +
+        std::to_string(u.receiver) + " with tag " + std::to_string(u.tag) + ": " +
+        std::to_string(std::abs(u.balance)) +
+        (u.balance > 0 ? " send(s) without a matching recv" : " recv(s) without a matching send"));
   }
+  std::vector<int> want;
   for (size_t c = 0; c < collectives_.size(); ++c) {
-    auto have = collective_ranks[c];
-    auto want = collectives_[c].members;
-    std::sort(have.begin(), have.end());
-    std::sort(want.begin(), want.end());
-    if (have != want) {
+    const auto have_first = call_ranks.begin() + static_cast<ptrdiff_t>(call_first[c]);
+    const auto have_end = call_ranks.begin() + static_cast<ptrdiff_t>(call_filled[c]);
+    std::sort(have_first, have_end);
+    const std::vector<int>& members = collectives_[c].members;
+    const size_t tasks = call_filled[c] - call_first[c] + (call_extra.empty() ? 0 : call_extra[c]);
+    bool same = tasks == members.size();
+    if (same && std::is_sorted(members.begin(), members.end())) {
+      same = std::equal(have_first, have_end, members.begin());
+    } else if (same) {
+      want = members;
+      std::sort(want.begin(), want.end());
+      same = std::equal(have_first, have_end, want.begin());
+    }
+    if (!same) {
       errors.push_back("collective " + std::to_string(c) + " (\"" + collectives_[c].label +
-                       "\"): its tasks are on " + std::to_string(have.size()) +
-                       " rank(s) but it has " + std::to_string(want.size()) +
+                       "\"): its tasks are on " + std::to_string(tasks) + " rank(s) but it has " +
+                       std::to_string(members.size()) +
                        " member(s); every member needs exactly one task");
     }
   }

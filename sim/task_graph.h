@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <compare>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -325,8 +326,29 @@ class TaskGraph {
   // sentence each naming the task. Empty when the graph can run. With `pairs`, it is given
   // every send and the recv it meets (complete only when no problem is found).
   std::vector<std::string> validate(int num_ranks, std::vector<MessagePair>* pairs = nullptr) const;
+  // Every send and the recv it meets, ordered by key and then id: the pairing that validate
+  // checks and a runtime runs. A key sent more or less often than it is received pairs
+  // none of its messages (validate names it).
+  std::vector<MessagePair> message_pairs() const;
 
  private:
+  // A send or recv as messages are paired: its key (sender, receiver, tag), then its id.
+  struct MessageEntry {
+    uint64_t ranks = 0;   // sender << 32 | receiver, each as 32 bits
+    uint64_t tag_id = 0;  // tag << 32 | id
+    auto operator<=>(const MessageEntry&) const = default;
+  };
+  static MessageEntry message_entry(const TaskView& t, TaskId id);
+  // A key whose sends and recvs differ in number: sends minus recvs.
+  struct UnmatchedKey {
+    int sender = 0;
+    int receiver = 0;
+    uint32_t tag = 0;
+    int64_t balance = 0;
+  };
+  // Sorts both lists and pairs the n-th send of each key with its n-th recv.
+  static void pair_messages(std::vector<MessageEntry>& sends, std::vector<MessageEntry>& recvs,
+                            std::vector<MessagePair>& pairs, std::vector<UnmatchedKey>& unmatched);
   // 64 bytes per task, against 128 and two heap blocks for a Task. In a template (a rank
   // stored once) a send's, recv's or peer copy's peer and a collective's call are the
   // instance's: `fields.collective` holds their index among the rank's overrides instead.

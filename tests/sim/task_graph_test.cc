@@ -275,6 +275,81 @@ TEST(TaskGraphStorage, TransfersBelongToSendsAndRecvsAndReadBack) {
   EXPECT_FALSE(pipeline_tensor_from_name("weights"));
 }
 
+// The pairing a runtime and the critical path read (message_pairs) is the one validation
+// checks: per (sender, receiver, tag), the n-th send in id order meets the n-th recv,
+// whatever keys lie between; a key sent more often than received pairs none of its
+// messages, and validation names it.
+TEST(TaskGraphValidate, MessagePairsAreTheOnesValidationChecks) {
+  TaskGraph g;
+  g.stream("compute");
+  const TaskId r0 = g.add(p2p_task(TaskKind::kRecv, 1, 0, std::nullopt));
+  const TaskId back = g.add(p2p_task(TaskKind::kSend, 1, 0, std::nullopt));
+  const TaskId s0 = g.add(p2p_task(TaskKind::kSend, 0, 1, std::nullopt));
+  const TaskId back_recv = g.add(p2p_task(TaskKind::kRecv, 0, 1, std::nullopt));
+  const TaskId s1 = g.add(p2p_task(TaskKind::kSend, 0, 1, std::nullopt));
+  const TaskId r1 = g.add(p2p_task(TaskKind::kRecv, 1, 0, std::nullopt));
+  std::vector<TaskGraph::MessagePair> checked;
+  ASSERT_TRUE(g.validate(2, &checked).empty());
+  const std::vector<TaskGraph::MessagePair> pairs = g.message_pairs();
+  ASSERT_EQ(pairs.size(), 3u);
+  // In key order: (0 -> 1) before (1 -> 0).
+  EXPECT_EQ(pairs[0].send, s0);
+  EXPECT_EQ(pairs[0].recv, r0);
+  EXPECT_EQ(pairs[1].send, s1);
+  EXPECT_EQ(pairs[1].recv, r1);
+  EXPECT_EQ(pairs[2].send, back);
+  EXPECT_EQ(pairs[2].recv, back_recv);
+  ASSERT_EQ(checked.size(), pairs.size());
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    EXPECT_EQ(checked[i].send, pairs[i].send);
+    EXPECT_EQ(checked[i].recv, pairs[i].recv);
+  }
+  Task tagged = p2p_task(TaskKind::kSend, 0, 1, std::nullopt);
+  tagged.tag = 7;
+  g.add(tagged);
+  g.add(tagged);
+  g.add(p2p_task(TaskKind::kRecv, 1, 0, std::nullopt));  // tag 0: (0 -> 1, 0) now has 2 recvs
+  EXPECT_EQ(g.message_pairs().size(), 1u);               // only (1 -> 0, 0) still pairs
+  const std::vector<std::string> errors = g.validate(2);
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_EQ(errors[0],
+            "send/recv from rank 0 to rank 1 with tag 0: 1 recv(s) without a matching send");
+  EXPECT_EQ(errors[1],
+            "send/recv from rank 0 to rank 1 with tag 7: 2 send(s) without a matching recv");
+}
+
+// A call's tasks must sit on its members, one each, in whatever order the members are
+// listed: a task on another rank, a second task on a member, or a member without one is
+// named.
+TEST(TaskGraphValidate, EveryMemberOfACallHoldsExactlyOneTask) {
+  const auto graph = [](std::vector<int> members, std::vector<int> task_ranks) {
+    TaskGraph g;
+    const uint16_t comm = g.stream("comm");
+    const uint32_t c = g.add_collective(CollectiveCall{
+        CollectiveOp::kAllReduce, CollectiveAlgorithm::kRing, members, Bytes(64), {}, "ar"});
+    for (int r : task_ranks) {
+      Task t;
+      t.kind = TaskKind::kCollective;
+      t.rank = r;
+      t.stream = comm;
+      t.collective = c;
+      t.name = "ar";
+      g.add(t);
+    }
+    return g.validate(4);
+  };
+  EXPECT_TRUE(graph({2, 0, 3}, {3, 2, 0}).empty());
+  const std::string wrong =
+      "collective 0 (\"ar\"): its tasks are on 3 rank(s) but it has 3 member(s); every member "
+      "needs exactly one task";
+  EXPECT_EQ(graph({2, 0, 3}, {3, 1, 0}), std::vector<std::string>{wrong});
+  EXPECT_EQ(graph({0, 1, 2}, {0, 1, 1}), std::vector<std::string>{wrong});
+  EXPECT_EQ(graph({0, 1, 2}, {0, 1}).size(), 1u);
+  const std::vector<std::string> extra = graph({0, 1}, {0, 1, 1});
+  ASSERT_EQ(extra.size(), 1u);
+  EXPECT_NE(extra[0].find("its tasks are on 3 rank(s) but it has 2 member(s)"), std::string::npos);
+}
+
 TEST(TaskGraphValidate, ASendAndItsRecvMoveTheSameTensor) {
   const PipelineTransfer act{PipelineTensor::kActivations, 0, 2};
   const PipelineTransfer grad{PipelineTensor::kActivationGradients, 0, 2};
