@@ -6,6 +6,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -27,9 +28,33 @@ bool is_plain_output_name(const std::string& name) {
          name.find('\0') == std::string::npos && name.rfind(".dtsim", 0) != 0;
 }
 
+// The document's last member `member`, read from the file's last 64 KiB: a summary of
+// 16,384 ranks is 11 MB and ends with its manifest of a few hundred bytes. Nothing when the
+// key is not there or the text from it to the end is not that member alone (the key was
+// deeper down, or the member is longer than the tail): then the whole file is read.
+std::optional<nlohmann::json> read_last_member(const fs::path& path, const char* member) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return std::nullopt;
+  constexpr std::streamoff kTail = 64 * 1024;
+  const std::streamoff size = in.tellg();
+  const std::streamoff from = std::max<std::streamoff>(0, size - kTail);
+  std::string tail(static_cast<size_t>(size - from), '\0');
+  if (!in.seekg(from) || !in.read(tail.data(), static_cast<std::streamsize>(tail.size())))
+    return std::nullopt;
+  const size_t at = tail.rfind("\"" + std::string(member) + "\":");
+  if (at == std::string::npos) return std::nullopt;
+  nlohmann::json doc =
+      nlohmann::json::parse("{" + tail.substr(at), nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded() || !doc.is_object()) return std::nullopt;
+  return doc;
+}
+
 // With `only_member`, the top-level object keeps only that member: a summary of 16,384
 // ranks is 11 MB, of which the set reads its manifest.
 std::optional<nlohmann::json> read_json(const fs::path& path, const char* only_member = nullptr) {
+  if (only_member != nullptr) {
+    if (auto last = read_last_member(path, only_member)) return last;
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return std::nullopt;
   std::stringstream text;

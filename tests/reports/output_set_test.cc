@@ -124,6 +124,32 @@ TEST(OutputSet, OnlyTheTopLevelManifestOfTheEarlierSummaryCounts) {
   EXPECT_EQ(slurp(dir / "notes.txt"), "mine\n");
 }
 
+// The manifest is read from the summary's end, behind however many megabytes of figures;
+// a manifest longer than the part read there is read from the whole file.
+TEST(OutputSet, TheManifestIsFoundBehindMegabytesOfFiguresAndWhenLongerThanTheTail) {
+  const fs::path dir = fresh_dir("long_summary");
+  {
+    OutputSet set(dir, "summary.json");
+    set.write("trace.json", [](std::ostream& o) { o << "{}\n"; });
+    set.commit({{"figures", std::string(4 << 20, 'x')}});
+  }
+  {
+    OutputSet set(dir, "summary.json");
+    set.write("ranks.csv", [](std::ostream& o) { o << "rank\n"; });
+    set.commit({{"tag", "b"}});
+    EXPECT_EQ(set.removed_stale(), (std::vector<std::string>{"trace.json"}));
+  }
+  nlohmann::json files = {{"trace.json", nlohmann::json::object()}};
+  for (int i = 0; i < 5000; ++i) files["never-written-" + std::to_string(i)] = {{"sha256", "0"}};
+  std::ofstream(dir / "summary.json") << nlohmann::json{{"outputs", {{"files", files}}}}.dump(2);
+  std::ofstream(dir / "trace.json") << "{}\n";
+  ASSERT_GT(fs::file_size(dir / "summary.json"), 64u * 1024);
+  OutputSet set(dir, "summary.json");
+  set.write("ranks.csv", [](std::ostream& o) { o << "rank\n"; });
+  set.commit({{"tag", "c"}});
+  EXPECT_FALSE(fs::exists(dir / "trace.json"));
+}
+
 TEST(OutputSet, AManifestEditedToPointOutsideTheFolderRemovesNothingThere) {
   const fs::path dir = fresh_dir("outside");
   const fs::path victim = fresh_dir("outside_victim");
