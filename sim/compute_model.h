@@ -67,6 +67,9 @@ class ComputeModel final : public ResourceModel {
   std::vector<Kernel> kernels_;
   std::vector<uint32_t> free_;
   CompletionQueue completions_;
+  // complete_due's lists, kept between calls for their capacity.
+  std::vector<int> touched_scratch_;
+  std::vector<std::function<void()>> callbacks_scratch_;
 };
 
 }  // namespace dtsim

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
-#include <map>
 #include <unordered_map>
 #include <utility>
 
@@ -87,7 +86,7 @@ void FlowNetworkModel::start_recorded_group(std::vector<FlowSpec> flows, int64_t
   DTSIM_CHECK(repeat >= 1, "a group runs at least one round");
   const uint32_t g = new_group();
   Group& group = groups_[g];
-  group = Group{};
+  group.reset();
   group.flows = std::move(flows);
   group.rounds_left = repeat;
   group.done = std::move(done);
@@ -196,19 +195,53 @@ void FlowNetworkModel::keep_outcome(Group& group, Time now) {
 }
 
 void FlowNetworkModel::plan_rounds(Group& group) {
-  std::map<int64_t, std::vector<uint32_t>> by_latency;
   group.routes.resize(group.flows.size());
+  group.by_latency.clear();
   for (uint32_t i = 0; i < group.flows.size(); ++i) {
     const FlowSpec& spec = group.flows[i];
     if (spec.src == spec.dst) continue;
     group.routes[i] = router_.route_ref(spec.src, spec.dst);
     const Duration latency = route_latency_within_clock(
         router_.links(group.routes[i]), [&](LinkId l) { return link_state_[l].latency; });
-    by_latency[latency.count_ns()].push_back(i);
+    group.by_latency.emplace_back(latency.count_ns(), i);
   }
-  group.by_latency.assign(std::make_move_iterator(by_latency.begin()),
-                          std::make_move_iterator(by_latency.end()));
+  std::sort(group.by_latency.begin(), group.by_latency.end());
   group.round_flows.assign(group.flows.size(), 0);
+}
+
+size_t FlowNetworkModel::Group::latency_run_end(size_t first) const {
+  size_t end = first + 1;
+  while (end < by_latency.size() && by_latency[end].first == by_latency[first].first) ++end;
+  return end;
+}
+
+void FlowNetworkModel::Group::reset() {
+  // Past this many entries a list is released rather than kept for the slot's next group.
+  constexpr size_t kKept = 64;
+  const auto empty = [](auto& list) {
+    if (list.capacity() > kKept) {
+      std::decay_t<decltype(list)>().swap(list);
+    } else {
+      list.clear();
+    }
+  };
+  empty(flows);
+  empty(routes);
+  empty(by_latency);
+  empty(round_flows);
+  links_known = false;
+  rounds_left = 0;
+  pending = 0;
+  round_start = Time();
+  disturbed = false;
+  done = nullptr;
+  recording.reset();
+  empty(links);
+  empty(own_bytes);
+  empty(own_flows);
+  empty(starts_at_start);
+  empty(bytes_at_start);
+  empty(busy_at_start);
 }
 
 void FlowNetworkModel::start_round(uint32_t g) {
@@ -279,7 +312,7 @@ void FlowNetworkModel::start_round(uint32_t g) {
     return;
   }
   // Flows of equal route latency activate together: one event per distinct latency.
-  for (size_t b = 0; b < group.by_latency.size(); ++b) {
+  for (size_t b = 0; b < group.by_latency.size(); b = group.latency_run_end(b)) {
     const int64_t latency = group.by_latency[b].first;
     if (latency == 0) {
       activate_bucket(g, b);
@@ -293,10 +326,11 @@ void FlowNetworkModel::start_round(uint32_t g) {
   }
 }
 
-void FlowNetworkModel::activate_bucket(uint32_t g, size_t bucket) {
+void FlowNetworkModel::activate_bucket(uint32_t g, size_t first) {
   // activate() starts no group (a round ends in an event of its own), so the group stays put.
   const Group& group = groups_[g];
-  for (uint32_t i : group.by_latency[bucket].second) activate(group.round_flows[i]);
+  const size_t end = group.latency_run_end(first);
+  for (size_t k = first; k < end; ++k) activate(group.round_flows[group.by_latency[k].second]);
 }
 
 void FlowNetworkModel::activate(uint32_t f) {

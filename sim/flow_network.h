@@ -158,10 +158,12 @@ class FlowNetworkModel final : public NetworkModel {
   struct Group {
     std::vector<FlowSpec> flows;
     // What every round repeats, worked out by the first (routes never change in a run):
-    // each flow's route, beside flows, and the flows by their route's latency, ascending,
-    // as indices into flows (each distinct latency activates its flows in one event).
+    // each flow's route, beside flows, and (its route's latency, its index into flows),
+    // ascending: each run of one latency activates its flows in one event.
     std::vector<Router::RouteRef> routes;
-    std::vector<std::pair<int64_t, std::vector<uint32_t>>> by_latency;
+    std::vector<std::pair<int64_t, uint32_t>> by_latency;
+    // Where the run of by_latency's entries with the latency of entry `first` ends.
+    size_t latency_run_end(size_t first) const;
     std::vector<uint32_t> round_flows;  // beside flows: the current round's flow ids
     bool links_known = false;           // links, own_bytes and own_flows hold every round's
     int64_t rounds_left = 0;
@@ -177,6 +179,10 @@ class FlowNetworkModel final : public NetworkModel {
     std::vector<uint64_t> starts_at_start;  // link_starts_ of each link
     std::vector<double> bytes_at_start;
     std::vector<Duration> busy_at_start;
+    // Empties the group for its next use. A group slot is taken again and again (every
+    // pipeline send is a group), so small lists keep their capacity; a large one (a
+    // data-parallel phase's) goes, so that every slot does not end up holding one.
+    void reset();
   };
 
   void start_recorded_group(std::vector<FlowSpec> flows, int64_t repeat, std::function<void()> done,
@@ -184,7 +190,8 @@ class FlowNetworkModel final : public NetworkModel {
   void start_round(uint32_t g);
   // Works out what the group's every round repeats (Group::routes, by_latency).
   void plan_rounds(Group& group);
-  void activate_bucket(uint32_t g, size_t bucket);
+  // Activates the round's flows of one latency: the run of by_latency from `first`.
+  void activate_bucket(uint32_t g, size_t first);
   // When a replay of the kept run would end: none while a link of it is in use, or past
   // the clock.
   std::optional<Time> replay_end(const PhaseOutcome& outcome) const;
