@@ -29,9 +29,11 @@ bool is_plain_output_name(const std::string& name) {
 }
 
 // The document's last member `member`, read from the file's last 64 KiB: a summary of
-// 16,384 ranks is 11 MB and ends with its manifest of a few hundred bytes. Nothing when the
-// key is not there or the text from it to the end is not that member alone (the key was
-// deeper down, or the member is longer than the tail): then the whole file is read.
+// 16,384 ranks is 11 MB and ends with its manifest of a few hundred bytes. A candidate key
+// must follow a `{` or a `,` (not an escaped quote inside another key), and the text from
+// it to the end must parse as that one member, which only a top-level key's does. Nothing
+// when no candidate does (the member is longer than the tail, or absent): the caller then
+// reads the whole file.
 std::optional<nlohmann::json> read_last_member(const fs::path& path, const char* member) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) return std::nullopt;
@@ -41,20 +43,24 @@ std::optional<nlohmann::json> read_last_member(const fs::path& path, const char*
   std::string tail(static_cast<size_t>(size - from), '\0');
   if (!in.seekg(from) || !in.read(tail.data(), static_cast<std::streamsize>(tail.size())))
     return std::nullopt;
-  const size_t at = tail.rfind("\"" + std::string(member) + "\":");
-  if (at == std::string::npos) return std::nullopt;
-  nlohmann::json doc =
-      nlohmann::json::parse("{" + tail.substr(at), nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded() || !doc.is_object()) return std::nullopt;
-  return doc;
+  const std::string key = "\"" + std::string(member) + "\":";
+  for (size_t end = tail.size(); end > 0;) {
+    const size_t at = tail.rfind(key, end - 1);
+    if (at == std::string::npos || at == 0) return std::nullopt;
+    const size_t before = tail.find_last_not_of(" \t\r\n", at - 1);
+    if (before != std::string::npos && (tail[before] == '{' || tail[before] == ',')) {
+      nlohmann::json doc =
+          nlohmann::json::parse("{" + tail.substr(at), nullptr, /*allow_exceptions=*/false);
+      if (doc.is_discarded() || !doc.is_object()) return std::nullopt;
+      return doc;
+    }
+    end = at;
+  }
+  return std::nullopt;
 }
 
-// With `only_member`, the top-level object keeps only that member: a summary of 16,384
-// ranks is 11 MB, of which the set reads its manifest.
+// With `only_member`, the top-level object keeps only that member.
 std::optional<nlohmann::json> read_json(const fs::path& path, const char* only_member = nullptr) {
-  if (only_member != nullptr) {
-    if (auto last = read_last_member(path, only_member)) return last;
-  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return std::nullopt;
   std::stringstream text;
@@ -136,7 +142,11 @@ OutputSet::OutputSet(fs::path folder, std::string summary_name)
                                "); wait for it to finish or write to another folder");
     throw std::runtime_error("cannot lock " + lock.string() + ": " + std::strerror(error));
   }
-  add_listed_names(read_json(folder_ / summary_name_, "outputs"), "outputs", earlier_);
+  // The names to replace, from the earlier summary's manifest, its last member: read from
+  // the file's end (check_output_set, which vouches for a folder, parses the whole file).
+  auto earlier = read_last_member(folder_ / summary_name_, "outputs");
+  if (!earlier) earlier = read_json(folder_ / summary_name_, "outputs");
+  add_listed_names(earlier, "outputs", earlier_);
   add_listed_names(read_json(folder_ / kOutputJournal), nullptr, earlier_);
   remove_orphaned_temporaries(folder_);
   // libcrypto sets itself up on its first digest (its providers: about 3 MB resident). Done

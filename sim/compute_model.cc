@@ -111,7 +111,7 @@ Time ComputeModel::next_completion() {
 void ComputeModel::complete_due(Time now) {
   // The lists of the call before, emptied, keep their capacity: a step's kernels end one
   // or two at a time, and two allocations each cost more than the rest of the bookkeeping.
-  // Taken out of the members for this call, since the callbacks may start kernels.
+  // Taken out of the members while in use, so that a nested call would find none in use.
   std::vector<int> touched = std::move(touched_scratch_);
   std::vector<std::function<void()>> callbacks = std::move(callbacks_scratch_);
   touched.clear();

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "sim/check.h"
+
 namespace dtsim {
 
 std::string_view critical_link_name(CriticalLink l) {
@@ -43,6 +45,7 @@ struct Predecessors {
     std::vector<TaskId> last;
     TaskId id = 0;
     for (const TaskView t : graph.tasks()) {
+      DTSIM_CHECK(t.rank >= 0 && t.stream < streams, "the critical path of a graph not validated");
       const size_t at = static_cast<size_t>(t.rank) * streams + t.stream;
       if (at >= last.size()) last.resize(at + 1, kNone);
       on_stream[id] = std::exchange(last[at], id);

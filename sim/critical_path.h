@@ -56,6 +56,8 @@ struct CriticalStep {
 };
 
 // The path in time order (first task first); empty when no task ran. O(tasks + deps).
+// `graph` is one a run accepted (TaskGraph::validate found nothing): its ranks and streams
+// in range, every send paired.
 std::vector<CriticalStep> critical_path(const TaskGraph& graph, const TaskTimes& times);
 
 }  // namespace dtsim

@@ -217,31 +217,26 @@ size_t FlowNetworkModel::Group::latency_run_end(size_t first) const {
 
 void FlowNetworkModel::Group::reset() {
   // Past this many entries a list is released rather than kept for the slot's next group.
+  // Everything else starts as a new group's: small lists are moved into a fresh Group,
+  // emptied, so that a field added later cannot carry over from the slot's last group.
   constexpr size_t kKept = 64;
-  const auto empty = [](auto& list) {
-    if (list.capacity() > kKept) {
-      std::decay_t<decltype(list)>().swap(list);
-    } else {
+  Group fresh;
+  const auto keep = [](auto& list, auto& into) {
+    if (list.capacity() <= kKept) {
       list.clear();
+      into = std::move(list);
     }
   };
-  empty(flows);
-  empty(routes);
-  empty(by_latency);
-  empty(round_flows);
-  links_known = false;
-  rounds_left = 0;
-  pending = 0;
-  round_start = Time();
-  disturbed = false;
-  done = nullptr;
-  recording.reset();
-  empty(links);
-  empty(own_bytes);
-  empty(own_flows);
-  empty(starts_at_start);
-  empty(bytes_at_start);
-  empty(busy_at_start);
+  keep(routes, fresh.routes);
+  keep(by_latency, fresh.by_latency);
+  keep(round_flows, fresh.round_flows);
+  keep(links, fresh.links);
+  keep(own_bytes, fresh.own_bytes);
+  keep(own_flows, fresh.own_flows);
+  keep(starts_at_start, fresh.starts_at_start);
+  keep(bytes_at_start, fresh.bytes_at_start);
+  keep(busy_at_start, fresh.busy_at_start);
+  *this = std::move(fresh);
 }
 
 void FlowNetworkModel::start_round(uint32_t g) {

@@ -433,7 +433,11 @@ uint32_t TaskGraph::add_collective_with_tasks(CollectiveCall call, uint16_t stre
 }
 
 TaskGraph::MessageEntry TaskGraph::message_entry(const TaskView& t, TaskId id) {
-  const auto as32 = [](int rank) { return static_cast<uint64_t>(static_cast<uint32_t>(rank)); };
+  // The sign bit flipped, so that unsigned order is the ranks' order (an invalid negative
+  // peer sorts first, and validate names its keys in that order).
+  const auto as32 = [](int rank) {
+    return static_cast<uint64_t>(static_cast<uint32_t>(rank) ^ 0x80000000u);
+  };
   const bool send = t.kind == TaskKind::kSend;
   return {as32(send ? t.rank : t.peer) << 32 | as32(send ? t.peer : t.rank),
           uint64_t{t.tag} << 32 | id};
@@ -457,9 +461,11 @@ void TaskGraph::pair_messages(std::vector<MessageEntry>& sends, std::vector<Mess
     const auto balance =
         static_cast<int64_t>(i - first_send) - static_cast<int64_t>(j - first_recv);
     if (balance != 0) {
-      unmatched.push_back({static_cast<int>(static_cast<uint32_t>(k.first >> 32)),
-                           static_cast<int>(static_cast<uint32_t>(k.first)),
-                           static_cast<uint32_t>(k.second), balance});
+      const auto rank = [](uint64_t bits) {
+        return static_cast<int>(static_cast<uint32_t>(bits) ^ 0x80000000u);
+      };
+      unmatched.push_back(
+          {rank(k.first >> 32), rank(k.first), static_cast<uint32_t>(k.second), balance});
       continue;
     }
     for (size_t n = 0; n < i - first_send; ++n) {

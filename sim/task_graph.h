@@ -334,7 +334,7 @@ class TaskGraph {
  private:
   // A send or recv as messages are paired: its key (sender, receiver, tag), then its id.
   struct MessageEntry {
-    uint64_t ranks = 0;   // sender << 32 | receiver, each as 32 bits
+    uint64_t ranks = 0;   // sender << 32 | receiver, each as 32 bits with the sign flipped
     uint64_t tag_id = 0;  // tag << 32 | id
     auto operator<=>(const MessageEntry&) const = default;
   };

@@ -150,6 +150,32 @@ TEST(OutputSet, TheManifestIsFoundBehindMegabytesOfFiguresAndWhenLongerThanTheTa
   EXPECT_FALSE(fs::exists(dir / "trace.json"));
 }
 
+// Read from the summary's end, only the top-level manifest counts: not a later key that
+// ends in an escaped quote and "outputs". A summary broken before its last 64 KiB is still
+// no result to a check, which reads the whole file.
+TEST(OutputSet, TheManifestReadFromTheEndIsTheTopLevelOneAndACheckReadsItAll) {
+  const fs::path dir = fresh_dir("tail_key");
+  fs::create_directories(dir);
+  std::ofstream(dir / "notes.txt") << "mine\n";
+  std::ofstream(dir / "ranks.csv") << "rank\n";
+  std::ofstream(dir / "summary.json")
+      << R"({"outputs": {"files": {"ranks.csv": {}}}, "x\"outputs": {"files": {"notes.txt": {}}}})";
+  {
+    OutputSet set(dir, "summary.json");
+    set.write("links.csv", [](std::ostream& o) { o << "link\n"; });
+    set.commit({{"tag", "a"}});
+    EXPECT_EQ(set.removed_stale(), (std::vector<std::string>{"ranks.csv"}));
+  }
+  EXPECT_EQ(slurp(dir / "notes.txt"), "mine\n");
+  EXPECT_TRUE(check_output_set(dir, "summary.json").complete());
+  const std::string whole = slurp(dir / "summary.json");
+  std::ofstream(dir / "summary.json") << "not json " << whole;
+  const OutputSetCheck broken = check_output_set(dir, "summary.json");
+  EXPECT_FALSE(broken.complete());
+  ASSERT_EQ(broken.problems.size(), 1u);
+  EXPECT_NE(broken.problems[0].find("is not a JSON object"), std::string::npos);
+}
+
 TEST(OutputSet, AManifestEditedToPointOutsideTheFolderRemovesNothingThere) {
   const fs::path dir = fresh_dir("outside");
   const fs::path victim = fresh_dir("outside_victim");

@@ -316,6 +316,14 @@ TEST(TaskGraphValidate, MessagePairsAreTheOnesValidationChecks) {
             "send/recv from rank 0 to rank 1 with tag 0: 1 recv(s) without a matching send");
   EXPECT_EQ(errors[1],
             "send/recv from rank 0 to rank 1 with tag 7: 2 send(s) without a matching recv");
+  // A send to no rank is named, and its key comes before the valid ones, in rank order.
+  g.add(p2p_task(TaskKind::kSend, 0, -1, std::nullopt));
+  const std::vector<std::string> with_negative = g.validate(2);
+  ASSERT_EQ(with_negative.size(), 4u);
+  EXPECT_NE(with_negative[0].find("peer -1 is not another rank"), std::string::npos);
+  EXPECT_EQ(with_negative[1],
+            "send/recv from rank 0 to rank -1 with tag 0: 1 send(s) without a matching recv");
+  EXPECT_EQ(with_negative[2], errors[0]);
 }
 
 // A call's tasks must sit on its members, one each, in whatever order the members are
