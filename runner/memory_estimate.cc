@@ -12,6 +12,15 @@
 #include "sim/simulation.h"
 #include "sim/unit_parse.h"
 
+// As executor/mpi/leak_suppressions.cc tells a sanitizer build: GCC and clang say it apart.
+#if defined(__SANITIZE_ADDRESS__)
+#define DTSIM_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define DTSIM_ASAN 1
+#endif
+#endif
+
 namespace dtsim {
 
 namespace {
@@ -36,14 +45,8 @@ MemoryEstimate estimate_memory(const Scenario& s, const CostModel& costs,
   // Not under AddressSanitizer: its allocator holds the heap, and glibc's, never used,
   // sets itself up inside malloc_trim unguarded, so that a sweep's points estimating in
   // parallel threads raced there (a SEGV in CI's asan run of Cli.SweepRunsTheCartesianProduct).
-#if !defined(__SANITIZE_ADDRESS__)
-#if defined(__has_feature)
-#if !__has_feature(address_sanitizer)
+#ifndef DTSIM_ASAN
   malloc_trim(0);
-#endif
-#else
-  malloc_trim(0);
-#endif
 #endif
   e.resident = static_cast<double>(resident_memory_bytes());
   e.peak_so_far = static_cast<double>(peak_resident_memory_bytes());
