@@ -1,14 +1,36 @@
 // `dtsim check`: validate a scenario and lower it (the plan is checked against the cluster
 // there) without simulating it.
+#include <fmt/format.h>
+
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "cli/commands.h"
 #include "runner/scenario_runner.h"
 #include "scenarios/loader.h"
+#include "sim/rank_fold.h"
 
 namespace dtsim::cli {
+
+namespace {
+
+std::string describe_fold(const RankFold& f) {
+  std::string out =
+      fmt::format("{} {} of up to {} {}", f.classes, f.classes == 1 ? "class" : "classes",
+                  f.largest_class, f.largest_class == 1 ? "rank" : "ranks");
+  if (!f.unclassed.empty()) return out + " (each rank its own: " + f.unclassed + ")";
+  if (!f.consistent())
+    return out + "; one rank of each cannot stand for the rest: " + f.inconsistent;
+  if (!f.folds()) return out;
+  return out + fmt::format(
+                   "; one rank of each stands for the rest in every call and message "
+                   "({} of {} calls and {} of {} messages mirror a representative's)",
+                   f.mirror_calls, f.call_source.size(), f.mirror_messages, f.messages);
+}
+
+}  // namespace
 
 Command add_check_command(CLI::App& app) {
   struct Args {
@@ -38,7 +60,8 @@ Command add_check_command(CLI::App& app) {
               << s.cluster.nodes.size() << " nodes, " << s.cluster.topology.num_links()
               << " links; " << l.graph.tasks().size() << " tasks, " << l.graph.collectives().size()
               << " collective calls, " << l.graph.num_op_lists() << " distinct op lists\n"
-              << "memory: dtsim run needs an estimated " << describe_estimate(estimate) << "\n";
+              << "memory: dtsim run needs an estimated " << describe_estimate(estimate) << "\n"
+              << "ranks alike: " << describe_fold(fold_ranks(l.graph, s.cluster)) << "\n";
     return kExitOk;
   }};
 }

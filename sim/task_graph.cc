@@ -317,6 +317,23 @@ void TaskGraph::set_duration(TaskId id, Duration d) {
   records_[s.first_record + (id - s.first_id)].fields.duration = d;
 }
 
+std::vector<TaskGraph::RankLayout> TaskGraph::rank_layouts() const {
+  std::vector<RankLayout> out(segments_.size());
+  // Backwards: a bracket's overrides end where the next bracket's begin.
+  auto overrides_end = static_cast<uint32_t>(overrides_.size());
+  auto end = static_cast<TaskId>(num_tasks_);
+  for (size_t i = segments_.size(); i-- > 0;) {
+    const Segment& s = segments_[i];
+    out[i] = {s.rank, s.first_id, end - s.first_id, s.first_record, {}};
+    end = s.first_id;
+    if (s.rank < 0) continue;
+    out[i].overrides = std::span<const int32_t>(overrides_.data() + s.first_override,
+                                                overrides_end - s.first_override);
+    overrides_end = s.first_override;
+  }
+  return out;
+}
+
 std::optional<PipelineTransfer> TaskGraph::transfer(TaskId id) const {
   const auto entry = transfers_of(record_of(id), 1);
   if (entry.empty()) return std::nullopt;

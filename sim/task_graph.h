@@ -331,6 +331,21 @@ class TaskGraph {
   // none of its messages (validate names it).
   std::vector<MessagePair> message_pairs() const;
 
+  // How the graph stores the tasks of one begin_rank/end_rank bracket: ids [first_id,
+  // first_id + size) read records [first_record, first_record + size), and `overrides` are
+  // the rank's peers (sends, recvs, peer copies) and calls, in task order. Ranks whose
+  // brackets read the same records run the same tasks but for those. Tasks added outside a
+  // bracket come as layouts of rank -1, with no overrides (their tasks hold their own).
+  struct RankLayout {
+    int rank = -1;
+    TaskId first_id = 0;
+    uint32_t size = 0;
+    uint32_t first_record = 0;
+    std::span<const int32_t> overrides;
+  };
+  // In id order.
+  std::vector<RankLayout> rank_layouts() const;
+
  private:
   // A send or recv as messages are paired: its key (sender, receiver, tag), then its id.
   struct MessageEntry {

@@ -134,6 +134,23 @@ TEST(Cli, CheckValidatesWithoutRunning) {
   EXPECT_NE(r.output.find("2048 ranks"), std::string::npos) << r.output;
 }
 
+TEST(Cli, CheckSaysWhichRanksRunAlike) {
+  // Llama 3 70B on 64 H100s, TP 8 x PP 4 x DP 2: with every unit at one speed, the 8
+  // tensor-parallel ranks of a stage's replica run alike (the replicas split first: their
+  // data-parallel calls have the fewest members). With speeds drawn per unit, none do.
+  const std::string scenario = example("llama3-70b-64xH100.json");
+  const Result same = dtsim("check " + scenario + " --set cluster.speed_variation=0");
+  EXPECT_EQ(same.exit_code, 0) << same.output;
+  EXPECT_NE(same.output.find("ranks alike: 8 classes of up to 8 ranks; one rank of each stands "
+                             "for the rest in every call and message"),
+            std::string::npos)
+      << same.output;
+  const Result drawn = dtsim("check " + scenario);
+  EXPECT_EQ(drawn.exit_code, 0) << drawn.output;
+  EXPECT_NE(drawn.output.find("ranks alike: 64 classes of up to 1 rank\n"), std::string::npos)
+      << drawn.output;
+}
+
 TEST(Cli, ListsRegistries) {
   const Result devices = dtsim("list devices");
   EXPECT_EQ(devices.exit_code, 0);
