@@ -55,7 +55,8 @@ class Folder {
 
  private:
   // Ranks of one class that a mirror call needs apart: the ranks of the shadow's template
-  // are split by their place in their own call at the shadow's override `index`.
+  // (a member of `call` on the same representative as another member) are split by their
+  // place in their own call at the override `index` where the shadow holds `call`.
   struct Split {
     uint32_t call = 0;
     int shadow = 0;
@@ -64,11 +65,6 @@ class Folder {
 
   bool shadow(int rank) const { return fold_.representative[rank] != rank; }
   const TaskGraph::RankLayout& layout_of(int rank) const { return layouts_[bracket_[rank]]; }
-  // The task at `id`'s position on its rank's representative (itself on a representative).
-  TaskId image(TaskId id, int rank) const {
-    if (!shadow(rank)) return id;
-    return layout_of(fold_.representative[rank]).first_id + (id - layout_of(rank).first_id);
-  }
   int rank_of(TaskId id) const { return graph_.task(id).rank; }
 
   void classify(const Cluster& cluster) {
@@ -167,16 +163,13 @@ class Folder {
     source.assign(calls.size(), kNoSource);
     fold_.mirror_calls = 0;
     fold_.inconsistent.clear();
-    // The rank whose task first set each call's source (to name both in a conflict), and
-    // for a shadow's, the override index of its task of the call.
+    // The rank whose task first set each call's source, to name both in a conflict.
     std::vector<int> named_by(calls.size(), -1);
-    std::vector<uint32_t> index(calls.size(), 0);
     std::string conflict;  // the first call with two images
-    const auto propose = [&](uint32_t c, uint32_t s, int rank, size_t k) {
+    const auto propose = [&](uint32_t c, uint32_t s, int rank) {
       if (source[c] == kNoSource) {
         source[c] = s;
         named_by[c] = rank;
-        index[c] = static_cast<uint32_t>(k);
         return true;
       }
       if (source[c] == s || !conflict.empty()) return true;
@@ -194,7 +187,7 @@ class Folder {
     };
     for (uint32_t c = 0; c < calls.size(); ++c) {
       for (int m : calls[c].members) {
-        if (m >= 0 && m < num_ranks_ && !shadow(m)) propose(c, c, m, 0);
+        if (m >= 0 && m < num_ranks_ && !shadow(m)) propose(c, c, m);
       }
     }
     for (int r = 0; r < num_ranks_; ++r) {
@@ -207,7 +200,7 @@ class Folder {
         const auto c = static_cast<uint32_t>(mine[k]), s = static_cast<uint32_t>(theirs[k]);
         if (c >= calls.size() || s >= calls.size())
           return fail("rank " + std::to_string(r) + " holds a task of a call the graph lacks");
-        propose(c, s, r, k);
+        propose(c, s, r);
       }
     }
     // Every call is looked at before failing: a split, which refinement may resolve
@@ -224,10 +217,19 @@ class Folder {
       if (mapped != theirs) {
         std::sort(mapped.begin(), mapped.end());
         if (std::adjacent_find(mapped.begin(), mapped.end()) != mapped.end()) {
-          const Split candidate{c, named_by[c], index[c]};
-          const auto [it, added] =
-              splits.try_emplace(layout_of(candidate.shadow).first_record, candidate);
-          if (!added && mine.size() < calls[it->second.call].members.size()) it->second = candidate;
+          const int rep = *std::adjacent_find(mapped.begin(), mapped.end());
+          // A member on that representative that is not it: a shadow, whose template the
+          // split divides at the override where it holds this call.
+          const auto shadow_member = std::find_if(mine.begin(), mine.end(), [&](int m) {
+            return m != rep && m >= 0 && m < num_ranks_ && fold_.representative[m] == rep;
+          });
+          if (rep >= 0 && shadow_member != mine.end()) {
+            const Split candidate{c, *shadow_member, 0};
+            const auto [it, added] =
+                splits.try_emplace(layout_of(candidate.shadow).first_record, candidate);
+            if (!added && mine.size() < calls[it->second.call].members.size())
+              it->second = candidate;
+          }
         } else if (mismatch.empty()) {
           mismatch = call_name(graph_, c) + " mirrors " + call_name(graph_, s) +
                      ", but its members do not map in order onto that call's";
@@ -242,6 +244,14 @@ class Folder {
         continue;
       }
       ++fold_.mirror_calls;
+    }
+    for (auto& [tmpl, split] : splits) {
+      const auto overrides = layout_of(split.shadow).overrides;
+      const std::vector<TaskKind>& kinds = override_kinds(layout_of(split.shadow));
+      for (size_t k = 0; k < kinds.size(); ++k) {
+        if (kinds[k] == TaskKind::kCollective && static_cast<uint32_t>(overrides[k]) == split.call)
+          split.index = k;
+      }
     }
     if (!splits.empty()) {
       const uint32_t c = splits.begin()->second.call;

@@ -18,7 +18,8 @@ namespace dtsim {
 // message between ranks maps onto the representatives' own:
 //
 // - a call is *simulated* when each member's representative holds a task of that very
-//   call (a data-parallel call over the replicas of a stage), and a *mirror* of call m when
+//   call (a data-parallel call over the replicas of a stage when the replicas fold; a
+//   replica's tensor-parallel call when its tensor ranks do), and a *mirror* of call m when
 //   no member's does: each member's representative holds, at the member's position, a task
 //   of m, members[i] maps to m's members[i] for every i, and the two are priced alike (op,
 //   algorithm, bytes, options, calls, type);
@@ -28,6 +29,10 @@ namespace dtsim {
 //
 // Anything else (a call with some members' representatives in it and others' not, a
 // message to another replica's rank) leaves the fold inconsistent, and a run folds nothing.
+// The classes err on the side of apart: ranks whose records the graph copied for each
+// (set_duration with a duration its template lacks, as repricing a task-graph file does)
+// stand alone even where the copies are equal, and a template that no split of its ranks
+// by their place in one call makes consistent folds nothing.
 // The graph alone cannot say that a mirror costs what its source does on the network (a
 // replica's tensor-parallel call on another node's links): the run that folds compares
 // the prices.

@@ -335,7 +335,8 @@ class TaskGraph {
   // first_id + size) read records [first_record, first_record + size), and `overrides` are
   // the rank's peers (sends, recvs, peer copies) and calls, in task order. Ranks whose
   // brackets read the same records run the same tasks but for those. Tasks added outside a
-  // bracket come as layouts of rank -1, with no overrides (their tasks hold their own).
+  // bracket, a bracket stored as added (end_rank) and a bracket still open come as layouts
+  // of rank -1, with no overrides (their tasks hold their own).
   struct RankLayout {
     int rank = -1;
     TaskId first_id = 0;

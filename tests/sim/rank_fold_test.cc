@@ -107,6 +107,52 @@ TEST(RankFold, TensorParallelPeersSplitFromTheReplicasTheyFoldOver) {
   EXPECT_EQ(f.mirror_calls, 1);
 }
 
+// Two replicas of two tensor-parallel ranks whose tensor ranks differ (the second computes
+// twice), so that each tensor rank is a template of its own: `tp1` is the second replica's
+// tensor-parallel call, priced or ordered as a test needs.
+TaskGraph two_templates_by_two_replicas(CollectiveCall tp1) {
+  TaskGraph g;
+  call_over(g, {0, 1}, "tp 0");
+  g.add_collective(std::move(tp1));
+  call_over(g, {0, 2}, "dp 0");
+  call_over(g, {1, 3}, "dp 1");
+  g.stream("compute");
+  const std::vector<std::vector<uint32_t>> calls = {{0, 2}, {0, 3}, {1, 2}, {1, 3}};
+  for (int r = 0; r < 4; ++r) {
+    g.begin_rank(r);
+    TaskId last = g.add(testing::compute(r, 0, Duration::ms(1)));
+    if (r % 2 == 1) last = g.add(testing::compute(r, 0, Duration::ms(1), {last}));
+    for (uint32_t c : calls[r]) last = g.add(collective_task(r, c, {last}));
+    g.end_rank();
+  }
+  return g;
+}
+
+TEST(RankFold, AMirrorPricedOtherwiseOrInAnotherOrderFoldsNothing) {
+  const Cluster c = h100s(1, 4);
+  CollectiveCall tp1;
+  tp1.members = {2, 3};
+  tp1.bytes = MiB(8);
+  tp1.label = "tp 1";
+  RankFold f = checked_fold(two_templates_by_two_replicas(tp1), c);
+  EXPECT_TRUE(f.folds()) << f.inconsistent;
+  EXPECT_THAT(f.representative, ElementsAre(0, 1, 0, 1));
+  EXPECT_THAT(f.call_source, ElementsAre(0u, 0u, 2u, 3u));
+
+  tp1.bytes = MiB(16);
+  f = checked_fold(two_templates_by_two_replicas(tp1), c);
+  EXPECT_FALSE(f.consistent());
+  EXPECT_THAT(f.inconsistent, HasSubstr("call 1 (\"tp 1\") mirrors call 0 (\"tp 0\"), but the "
+                                        "two are not priced alike"));
+
+  // Ranks 3 and 2 stand on 1 and 0: the ring would run the other way round.
+  tp1.bytes = MiB(8);
+  tp1.members = {3, 2};
+  f = checked_fold(two_templates_by_two_replicas(tp1), c);
+  EXPECT_FALSE(f.consistent());
+  EXPECT_THAT(f.inconsistent, HasSubstr("its members do not map in order onto that call's"));
+}
+
 TEST(RankFold, PipelineMessagesMirrorTheFirstReplicas) {
   // Two replicas of a two-stage pipeline (rank = 2 replica + stage), each stage's
   // replicas joined by a data-parallel call.
@@ -158,6 +204,31 @@ TEST(RankFold, AMessageToAnotherReplicasStageFoldsNothing) {
   EXPECT_THAT(f.inconsistent, HasSubstr("rank 0's send with rank 3 has no image"));
 }
 
+TEST(RankFold, AShadowsPeerThatItsRepresentativesDoesNotStandForFoldsNothing) {
+  // Senders 0 and 3 alike (two sends each); receivers 1 and 4 alike, 2 and 5 alike (these
+  // compute first). Rank 0 sends to 1 then 2, rank 3 to 5 then 4: both ends of 3 -> 5 are
+  // shadows, but rank 5 is stood for by rank 2, not by rank 1, where rank 0's first goes.
+  const Cluster c = h100s(1, 6);
+  TaskGraph g;
+  g.stream("compute");
+  const std::vector<std::vector<int>> sends = {{1, 2}, {}, {}, {5, 4}, {}, {}};
+  const std::vector<int> sender_of = {-1, 0, 0, -1, 3, 3};
+  for (int r = 0; r < 6; ++r) {
+    g.begin_rank(r);
+    std::vector<TaskId> deps;
+    for (int p : sends[r]) deps = {g.add(message(TaskKind::kSend, r, p, deps))};
+    if (r % 3 == 2) deps = {g.add(testing::compute(r, 0, Duration::ms(1)))};
+    if (sender_of[r] >= 0) g.add(message(TaskKind::kRecv, r, sender_of[r], deps));
+    g.end_rank();
+  }
+  const RankFold f = checked_fold(g, c);
+  EXPECT_THAT(f.representative, ElementsAre(0, 1, 2, 0, 1, 2));
+  EXPECT_FALSE(f.consistent());
+  EXPECT_THAT(f.inconsistent, HasSubstr("rank 3's send number 0 of its peers and calls goes to "
+                                        "rank 5, which its representative's (rank 0, to rank 1) "
+                                        "does not stand for"));
+}
+
 TEST(RankFold, AShadowsTwoPeersOfOneRepresentativeFoldNothing) {
   // Senders 0, 2, 4 alike, receivers 1, 3, 5 alike: rank 0 sends twice to rank 1, rank 2
   // to ranks 3 and 5 (both stood for by rank 1). The image of 2 -> 5 (rank 0's second
@@ -203,6 +274,37 @@ TEST(RankFold, ACallOnlyPartOfWhoseMembersFoldOntoItFoldsNothing) {
   EXPECT_THAT(f.representative, ElementsAre(0, 0, 2));
   EXPECT_FALSE(f.consistent());
   EXPECT_THAT(f.inconsistent, HasSubstr("call 1 (\"pair\") has no single image"));
+}
+
+TEST(RankFold, AGraphThatDoesNotValidateIsReadWithinBounds) {
+  // The sanitizer build runs this: every index is checked before it is read.
+  const Cluster c = h100s(1, 4);
+  TaskGraph calls;
+  call_over(calls, {0, 1, 2, 9}, "dp grads");
+  // Rank 3 holds a task of call 7, which the graph lacks.
+  TaskGraph g = compute_then_calls({{0}, {0}, {0}, {7}}, calls);
+  EXPECT_THAT(g.validate(c.num_ranks()), ::testing::Not(::testing::IsEmpty()));
+  RankFold f = fold_ranks(g, c);
+  EXPECT_FALSE(f.consistent());
+  EXPECT_THAT(f.inconsistent, HasSubstr("rank 3 holds a task of a call the graph lacks"));
+  // Sends to ranks the cluster lacks, from ranks alike.
+  g = TaskGraph();
+  g.stream("compute");
+  for (int r = 0; r < 2; ++r) {
+    g.begin_rank(r);
+    g.add(message(TaskKind::kSend, r, 40 + r, {}));
+    g.end_rank();
+  }
+  f = fold_ranks(g, c);
+  EXPECT_FALSE(f.consistent());
+  // Tasks of ranks the cluster lacks, as added.
+  g = TaskGraph();
+  g.stream("compute");
+  g.add(message(TaskKind::kRecv, 11, 0, {}));
+  g.add(message(TaskKind::kSend, 0, 11, {}));
+  f = fold_ranks(g, c);
+  EXPECT_FALSE(f.folds());
+  EXPECT_EQ(f.classes, 4);
 }
 
 TEST(RankFold, DevicesOfAnotherKindOrSpeedRunApart) {

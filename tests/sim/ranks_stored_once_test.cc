@@ -200,12 +200,44 @@ TEST(RanksStoredOnce, UnbracketedTasksPeerCopiesAndCopiesMadeOnTheWayReadBack) {
   EXPECT_EQ(folded.num_records(), 6u + 4u);
   EXPECT_EQ(folded.task(12).peer, 0);  // rank 1's peer copy
   expect_same_views(folded, flat);
+  // As the graph stores them: each bracket reads the first rank's records with its own
+  // peers and call, each loose task is a layout of rank -1, the empty brackets are gone.
+  const auto overrides = [](const TaskGraph::RankLayout& l) {
+    return std::vector<int32_t>(l.overrides.begin(), l.overrides.end());
+  };
+  std::vector<TaskGraph::RankLayout> layouts = folded.rank_layouts();
+  ASSERT_EQ(layouts.size(), 8u);
+  for (int r = 0; r < 4; ++r) {
+    const TaskGraph::RankLayout &bracket = layouts[2 * r], &after = layouts[2 * r + 1];
+    EXPECT_EQ(bracket.rank, r);
+    EXPECT_EQ(bracket.first_id, TaskId(7 * r));
+    EXPECT_EQ(bracket.size, 6u);
+    EXPECT_EQ(bracket.first_record, 0u);
+    EXPECT_THAT(overrides(bracket), ElementsAre((r + 3) % 4, 0, (r + 3) % 4)) << r;
+    EXPECT_EQ(after.rank, -1);
+    EXPECT_EQ(after.first_id, TaskId(7 * r + 6));
+    EXPECT_EQ(after.size, 1u);
+    EXPECT_TRUE(after.overrides.empty());
+  }
   // Rank 0's and rank 3's forward passes.
   for (TaskId id : {TaskId{0}, TaskId{21}}) g.set_duration(id, Duration::ms(5));
   g.add(loose);
   g.add_rank(with_copy(6, 0));
   expect_same_views(folded, flat);
+  // Ranks 0 and 3 read copies of their own; rank 6 the first rank's records.
+  layouts = folded.rank_layouts();
+  ASSERT_EQ(layouts.size(), 10u);
+  EXPECT_NE(layouts[0].first_record, 0u);
+  EXPECT_EQ(layouts[2].first_record, 0u);
+  EXPECT_NE(layouts[6].first_record, 0u);
+  EXPECT_NE(layouts[6].first_record, layouts[0].first_record);
+  EXPECT_EQ(layouts[9].rank, 6);
+  EXPECT_EQ(layouts[9].first_record, 0u);
+  EXPECT_THAT(overrides(layouts[9]), ElementsAre(0, 0, 0));
   g.folded.begin_rank(7);
+  // An open bracket is tasks as added until it closes.
+  EXPECT_EQ(folded.rank_layouts().back().rank, -1);
+  EXPECT_EQ(folded.rank_layouts().back().size, 0u);
   EXPECT_THROW(g.folded.set_duration(0, Duration::ms(1)), std::logic_error);
   g.folded.end_rank();
 }
