@@ -9,17 +9,9 @@
 
 #include "reports/trace_writer.h"
 #include "runner/memory_admission.h"
+#include "sim/sanitizer.h"
 #include "sim/simulation.h"
 #include "sim/unit_parse.h"
-
-// As executor/mpi/leak_suppressions.cc tells a sanitizer build: GCC and clang say it apart.
-#if defined(__SANITIZE_ADDRESS__)
-#define DTSIM_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define DTSIM_ASAN 1
-#endif
-#endif
 
 namespace dtsim {
 

@@ -1,13 +1,7 @@
 // LeakSanitizer settings built into the MPI programs (dtsim-rank, dtsim-comm-probe) of a
 // sanitizer build: Open MPI leaves allocations of its own (and of the plugins it unloads
 // in MPI_Finalize) at exit, which are not dtsim's to fix; every other leak still fails.
-#if defined(__SANITIZE_ADDRESS__)
-#define DTSIM_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define DTSIM_ASAN 1
-#endif
-#endif
+#include "sim/sanitizer.h"
 
 #ifdef DTSIM_ASAN
 // The full unwinder at each allocation: Open MPI's plugins are built without frame
