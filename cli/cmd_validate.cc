@@ -36,6 +36,7 @@ struct ValidateArgs {
   std::string out;
   std::optional<std::string> update_costs;
   std::optional<std::string> doc;
+  std::optional<int> rounds;
   bool quiet = false;
 };
 
@@ -73,19 +74,22 @@ int validate_suite(const ValidateArgs& args, std::chrono::milliseconds timeout) 
   o.link_emulator = beside_dtsim("dtsim-link-emulator");
   o.warmup = args.warmup;
   o.iterations = args.iterations;
+  o.rounds = args.rounds.value_or(1);
   o.timeout = timeout;
   o.stop = watcher.token();
   o.out = args.out.empty() ? std::filesystem::path("dtsim-out") / "validation-real"
                            : std::filesystem::path(args.out);
   const RealSuiteSummary summary = run_real_suite(o, [&](const RealSuiteRow& r) {
     if (args.quiet) return;
+    const std::string round =
+        r.round > 0 ? fmt::format("round {} of {}: ", r.round, o.rounds) : std::string();
     if (!r.ran) {
-      std::cout << fmt::format("{}: not run: {}\n", r.name, r.why_not);
+      std::cout << fmt::format("{}{}: not run: {}\n", round, r.name, r.why_not);
     } else {
       std::cout << fmt::format(
-          "{}: measured {:.1f} ms (p10 {:.1f}, p90 {:.1f}), predicted {:.1f} ms: {:+.1f}% "
+          "{}{}: measured {:.1f} ms (p10 {:.1f}, p90 {:.1f}), predicted {:.1f} ms: {:+.1f}% "
           "(calibration {:.0f} s, run {:.0f} s)\n",
-          r.name, r.measured_s * 1e3, r.measured_p10_s * 1e3, r.measured_p90_s * 1e3,
+          round, r.name, r.measured_s * 1e3, r.measured_p10_s * 1e3, r.measured_p90_s * 1e3,
           r.predicted_s * 1e3, 100 * r.error, r.calibrate_s, r.run_s);
     }
     std::cout << std::flush;
@@ -95,7 +99,8 @@ int validate_suite(const ValidateArgs& args, std::chrono::milliseconds timeout) 
   s.command = "dtsim validate " + args.scenario +
               (args.doc ? " --doc " + *args.doc : std::string()) +
               (args.iterations != 5 ? " --iterations " + std::to_string(args.iterations) : "") +
-              (args.warmup != 2 ? " --warmup " + std::to_string(args.warmup) : "");
+              (args.warmup != 2 ? " --warmup " + std::to_string(args.warmup) : "") +
+              (o.rounds != 1 ? " --rounds " + std::to_string(o.rounds) : "");
   const std::filesystem::path doc =
       args.doc ? std::filesystem::path(*args.doc) : o.out / "validation-real.md";
   write_file_atomically(o.out / "suite.json", real_suite_json(s).dump(1) + "\n");
@@ -140,10 +145,20 @@ int validate(const ValidateArgs& args) {
                                  "itself and emulates the links of multi-node cases"}});
       }
     }
+    if (args.rounds && *args.rounds < 1) {
+      throw InputError("--rounds", {{"", "expected a whole number of at least 1, got " +
+                                             std::to_string(*args.rounds)}});
+    }
     return validate_suite(args, limit);
   }
   if (args.doc) {
     throw InputError("--doc", {{"", "the suite's table: name a folder of cases, not a scenario"}});
+  }
+  if (args.rounds) {
+    throw InputError("--rounds", {{"",
+                                   "the suite's calibrate-and-run pairs per case: name a "
+                                   "folder of cases, not a scenario (run this one again "
+                                   "to repeat it)"}});
   }
   RunSession session(false);
   const InterruptWatcher watcher(session);
@@ -252,6 +267,9 @@ Command add_validate_command(CLI::App& app) {
                   "steps added (tagged in_step; the measured model prefers them) to this file");
   cmd->add_option("--doc", args->doc,
                   "With a folder of cases: write the suite's table here (docs/validation-real.md)");
+  cmd->add_option("--rounds", args->rounds,
+                  "With a folder of cases: calibrate and run every case this many times, in "
+                  "rounds, each case's row its median round (default 1)");
   cmd->add_flag("--quiet", args->quiet, "Print nothing on success");
   return {cmd, [args] { return validate(*args); }};
 }

@@ -1,10 +1,11 @@
 // The suite's table and its median and worst errors.
 #include "reports/real_suite_report.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
+#include <stdexcept>
 
 #include "executor/step_comparison.h"
 #include "reports/real_validation_report.h"
@@ -29,7 +30,42 @@ std::vector<double> abs_errors(const std::vector<RealSuiteRow>& rows, bool at_ru
   return e;
 }
 
+// Round k's |error| of every case that ran, sorted (rows from median_round).
+std::vector<double> round_abs_errors(const std::vector<RealSuiteRow>& rows, size_t k) {
+  std::vector<double> e;
+  for (const RealSuiteRow& r : rows) {
+    if (r.ran && k < r.round_errors.size()) e.push_back(std::abs(r.round_errors[k]));
+  }
+  std::sort(e.begin(), e.end());
+  return e;
+}
+
+std::string round_errors_text(const RealSuiteRow& r) {
+  std::string text;
+  for (double e : r.round_errors) text += (text.empty() ? "" : ", ") + signed_percent(e);
+  return text;
+}
+
 }  // namespace
+
+RealSuiteRow median_round(const std::vector<RealSuiteRow>& rounds) {
+  if (rounds.empty()) throw std::invalid_argument("median_round: a case has at least one round");
+  for (const RealSuiteRow& r : rounds) {
+    if (r.ran) continue;
+    RealSuiteRow failed = r;
+    if (rounds.size() > 1) failed.why_not = fmt::format("round {}: {}", r.round, r.why_not);
+    return failed;
+  }
+  std::vector<const RealSuiteRow*> by_error;
+  for (const RealSuiteRow& r : rounds) by_error.push_back(&r);
+  std::stable_sort(
+      by_error.begin(), by_error.end(),
+      [](const RealSuiteRow* a, const RealSuiteRow* b) { return a->error < b->error; });
+  RealSuiteRow row = *by_error[(by_error.size() - 1) / 2];
+  row.round_errors.clear();
+  for (const RealSuiteRow& r : rounds) row.round_errors.push_back(r.error);
+  return row;
+}
 
 double real_median_abs_error(const std::vector<RealSuiteRow>& rows) {
   return executor::quantile(abs_errors(rows), 0.5);
@@ -64,6 +100,7 @@ nlohmann::ordered_json real_suite_json(const RealSuiteSummary& s) {
                                                          : nullptr},
                 {"calibrate_s", r.calibrate_s},
                 {"run_s", r.run_s}});
+      if (s.rounds > 1) j.update({{"round", r.round}, {"round_errors", r.round_errors}});
     }
     rows.push_back(j);
   }
@@ -71,6 +108,7 @@ nlohmann::ordered_json real_suite_json(const RealSuiteSummary& s) {
           {"machine", s.machine},
           {"command", s.command},
           {"total_s", s.total_s},
+          {"rounds", s.rounds},
           {"median_abs_error", real_median_abs_error(s.rows)},
           {"worst_abs_error", real_worst_abs_error(s.rows)},
           {"target_median_abs_error", kRealTargetMedianError},
@@ -99,6 +137,14 @@ std::string real_suite_markdown(const RealSuiteSummary& s) {
       "while the case was calibrated (this VM's speed moves by 10% within minutes), and the "
       "error with the whole predicted step scaled by that ratio: an estimate of the model's "
       "error apart from the drift, shown beside the error, not in its place.\n\n";
+  if (s.rounds > 1) {
+    md += fmt::format(
+        "Each case was calibrated and run {} times, in rounds (every case once per round, so "
+        "a case's pairs are minutes apart); its row is the round whose error is the median "
+        "(of an even count, the lower of the middle two), every round's error in brackets "
+        "after it, in round order.\n\n",
+        s.rounds);
+  }
   md +=
       "| case | ranks | measured step, median (p10–p90) | predicted | error | machine drift "
       "(error at the run's speed) | feedback: held-out steps (isolated) | feedback: other cases "
@@ -112,12 +158,17 @@ std::string real_suite_markdown(const RealSuiteSummary& s) {
         r.speed_ratio > 0 ? fmt::format("{:+.1f}% ({})", 100 * (r.speed_ratio - 1),
                                         signed_percent(r.error_at_run_speed))
                           : "n/a";
-    md += fmt::format("| {} | {} | {:.1f} ms ({:.1f}–{:.1f}) | {:.1f} ms | {} | {} | {} ({}) | {} |\n",
-                      r.name, r.ranks, r.measured_s * 1e3, r.measured_p10_s * 1e3,
-                      r.measured_p90_s * 1e3, r.predicted_s * 1e3, signed_percent(r.error), drift,
-                      r.held_steps > 0 ? signed_percent(r.held_steps_error) : "n/a",
-                      r.held_steps > 0 ? signed_percent(r.held_steps_isolated_error) : "n/a",
-                      signed_percent(r.other_cases_error));
+    const std::string error = s.rounds > 1
+                                  ? fmt::format("{} (round {} of {})", signed_percent(r.error),
+                                                r.round, round_errors_text(r))
+                                  : signed_percent(r.error);
+    md += fmt::format(
+        "| {} | {} | {:.1f} ms ({:.1f}–{:.1f}) | {:.1f} ms | {} | {} | {} ({}) | {} |\n", r.name,
+        r.ranks, r.measured_s * 1e3, r.measured_p10_s * 1e3, r.measured_p90_s * 1e3,
+        r.predicted_s * 1e3, error, drift,
+        r.held_steps > 0 ? signed_percent(r.held_steps_error) : "n/a",
+        r.held_steps > 0 ? signed_percent(r.held_steps_isolated_error) : "n/a",
+        signed_percent(r.other_cases_error));
   }
   const double median = real_median_abs_error(s.rows);
   const double worst = real_worst_abs_error(s.rows);
@@ -137,6 +188,18 @@ std::string real_suite_markdown(const RealSuiteSummary& s) {
       100 * median, 100 * kRealTargetMedianError,
       all_ran && median <= kRealTargetMedianError ? "met" : "not met", 100 * worst,
       100 * kRealTargetWorstError, all_ran && worst <= kRealTargetWorstError ? "met" : "not met");
+  if (s.rounds > 1) {
+    std::string medians;
+    std::string worsts;
+    for (size_t k = 0; k < static_cast<size_t>(s.rounds); ++k) {
+      const std::vector<double> e = round_abs_errors(s.rows, k);
+      if (e.empty()) continue;
+      medians +=
+          fmt::format("{}{:.1f}%", medians.empty() ? "" : ", ", 100 * executor::quantile(e, 0.5));
+      worsts += fmt::format("{}{:.1f}%", worsts.empty() ? "" : ", ", 100 * e.back());
+    }
+    md += fmt::format("Each round by itself: median |error| {}; worst {}.\n", medians, worsts);
+  }
   if (const std::vector<double> at_run_speed = abs_errors(s.rows, true); !at_run_speed.empty()) {
     md += fmt::format(
         "At the run's speed (the drift taken out; not the target's figure): median |error| "

@@ -35,7 +35,18 @@ struct RealSuiteRow {
   double error_at_run_speed = 0;
   double calibrate_s = 0;  // its calibration's wall time
   double run_s = 0;        // its real run's wall time (mpirun to the last rank's exit)
+  // With several rounds (`dtsim validate FOLDER --rounds N`): the round these figures come
+  // from (1-based; 0 with one round) and every round's error, in round order.
+  int round = 0;
+  std::vector<double> round_errors;
 };
+
+// A case's rounds (each a calibrate-and-run pair, the pairs of every case alternated)
+// folded into its row: the round whose error is the median (of an even count, the lower
+// of the middle two), with every round's error beside it, so that a spell of this VM
+// running slow in one pair neither makes nor breaks the case. A round that did not run
+// makes the case not run, with that round's reason.
+RealSuiteRow median_round(const std::vector<RealSuiteRow>& rounds);
 
 // dtsim's accuracy target against real runs (the real-execution issue): median |error| at
 // most 5%, none worse than 15%.
@@ -46,6 +57,7 @@ struct RealSuiteSummary {
   std::string machine;  // the CPU, its cores, the MPI library and the BLAS
   std::string command;  // how the suite was run, quoted so anyone can rerun it
   double total_s = 0;
+  int rounds = 1;  // calibrate-and-run pairs per case
   std::vector<RealSuiteRow> rows;
 };
 

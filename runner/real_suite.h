@@ -1,6 +1,6 @@
 // The validation suite against real runs: every scenario of a folder calibrated on this
 // machine in isolation (a `dtsim calibrate` process, no rank running), then run for real
-// and compared, then the feedback cross-checked across cases.
+// and compared, in one or several rounds, then the feedback cross-checked across cases.
 #pragma once
 
 #include <chrono>
@@ -23,14 +23,19 @@ struct RealSuiteOptions {
   std::filesystem::path link_emulator;
   int warmup = 2;
   int iterations = 5;
+  // Calibrate-and-run pairs per case, in rounds (every case once per round); each case's
+  // row is its median round (median_round). With more than one, a case's files go to
+  // OUT/CASE/round-K.
+  int rounds = 1;
   std::chrono::milliseconds timeout = std::chrono::minutes(5);  // per calibration and run
   std::stop_token stop;
   std::filesystem::path out;  // a folder per case: costs.json, validation.*, ranks/
 };
 
-// Runs every case; `done` sees each case's figures as it finishes (the CLI prints them).
-// A case that fails to run is a row with its reason; the suite goes on. Returns the rows
-// (empty, with nothing written, when stopped).
+// Runs every case; `done` sees each pair's figures as it finishes (the CLI prints them;
+// RealSuiteRow::round says which round). A case that fails to run is a row with its
+// reason, and is not run again in later rounds; the suite goes on. Returns the rows, one
+// per case (empty, with nothing written, when stopped).
 RealSuiteSummary run_real_suite(const RealSuiteOptions& o,
                                 const std::function<void(const RealSuiteRow&)>& done = {});
 

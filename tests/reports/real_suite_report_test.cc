@@ -1,10 +1,13 @@
 // The real-run suite's report: median and worst over the cases that ran, the target's
 // verdict, and a case that did not run listed with its reason.
+#include "reports/real_suite_report.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <stdexcept>
+#include <vector>
 
-#include "reports/real_suite_report.h"
 #include "reports/real_validation_report.h"
 
 namespace dtsim {
@@ -81,6 +84,71 @@ TEST(RealSuiteReport, TheMachinesDriftIsShownBesideTheErrorNotInItsPlace) {
   const auto j = real_suite_json(s);
   EXPECT_DOUBLE_EQ(j["cases"][0]["error_at_run_speed"].get<double>(), -0.028);
   EXPECT_TRUE(j["cases"][1]["error_at_run_speed"].is_null());
+}
+
+RealSuiteRow round_of(int round, double error) {
+  RealSuiteRow r = row("tp", error);
+  r.round = round;
+  r.measured_s = 1 + round;  // tells the rounds apart
+  return r;
+}
+
+TEST(RealSuiteReport, ACaseStandsOnItsMedianRoundWithEveryRoundsErrorBesideIt) {
+  // Odd: the middle error, whatever the order the rounds ran in.
+  RealSuiteRow r = median_round({round_of(1, -0.09), round_of(2, 0.01), round_of(3, -0.04)});
+  EXPECT_EQ(r.round, 3);
+  EXPECT_DOUBLE_EQ(r.error, -0.04);
+  EXPECT_DOUBLE_EQ(r.measured_s, 4);  // its figures are that round's, not a mix
+  EXPECT_EQ(r.round_errors, (std::vector<double>{-0.09, 0.01, -0.04}));
+  // Even: the lower of the middle two.
+  r = median_round({round_of(1, 0.03), round_of(2, -0.02), round_of(3, 0.08), round_of(4, -0.1)});
+  EXPECT_EQ(r.round, 2);
+  EXPECT_DOUBLE_EQ(r.error, -0.02);
+  // One round: that round.
+  r = median_round({round_of(0, 0.05)});
+  EXPECT_DOUBLE_EQ(r.error, 0.05);
+  EXPECT_EQ(r.round_errors, std::vector<double>{0.05});
+  // A round that did not run makes the case not run, saying which round.
+  RealSuiteRow failed;
+  failed.name = "tp";
+  failed.round = 2;
+  failed.why_not = "mpirun exited with status 1";
+  r = median_round({round_of(1, 0.01), failed, round_of(3, 0.02)});
+  EXPECT_FALSE(r.ran);
+  EXPECT_EQ(r.why_not, "round 2: mpirun exited with status 1");
+  EXPECT_THROW(median_round({}), std::invalid_argument);
+}
+
+TEST(RealSuiteReport, WithRoundsTheTableGivesEachCasesRoundsAndEachRoundByItself) {
+  RealSuiteSummary s;
+  s.rounds = 3;
+  s.command = "dtsim validate scenarios/validation/real --rounds 3";
+  s.rows = {median_round({round_of(1, -0.09), round_of(2, 0.01), round_of(3, -0.04)}),
+            median_round({round_of(1, 0.02), round_of(2, -0.03), round_of(3, 0.06)})};
+  s.rows[1].name = "dp";
+  const std::string md = real_suite_markdown(s);
+  EXPECT_NE(md.find("calibrated and run 3 times, in rounds"), std::string::npos) << md;
+  EXPECT_NE(md.find("| -4.0% (round 3 of -9.0%, +1.0%, -4.0%) |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| +2.0% (round 1 of +2.0%, -3.0%, +6.0%) |"), std::string::npos) << md;
+  // The headline stands on each case's median round: |-4%| and |+2%|.
+  EXPECT_NE(md.find("Median |error| 3.0%"), std::string::npos) << md;
+  // Round 1 alone: 9% and 2%; round 2: 1% and 3%; round 3: 4% and 6%.
+  EXPECT_NE(md.find("Each round by itself: median |error| 5.5%, 2.0%, 5.0%; worst 9.0%, 3.0%, "
+                    "6.0%."),
+            std::string::npos)
+      << md;
+  const auto j = real_suite_json(s);
+  EXPECT_EQ(j["rounds"], 3);
+  EXPECT_EQ(j["cases"][0]["round"], 3);
+  EXPECT_EQ(j["cases"][0]["round_errors"].size(), 3u);
+  // One round: no round column, no per-round line.
+  s.rounds = 1;
+  s.rows = {row("a", 0.01)};
+  const std::string single = real_suite_markdown(s);
+  EXPECT_EQ(single.find("in rounds"), std::string::npos) << single;
+  EXPECT_EQ(single.find("(round "), std::string::npos) << single;
+  EXPECT_EQ(single.find("Each round by itself"), std::string::npos) << single;
+  EXPECT_FALSE(real_suite_json(s)["cases"][0].contains("round_errors"));
 }
 
 TEST(RealValidationReport, TheDriftScalesThePredictionByTheReferencesRatio) {
