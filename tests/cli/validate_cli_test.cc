@@ -2,7 +2,7 @@
 // suite, or below one round.
 #include <gtest/gtest.h>
 
-#include "cli_helpers.h"
+#include "tests/cli/cli_helpers.h"
 
 namespace {
 
