@@ -50,6 +50,13 @@ struct LinkCalibration {
   std::string library;  // the collective library's own version string
   std::vector<CollectiveMeasurement> collectives;
   LinkFit fit;
+  // Calls timed inside real steps (`dtsim validate --update-costs`): each sample one call of
+  // one step, from its last member's arrival to its last member's end, by op and size as
+  // the measured model prices them. A step makes each call once, after kernels, and such a
+  // call took 2-3 times the probe's back-to-back time on this project's CPU machine
+  // (docs/real-execution.md), so the measured model prefers these at their sizes. Not
+  // fitted: the fit describes the link, these the calls as a step makes them.
+  std::vector<CollectiveMeasurement> in_step;
 };
 
 // The algorithm whose cost formula a measured collective is read with: ring for all-reduce,

@@ -14,11 +14,9 @@ bool agrees(double file, double computed) {
   return std::abs(file - computed) <= 1e-6 * (std::abs(file) + std::abs(computed)) + 1e-15;
 }
 
-}  // namespace
-
-nlohmann::ordered_json link_calibration_to_json(const LinkCalibration& links) {
+nlohmann::ordered_json measurements_to_json(const std::vector<CollectiveMeasurement>& all) {
   auto collectives = nlohmann::ordered_json::array();
-  for (const CollectiveMeasurement& c : links.collectives) {
+  for (const CollectiveMeasurement& c : all) {
     auto points = nlohmann::ordered_json::array();
     for (const CollectivePoint& p : c.points) {
       points.push_back({{"bytes", p.bytes.count()},
@@ -33,38 +31,21 @@ nlohmann::ordered_json link_calibration_to_json(const LinkCalibration& links) {
                            {"algorithm", algorithm_name(calibrated_algorithm(c.op))},
                            {"points", points}});
   }
-  const LinkFit& f = links.fit;
-  return {{"class", links.link_class},
-          {"ranks", links.ranks},
-          {"library", links.library},
-          {"fit",
-           {{"base_s", f.base.seconds()},
-            {"hop_s", f.hop.seconds()},
-            {"bandwidth_bytes_per_s", f.bandwidth.bytes_per_second()},
-            {"median_error", f.median_error},
-            {"worst_error", f.worst_error},
-            {"reducing_median_error", f.reducing_median_error}}},
-          {"collectives", collectives}};
+  return collectives;
 }
 
-LinkCalibration link_calibration_from_json(const nlohmann::json& o, const Reader& r,
-                                           const std::string& pointer, bool with_fit) {
-  LinkCalibration links;
-  if (with_fit) {
-    links.link_class = r.text(o, pointer, "class");
-    if (links.link_class != "intra_node" && links.link_class != "inter_node") {
-      r.fail(pointer + "/class",
-             "expected \"intra_node\" or \"inter_node\", got \"" + links.link_class + "\"");
-    }
-  }
-  links.ranks = static_cast<int>(r.whole(o, pointer, "ranks", 2, std::numeric_limits<int>::max()));
-  links.library = r.text(o, pointer, "library");
-  const nlohmann::json& collectives = r.at(o, pointer, "collectives");
+// The measured collectives under `key` of `o`: a non-empty array, each a collective op of
+// sizes that ascend, every sample kept and its median checked.
+std::vector<CollectiveMeasurement> measurements_from_json(const nlohmann::json& o, const Reader& r,
+                                                          const std::string& pointer,
+                                                          const char* key) {
+  std::vector<CollectiveMeasurement> out;
+  const nlohmann::json& collectives = r.at(o, pointer, key);
   if (!collectives.is_array() || collectives.empty()) {
-    r.fail(pointer + "/collectives", "expected a non-empty array of measured collectives");
+    r.fail(pointer + "/" + key, "expected a non-empty array of measured collectives");
   }
   for (size_t i = 0; i < collectives.size(); ++i) {
-    const std::string at = pointer + "/collectives/" + std::to_string(i);
+    const std::string at = pointer + "/" + key + "/" + std::to_string(i);
     const nlohmann::json& c = collectives[i];
     CollectiveMeasurement m;
     const std::string op = r.text(c, at, "op");
@@ -92,8 +73,44 @@ LinkCalibration link_calibration_from_json(const nlohmann::json& o, const Reader
       point.noisy = r.flag_or(p, pt, "noisy");
       m.points.push_back(std::move(point));
     }
-    links.collectives.push_back(std::move(m));
+    out.push_back(std::move(m));
   }
+  return out;
+}
+
+}  // namespace
+
+nlohmann::ordered_json link_calibration_to_json(const LinkCalibration& links) {
+  const LinkFit& f = links.fit;
+  nlohmann::ordered_json j = {{"class", links.link_class},
+          {"ranks", links.ranks},
+          {"library", links.library},
+          {"fit",
+           {{"base_s", f.base.seconds()},
+            {"hop_s", f.hop.seconds()},
+            {"bandwidth_bytes_per_s", f.bandwidth.bytes_per_second()},
+            {"median_error", f.median_error},
+            {"worst_error", f.worst_error},
+            {"reducing_median_error", f.reducing_median_error}}},
+          {"collectives", measurements_to_json(links.collectives)}};
+  if (!links.in_step.empty()) j["in_step"] = measurements_to_json(links.in_step);
+  return j;
+}
+
+LinkCalibration link_calibration_from_json(const nlohmann::json& o, const Reader& r,
+                                           const std::string& pointer, bool with_fit) {
+  LinkCalibration links;
+  if (with_fit) {
+    links.link_class = r.text(o, pointer, "class");
+    if (links.link_class != "intra_node" && links.link_class != "inter_node") {
+      r.fail(pointer + "/class",
+             "expected \"intra_node\" or \"inter_node\", got \"" + links.link_class + "\"");
+    }
+  }
+  links.ranks = static_cast<int>(r.whole(o, pointer, "ranks", 2, std::numeric_limits<int>::max()));
+  links.library = r.text(o, pointer, "library");
+  links.collectives = measurements_from_json(o, r, pointer, "collectives");
+  if (o.contains("in_step")) links.in_step = measurements_from_json(o, r, pointer, "in_step");
   try {
     links.fit = fit_link(links);
   } catch (const std::invalid_argument& e) {

@@ -16,6 +16,11 @@ MeasuredCollectiveModel::MeasuredCollectiveModel(const std::vector<LinkCalibrati
       }
       if (!points.empty()) curves_.insert_or_assign(c.op, MeasuredCurve(std::move(points)));
     }
+    for (const CollectiveMeasurement& c : l.in_step) {
+      for (const CollectivePoint& p : c.points) {
+        in_step_s_[{c.op, p.bytes.count()}] = p.stats.median_s;
+      }
+    }
   }
 }
 
@@ -31,6 +36,9 @@ std::optional<CollectiveCost> MeasuredCollectiveModel::price(CollectiveOp op,
     if (layout.node_of[i] != layout.node_of[0] || layout.region_of[i] != layout.region_of[0]) {
       return std::nullopt;
     }
+  }
+  if (const auto in_step = in_step_s_.find({op, bytes.count()}); in_step != in_step_s_.end()) {
+    return CollectiveCost{Duration::from_seconds(in_step->second), CostSource::kMeasured};
   }
   const auto it = curves_.find(op);
   if (it == curves_.end()) return std::nullopt;

@@ -1,6 +1,8 @@
 // The measured collective model: a call priced from a cost database's measured
 // collectives, for groups like the one measured (one node, as many ranks, the device the
-// database prices), by the measured curve of its op in message size.
+// database prices): by its op's time measured inside real steps at its very size where the
+// database has one (LinkCalibration::in_step), else by the measured curve of its op in
+// message size.
 #pragma once
 
 #include <map>
@@ -29,6 +31,7 @@ class MeasuredCollectiveModel final : public CollectiveCostModel {
   std::string device_;
   int ranks_ = 0;
   std::map<CollectiveOp, MeasuredCurve> curves_;  // median seconds against bytes
+  std::map<std::pair<CollectiveOp, int64_t>, double> in_step_s_;  // median, by op and bytes
 };
 
 // One held-out size of one measured collective: its median against what the curve of the

@@ -161,22 +161,29 @@ RealSuiteSummary run_real_suite(const RealSuiteOptions& o,
     }
     cases.push_back(std::move(chosen));
   }
-  // Every case predicted from the other cases' in-step op times, over its own isolated
-  // database (for the ops no other case ran).
+  // Every case predicted from the other cases' in-step op and call times, over its own
+  // isolated database (for the ops and calls no other case ran).
   for (Case& c : cases) {
     if (!c.run) continue;
+    const calibration::CostDatabase base = read_cost_database_file(*c.options.costs.database);
     std::vector<calibration::CostEntry> others;
+    std::vector<calibration::CollectiveMeasurement> other_calls;
     for (const Case& d : cases) {
       if (&d == &c || !d.run) continue;
+      const RealValidation& v = *d.run;
       for (calibration::CostEntry& e :
-           in_step_entries(d.run->lowered.graph, d.run->measured, 0, d.run->comparison.steps)) {
+           in_step_entries(v.lowered.graph, v.measured, 0, v.comparison.steps)) {
         others.push_back(std::move(e));
       }
+      for (calibration::CollectiveMeasurement& m :
+           in_step_collectives(v.lowered.graph, v.scenario->cluster, v.measured, 0,
+                               v.comparison.steps, intra_node_ranks(base))) {
+        other_calls.push_back(std::move(m));
+      }
     }
-    const calibration::CostDatabase base =
-        read_cost_database_file(*c.options.costs.database);
     c.row.other_cases_predicted_s =
-        predict_step(c.options, with_in_step(base, merge_in_step(std::move(others))));
+        predict_step(c.options, with_in_step(base, merge_in_step(std::move(others)),
+                                             merge_in_step_collectives(std::move(other_calls))));
     c.row.other_cases_error =
         executor::relative_error(c.row.other_cases_predicted_s, c.row.measured_s);
   }

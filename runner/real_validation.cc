@@ -142,9 +142,18 @@ std::string task_words(const TaskGraph& g, uint32_t id) {
                      g.streams()[t.stream]);
 }
 
-// The prediction again with the in-step times of the ops, over every step and held out.
+// `base` with the in-step times of the ops and collective calls of steps [0, end_step).
+calibration::CostDatabase fed_with(const calibration::CostDatabase& base, const TaskGraph& graph,
+                                   const Cluster& cluster, const executor::MeasuredRun& run,
+                                   int end_step) {
+  return with_in_step(base, in_step_entries(graph, run, 0, end_step),
+                      in_step_collectives(graph, cluster, run, 0, end_step, intra_node_ranks(base)));
+}
+
+// The prediction again with the in-step times of the ops and calls, over every step and
+// held out.
 executor::FeedbackFigures feed_back(const RealRunOptions& o, const TaskGraph& graph,
-                                    const executor::MeasuredRun& run,
+                                    const Cluster& cluster, const executor::MeasuredRun& run,
                                     const executor::StepComparison& c) {
   executor::FeedbackFigures f;
   if (!o.costs.database) {
@@ -152,7 +161,7 @@ executor::FeedbackFigures feed_back(const RealRunOptions& o, const TaskGraph& gr
     return f;
   }
   const calibration::CostDatabase base = read_cost_database_file(*o.costs.database);
-  const calibration::CostDatabase fed = with_in_step(base, in_step_entries(graph, run, 0, c.steps));
+  const calibration::CostDatabase fed = fed_with(base, graph, cluster, run, c.steps);
   f.available = true;
   f.predicted_s = predict_step(o, fed);
   f.error = executor::relative_error(f.predicted_s, c.step.measured_s);
@@ -163,8 +172,7 @@ executor::FeedbackFigures feed_back(const RealRunOptions& o, const TaskGraph& gr
         std::vector<double>(c.measured_steps_s.begin() + f.fed_steps, c.measured_steps_s.end()),
         0.5);
     f.held_isolated_error = executor::relative_error(c.step.predicted_s, f.held_measured_s);
-    f.held_predicted_s =
-        predict_step(o, with_in_step(base, in_step_entries(graph, run, 0, f.fed_steps)));
+    f.held_predicted_s = predict_step(o, fed_with(base, graph, cluster, run, f.fed_steps));
     f.held_error = executor::relative_error(f.held_predicted_s, f.held_measured_s);
   }
   if (o.update_costs) {
@@ -310,7 +318,7 @@ RealValidation validate_for_real(const RealRunOptions& o) {
     return model->price(op, *v.scenario->cluster.devices.at(static_cast<size_t>(rank)).spec)
         .time.seconds();
   });
-  v.feedback = feed_back(o, graph, v.measured, v.comparison);
+  v.feedback = feed_back(o, graph, v.scenario->cluster, v.measured, v.comparison);
   return v;
 }
 

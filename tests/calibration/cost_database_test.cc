@@ -115,6 +115,39 @@ TEST(CostDatabase, RoundTripsEveryField) {
   EXPECT_DOUBLE_EQ(l.fit.bandwidth.bytes_per_second(), a.links[0].fit.bandwidth.bytes_per_second());
 }
 
+TEST(CostDatabase, KeepsTheCallsTimedInsideStepsAndChecksThemLikeTheProbes) {
+  CostDatabase a = sample_database();
+  EXPECT_FALSE(cost_database_to_json(a)["links"][0].contains("in_step"));  // none: no key
+  CollectiveMeasurement in_step;
+  in_step.op = CollectiveOp::kAllReduce;
+  in_step.points = {figures::point(Bytes(65536), {4e-5, 5e-5, 6e-5}),
+                    figures::point(Bytes(524288), {4.6e-4, 5e-4})};
+  a.links[0].in_step = {in_step};
+  const nlohmann::json doc = nlohmann::json::parse(cost_database_to_json(a).dump());
+  const CostDatabase b = cost_database_from_json(doc, "db.json");
+  ASSERT_EQ(b.links[0].in_step.size(), 1u);
+  EXPECT_EQ(b.links[0].in_step[0].op, CollectiveOp::kAllReduce);
+  ASSERT_EQ(b.links[0].in_step[0].points.size(), 2u);
+  EXPECT_EQ(b.links[0].in_step[0].points[1].bytes, Bytes(524288));
+  EXPECT_EQ(b.links[0].in_step[0].points[0].samples_s, in_step.points[0].samples_s);
+  EXPECT_DOUBLE_EQ(b.links[0].in_step[0].points[0].stats.median_s, 5e-5);
+  // The fit is the probe's alone: in-step calls do not move it.
+  EXPECT_EQ(b.links[0].fit.base, a.links[0].fit.base);
+  EXPECT_DOUBLE_EQ(b.links[0].fit.bandwidth.bytes_per_second(),
+                   a.links[0].fit.bandwidth.bytes_per_second());
+  nlohmann::json order = doc;
+  std::swap(order["links"][0]["in_step"][0]["points"][0], order["links"][0]["in_step"][0]["points"][1]);
+  EXPECT_NE(error_of(order).find("db.json: /links/0/in_step/0/points/1/bytes: sizes must ascend"),
+            std::string::npos)
+      << error_of(order);
+  nlohmann::json empty = doc;
+  empty["links"][0]["in_step"] = nlohmann::json::array();
+  EXPECT_NE(error_of(empty).find("/links/0/in_step: expected a non-empty array of measured "
+                                 "collectives"),
+            std::string::npos)
+      << error_of(empty);
+}
+
 TEST(CostDatabase, ReadsVersionOneWithoutLinks) {
   nlohmann::json doc = nlohmann::json::parse(cost_database_to_json(sample_database()).dump());
   doc["version"] = 1;

@@ -59,6 +59,29 @@ TEST(MeasuredCollectiveModel, LeavesOtherGroupsOpsAndDevicesToTheNetworkModel) {
   EXPECT_FALSE(model.price(CollectiveOp::kAllReduce, on_nodes({0, 0}), gpu, MiB(4)));
 }
 
+TEST(MeasuredCollectiveModel, ACallTimedInsideStepsPricesItsSizeAndOnlyThat) {
+  LinkCalibration links = two_rank_all_reduce();
+  CollectiveMeasurement in_step;
+  in_step.op = CollectiveOp::kAllReduce;
+  in_step.points = {figures::point(MiB(4), {2.4e-3, 2.5e-3, 2.6e-3})};
+  links.in_step = {in_step};
+  const MeasuredCollectiveModel model({links}, "CPU");
+  DeviceSpec cpu;
+  cpu.name = "CPU";
+  const GroupLayout pair = on_nodes({0, 0});
+  const auto at_its_size = model.price(CollectiveOp::kAllReduce, pair, cpu, MiB(4));
+  ASSERT_TRUE(at_its_size);
+  EXPECT_EQ(at_its_size->source, CostSource::kMeasured);
+  EXPECT_NEAR(at_its_size->time.seconds(), 2.5e-3, 1e-12);  // not the probe's 800 us
+  // Other sizes keep the probe's curve, which the in-step point does not bend.
+  const auto between = model.price(CollectiveOp::kAllReduce, pair, cpu, MiB(8));
+  ASSERT_TRUE(between);
+  EXPECT_NEAR(between->time.seconds(), std::sqrt(8e-4 * 1.2e-2), 1e-8);
+  EXPECT_EQ(model.price(CollectiveOp::kAllReduce, pair, cpu, MiB(1))->time, Duration::us(200));
+  // Other groups are still the network's.
+  EXPECT_FALSE(model.price(CollectiveOp::kAllReduce, on_nodes({0, 1}), cpu, MiB(4)));
+}
+
 TEST(MeasuredCollectiveModel, HoldsOutInnerSizesAndPredictsThemFromTheRest) {
   const std::vector<CollectiveHoldout> held = collective_holdout_errors(two_rank_all_reduce());
   ASSERT_EQ(held.size(), 1u);  // only 4 MiB lies between two others

@@ -1,9 +1,14 @@
 // Feedback from a real run: each op's in-step durations become one in_step entry per
-// signature, replacing an earlier in-step entry but not the isolated one; the per-op
+// signature, replacing an earlier in-step entry but not the isolated one; each collective
+// call's in-step time joins the database's link as an in-step point; the per-op
 // comparison ranks ops by their share of the step's gap.
 #include <gtest/gtest.h>
 
+#include <tuple>
+
+#include "calibration/measured_collective_model.h"
 #include "runner/in_step_costs.h"
+#include "tests/calibration/measured_figures.h"
 
 namespace dtsim {
 namespace {
@@ -105,6 +110,114 @@ TEST(InStepCosts, EntriesOfOneSignatureFromSeveralRunsPoolTheirSamples) {
   EXPECT_EQ(merged[0].samples_s.size(), 4u);
   EXPECT_NEAR(merged[0].stats.median_s, 2.5e-6, 1e-15);
   EXPECT_NEAR(merged[1].stats.median_s, 6.5e-6, 1e-15);
+}
+
+// Ranks 0 and 1 on node 0, rank 2 on node 1. Call 0: a 1 MiB all-reduce of ranks 0 and 1;
+// call 1: a task of two such calls (2 MiB); call 2: ranks 0 and 2, across the nodes.
+struct CallFixture {
+  TaskGraph g;
+  Cluster cluster;
+  executor::MeasuredRun run;
+  CallFixture() {
+    cluster.devices.resize(3);
+    cluster.devices[2].node = 1;
+    for (auto [members, mib, calls] : {std::tuple{std::vector<int>{0, 1}, 1, 1},
+                                       std::tuple{std::vector<int>{0, 1}, 2, 2},
+                                       std::tuple{std::vector<int>{0, 2}, 1, 1}}) {
+      CollectiveCall c;
+      c.op = CollectiveOp::kAllReduce;
+      c.members = members;
+      c.bytes = MiB(mib);
+      c.calls = calls;
+      g.add_collective(c);
+    }
+    auto task = [&](int rank, uint32_t call) {
+      Task t;
+      t.kind = TaskKind::kCollective;
+      t.name = "call";
+      t.rank = rank;
+      t.collective = call;
+      t.stream = g.stream("compute");
+      return g.add(t);
+    };
+    executor::MeasuredRank r0;
+    r0.rank = 0;
+    r0.tasks = {task(0, 0), task(0, 1), task(0, 2)};
+    executor::MeasuredRank r1;
+    r1.rank = 1;
+    r1.tasks = {task(1, 0), task(1, 1)};
+    executor::MeasuredRank r2;
+    r2.rank = 2;
+    r2.tasks = {task(2, 2)};
+    // Step 0: call 0 from rank 1's arrival at 300 to 650; call 1 from 1000 to 3000 (two
+    // calls: 1000 each). Step 1: call 0 from 100 to 500.
+    r0.steps.push_back({0, {{100, 600}, {1000, 3000}, {4000, 5000}}, {}});
+    r1.steps.push_back({0, {{300, 650}, {1000, 2800}}, {}});
+    r2.steps.push_back({0, {{4500, 5000}}, {}});
+    r0.steps.push_back({0, {{0, 500}, {1000, 2000}, {4000, 5000}}, {}});
+    r1.steps.push_back({0, {{100, 400}, {900, 2000}}, {}});
+    r2.steps.push_back({0, {{4500, 5000}}, {}});
+    run.ranks = {r0, r1, r2};
+  }
+};
+
+TEST(InStepCosts, ACallTakesFromItsLastMembersArrivalToItsLastEndPerCallOfOneNode) {
+  CallFixture f;
+  const auto calls = in_step_collectives(f.g, f.cluster, f.run, 0, 2, 2);
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_EQ(calls[0].op, CollectiveOp::kAllReduce);
+  ASSERT_EQ(calls[0].points.size(), 1u);  // 1 MiB per call; the call across nodes left out
+  EXPECT_EQ(calls[0].points[0].bytes, MiB(1));
+  const std::vector<double> expected = {350e-9, 400e-9, 1000e-9, 500e-9};  // call 0, then 1
+  ASSERT_EQ(calls[0].points[0].samples_s.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_NEAR(calls[0].points[0].samples_s[i], expected[i], 1e-15) << i;
+  }
+  // Only the first step; groups of another size than the database's are not its to price.
+  EXPECT_EQ(in_step_collectives(f.g, f.cluster, f.run, 0, 1, 2)[0].points[0].samples_s.size(), 2u);
+  EXPECT_TRUE(in_step_collectives(f.g, f.cluster, f.run, 0, 2, 4).empty());
+}
+
+TEST(InStepCosts, CallsJoinTheIntraNodeLinkReplacingTheirSizeAndThePriceFollows) {
+  CallFixture f;
+  calibration::CostDatabase base;
+  calibration::LinkCalibration link =
+      calibration::figures::two_rank_all_reduce({{int64_t{1} << 19, 1e-4}, {int64_t{1} << 21, 4e-4}});
+  base.links = {link};
+  base.device.reference_s = 1e-3;
+  EXPECT_EQ(intra_node_ranks(base), 2);
+  const auto calls = in_step_collectives(f.g, f.cluster, f.run, 0, 2, intra_node_ranks(base));
+  const calibration::CostDatabase once = with_in_step(base, {}, calls);
+  ASSERT_EQ(once.links[0].in_step.size(), 1u);
+  EXPECT_EQ(once.links[0].in_step[0].points.size(), 1u);
+  EXPECT_EQ(once.links[0].collectives[0].points.size(), 2u);  // the probe's are kept
+  EXPECT_EQ(once.device.reference_s, 0);  // no longer one machine speed
+  // Fed again: the point of that size is replaced, a new size goes in order.
+  std::vector<calibration::CollectiveMeasurement> more = calls;
+  more[0].points.insert(more[0].points.begin(), calibration::figures::point(KiB(64), {9e-6}));
+  more[0].points.back().samples_s = {7e-7};
+  more[0].points.back().stats = calibration::stats_of(more[0].points.back().samples_s);
+  const calibration::CostDatabase twice = with_in_step(once, {}, more);
+  ASSERT_EQ(twice.links[0].in_step[0].points.size(), 2u);
+  EXPECT_EQ(twice.links[0].in_step[0].points[0].bytes, KiB(64));
+  EXPECT_EQ(twice.links[0].in_step[0].points[1].samples_s, std::vector<double>{7e-7});
+  // The measured model prices a 1 MiB call by its in-step median: 450 ns of 350, 400,
+  // 500 and 1000 (the curve would say 200 us).
+  DeviceSpec cpu;
+  cpu.name = "CPU";
+  GroupLayout pair;
+  pair.members = {0, 1};
+  pair.node_of = {0, 0};
+  pair.region_of = {0, 0};
+  const calibration::MeasuredCollectiveModel model(once.links, "CPU");
+  EXPECT_NEAR(model.price(CollectiveOp::kAllReduce, pair, cpu, MiB(1))->time.seconds(), 450e-9,
+              1e-12);
+  // A database without measured collectives has nothing for calls to join.
+  EXPECT_TRUE(with_in_step(calibration::CostDatabase{}, {}, calls).links.empty());
+  // Two runs' calls pool their samples by op and size.
+  const auto pooled = merge_in_step_collectives({calls[0], calls[0]});
+  ASSERT_EQ(pooled.size(), 1u);
+  EXPECT_EQ(pooled[0].points[0].samples_s.size(), 8u);
 }
 
 }  // namespace
