@@ -83,16 +83,16 @@ std::vector<CollectiveMeasurement> measurements_from_json(const nlohmann::json& 
 nlohmann::ordered_json link_calibration_to_json(const LinkCalibration& links) {
   const LinkFit& f = links.fit;
   nlohmann::ordered_json j = {{"class", links.link_class},
-          {"ranks", links.ranks},
-          {"library", links.library},
-          {"fit",
-           {{"base_s", f.base.seconds()},
-            {"hop_s", f.hop.seconds()},
-            {"bandwidth_bytes_per_s", f.bandwidth.bytes_per_second()},
-            {"median_error", f.median_error},
-            {"worst_error", f.worst_error},
-            {"reducing_median_error", f.reducing_median_error}}},
-          {"collectives", measurements_to_json(links.collectives)}};
+                              {"ranks", links.ranks},
+                              {"library", links.library},
+                              {"fit",
+                               {{"base_s", f.base.seconds()},
+                                {"hop_s", f.hop.seconds()},
+                                {"bandwidth_bytes_per_s", f.bandwidth.bytes_per_second()},
+                                {"median_error", f.median_error},
+                                {"worst_error", f.worst_error},
+                                {"reducing_median_error", f.reducing_median_error}}},
+                              {"collectives", measurements_to_json(links.collectives)}};
   if (!links.in_step.empty()) j["in_step"] = measurements_to_json(links.in_step);
   return j;
 }

@@ -101,7 +101,8 @@ std::vector<calibration::CollectiveMeasurement> in_step_collectives(
       int64_t arrived = 0;
       int64_t ended = 0;
       for (const Member& m : measured) {
-        const executor::TaskSpan& span = m.rank->steps.at(static_cast<size_t>(step)).tasks.at(m.task);
+        const executor::TaskSpan& span =
+            m.rank->steps.at(static_cast<size_t>(step)).tasks.at(m.task);
         arrived = std::max(arrived, span.start_ns);
         ended = std::max(ended, span.end_ns);
       }
@@ -178,12 +179,14 @@ calibration::CostDatabase with_in_step(
   for (calibration::LinkCalibration& link : base.links) {
     if (link.link_class != "intra_node") continue;
     for (const calibration::CollectiveMeasurement& m : collectives) {
-      auto into = std::find_if(link.in_step.begin(), link.in_step.end(),
-                               [&](const calibration::CollectiveMeasurement& c) { return c.op == m.op; });
+      auto into =
+          std::find_if(link.in_step.begin(), link.in_step.end(),
+                       [&](const calibration::CollectiveMeasurement& c) { return c.op == m.op; });
       if (into == link.in_step.end()) into = link.in_step.insert(link.in_step.end(), {m.op, {}});
       for (const calibration::CollectivePoint& p : m.points) {
-        std::erase_if(into->points,
-                      [&](const calibration::CollectivePoint& old) { return old.bytes == p.bytes; });
+        std::erase_if(into->points, [&](const calibration::CollectivePoint& old) {
+          return old.bytes == p.bytes;
+        });
         into->points.insert(std::upper_bound(into->points.begin(), into->points.end(), p,
                                              [](const calibration::CollectivePoint& a,
                                                 const calibration::CollectivePoint& b) {

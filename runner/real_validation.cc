@@ -146,8 +146,9 @@ std::string task_words(const TaskGraph& g, uint32_t id) {
 calibration::CostDatabase fed_with(const calibration::CostDatabase& base, const TaskGraph& graph,
                                    const Cluster& cluster, const executor::MeasuredRun& run,
                                    int end_step) {
-  return with_in_step(base, in_step_entries(graph, run, 0, end_step),
-                      in_step_collectives(graph, cluster, run, 0, end_step, intra_node_ranks(base)));
+  return with_in_step(
+      base, in_step_entries(graph, run, 0, end_step),
+      in_step_collectives(graph, cluster, run, 0, end_step, intra_node_ranks(base)));
 }
 
 // The prediction again with the in-step times of the ops and calls, over every step and

@@ -136,7 +136,8 @@ TEST(CostDatabase, KeepsTheCallsTimedInsideStepsAndChecksThemLikeTheProbes) {
   EXPECT_DOUBLE_EQ(b.links[0].fit.bandwidth.bytes_per_second(),
                    a.links[0].fit.bandwidth.bytes_per_second());
   nlohmann::json order = doc;
-  std::swap(order["links"][0]["in_step"][0]["points"][0], order["links"][0]["in_step"][0]["points"][1]);
+  std::swap(order["links"][0]["in_step"][0]["points"][0],
+            order["links"][0]["in_step"][0]["points"][1]);
   EXPECT_NE(error_of(order).find("db.json: /links/0/in_step/0/points/1/bytes: sizes must ascend"),
             std::string::npos)
       << error_of(order);

@@ -2,12 +2,13 @@
 // signature, replacing an earlier in-step entry but not the isolated one; each collective
 // call's in-step time joins the database's link as an in-step point; the per-op
 // comparison ranks ops by their share of the step's gap.
+#include "runner/in_step_costs.h"
+
 #include <gtest/gtest.h>
 
 #include <tuple>
 
 #include "calibration/measured_collective_model.h"
-#include "runner/in_step_costs.h"
 #include "tests/calibration/measured_figures.h"
 
 namespace dtsim {
@@ -121,9 +122,9 @@ struct CallFixture {
   CallFixture() {
     cluster.devices.resize(3);
     cluster.devices[2].node = 1;
-    for (auto [members, mib, calls] : {std::tuple{std::vector<int>{0, 1}, 1, 1},
-                                       std::tuple{std::vector<int>{0, 1}, 2, 2},
-                                       std::tuple{std::vector<int>{0, 2}, 1, 1}}) {
+    for (auto [members, mib, calls] :
+         {std::tuple{std::vector<int>{0, 1}, 1, 1}, std::tuple{std::vector<int>{0, 1}, 2, 2},
+          std::tuple{std::vector<int>{0, 2}, 1, 1}}) {
       CollectiveCall c;
       c.op = CollectiveOp::kAllReduce;
       c.members = members;
@@ -181,8 +182,8 @@ TEST(InStepCosts, ACallTakesFromItsLastMembersArrivalToItsLastEndPerCallOfOneNod
 TEST(InStepCosts, CallsJoinTheIntraNodeLinkReplacingTheirSizeAndThePriceFollows) {
   CallFixture f;
   calibration::CostDatabase base;
-  calibration::LinkCalibration link =
-      calibration::figures::two_rank_all_reduce({{int64_t{1} << 19, 1e-4}, {int64_t{1} << 21, 4e-4}});
+  calibration::LinkCalibration link = calibration::figures::two_rank_all_reduce(
+      {{int64_t{1} << 19, 1e-4}, {int64_t{1} << 21, 4e-4}});
   base.links = {link};
   base.device.reference_s = 1e-3;
   EXPECT_EQ(intra_node_ranks(base), 2);
@@ -191,7 +192,7 @@ TEST(InStepCosts, CallsJoinTheIntraNodeLinkReplacingTheirSizeAndThePriceFollows)
   ASSERT_EQ(once.links[0].in_step.size(), 1u);
   EXPECT_EQ(once.links[0].in_step[0].points.size(), 1u);
   EXPECT_EQ(once.links[0].collectives[0].points.size(), 2u);  // the probe's are kept
-  EXPECT_EQ(once.device.reference_s, 0);  // no longer one machine speed
+  EXPECT_EQ(once.device.reference_s, 0);                      // no longer one machine speed
   // Fed again: the point of that size is replaced, a new size goes in order.
   std::vector<calibration::CollectiveMeasurement> more = calls;
   more[0].points.insert(more[0].points.begin(), calibration::figures::point(KiB(64), {9e-6}));
